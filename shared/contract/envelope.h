@@ -1,0 +1,62 @@
+#pragma once
+// Envelope: one TypedRequest-compatible JSON object per WebSocket text frame
+// (../shared/reference/envelope.md, docs/contract.md "Envelope").
+//
+// parse() is a pure decoder with no socket inside. It locates the top-level members without
+// re-serialising anything: request/response/error/retry are kept as the exact byte ranges the peer
+// sent, so a forwarded body is byte-for-byte the body that arrived (seed "Forwarding a runtime
+// session"; Decision D-02: simdjson's raw_json() is used for that reason). authInfo, localData and
+// serverData are read over and never forwarded.
+//
+// Refusals: request-invalid (not a JSON object, missing/mistyped method or correlation, unknown phase),
+// frame-too-large (above maxFrameBytes).
+#include "result.h"
+
+#include <QByteArray>
+#include <QByteArrayView>
+#include <QJsonObject>
+#include <QString>
+
+namespace coreflow::contract {
+
+enum class Phase { Request, Response };
+
+struct Frame {
+    QByteArray raw;          // the whole frame as received (UTF-8); the views below point into it
+    QString method;
+    QString correlationId;
+    Phase phase = Phase::Request;
+    QByteArrayView request;  // raw JSON of "request" (empty view when absent)
+    QByteArrayView response; // raw JSON of "response" (empty when absent or null)
+    QByteArrayView error;    // raw JSON of "error" (empty when absent or null)
+    QByteArrayView retry;    // raw JSON of "retry" (empty when absent or null)
+
+    bool hasError() const { return !error.isEmpty(); }
+    // Parses the request body as a JSON object (small bodies only: used for the value-free facts the
+    // relay must read, e.g. request.session). Returns request-invalid naming the member on failure.
+    Result<QJsonObject> requestObject() const;
+    Result<QJsonObject> responseObject() const;
+    Refusal errorRefusal() const;
+};
+
+class Envelope {
+public:
+    static constexpr qsizetype maxFrameBytes = 16 * 1024 * 1024;
+
+    static Result<Frame> parse(QByteArray utf8);
+
+    // Frame builders. Bodies are raw JSON inserted verbatim; method and id are JSON-escaped.
+    static QByteArray request(QStringView method, QStringView correlationId, QByteArrayView rawRequest);
+    static QByteArray response(QStringView method, QStringView correlationId, QByteArrayView rawRequest,
+                               QByteArrayView rawResponse);
+    // An answer that relays the peer's error/retry members verbatim (a forwarded refusal).
+    static QByteArray relayedError(QStringView method, QStringView correlationId, QByteArrayView rawRequest,
+                                   QByteArrayView rawError, QByteArrayView rawRetry);
+    // An answer carrying the relay's own named refusal.
+    static QByteArray refusal(QStringView method, QStringView correlationId, QByteArrayView rawRequest,
+                              const Refusal &refusal);
+    static QByteArray compact(const QJsonObject &object);
+    static QByteArray jsonString(QStringView text);
+};
+
+} // namespace coreflow::contract

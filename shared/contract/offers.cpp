@@ -1,0 +1,46 @@
+#include "offers.h"
+
+#include "exactkeyreader.h"
+
+#include <QRegularExpression>
+
+namespace coreflow::contract {
+
+std::optional<Release> Release::parse(const QString &text)
+{
+    static const QRegularExpression re(QStringLiteral("^(0|[1-9][0-9]{0,5})\\.(0|[1-9][0-9]{0,5})\\.(0|[1-9][0-9]{0,5})$"));
+    const auto m = re.match(text);
+    if (!m.hasMatch())
+        return std::nullopt;
+    return Release{m.captured(1).toInt(), m.captured(2).toInt(), m.captured(3).toInt()};
+}
+
+QString Release::toString() const { return QStringLiteral("%1.%2.%3").arg(major).arg(minor).arg(patch); }
+
+QJsonObject ProtocolOffer::toJson() const
+{
+    return QJsonObject{{QStringLiteral("sessionKind"), sessionKind}, {QStringLiteral("release"), release}};
+}
+
+Result<ProtocolOffer> ProtocolOffer::read(const QJsonObject &object, const QString &path)
+{
+    ExactKeyReader r(object, path);
+    ProtocolOffer offer;
+    offer.sessionKind = r.requiredString(QStringLiteral("sessionKind"));
+    offer.release = r.requiredString(QStringLiteral("release"));
+    if (!r.failed() && !Release::parse(offer.release))
+        r.fail(QStringLiteral("release"), QStringLiteral("is not a MAJOR.MINOR.PATCH release"));
+    if (auto refusal = r.finish())
+        return *refusal;
+    return offer;
+}
+
+QString contractRelease() { return QStringLiteral(COREFLOW_CONTRACT_RELEASE); }
+
+ProtocolOffer offerForCloudlySession() { return ProtocolOffer{QString(sessionKind::cloudlyClient), contractRelease()}; }
+ProtocolOffer offerForPalletRuntime() { return ProtocolOffer{QString(sessionKind::palletRuntime), contractRelease()}; }
+ProtocolOffer offerForClusterIngress() { return ProtocolOffer{QString(sessionKind::clusterIngress), contractRelease()}; }
+Release oldestAcceptedPalletRuntime() { return Release{32, 10, 1}; }
+Release oldestAcceptedClusterIngress() { return Release{32, 0, 0}; }
+
+} // namespace coreflow::contract

@@ -1,0 +1,47 @@
+#pragma once
+// Protocol offers (seed "Protocol version"). The protocol version is the contract release; there is no
+// other number beside it. One offer per session kind:
+//   cloudlyClient  - the relay's own Cloudly session (both carriers use offerForCloudlySession())
+//   palletRuntime  - nodes on the listener, oldest accepted peer release 32.10.1
+//   clusterIngress - the ingress on the listener, oldest accepted peer release 32.0.0
+// Wire shape: { "sessionKind": string, "release": "MAJOR.MINOR.PATCH" }.
+#include "result.h"
+
+#include <QJsonObject>
+#include <QString>
+
+namespace coreflow::contract {
+
+struct Release {
+    int major = 0, minor = 0, patch = 0;
+    static std::optional<Release> parse(const QString &text);
+    QString toString() const;
+    auto operator<=>(const Release &) const = default;
+};
+
+struct ProtocolOffer {
+    QString sessionKind;
+    QString release;
+    QJsonObject toJson() const;
+    static Result<ProtocolOffer> read(const QJsonObject &object, const QString &path);
+    QString describe() const { return sessionKind + QLatin1Char('@') + release; }
+    bool operator==(const ProtocolOffer &) const = default;
+};
+
+namespace sessionKind {
+inline constexpr QLatin1StringView cloudlyClient{"cloudlyClient"};
+inline constexpr QLatin1StringView palletRuntime{"palletRuntime"};
+inline constexpr QLatin1StringView clusterIngress{"clusterIngress"};
+} // namespace sessionKind
+
+// The release this build speaks (compiled in from CMake's COREFLOW_CONTRACT_RELEASE).
+QString contractRelease();
+// The single source of the Cloudly-hop offer: registerCloudlyClientSession and registerClusterRelay
+// both carry exactly this value.
+ProtocolOffer offerForCloudlySession();
+ProtocolOffer offerForPalletRuntime();
+ProtocolOffer offerForClusterIngress();
+Release oldestAcceptedPalletRuntime();   // 32.10.1
+Release oldestAcceptedClusterIngress();  // 32.0.0
+
+} // namespace coreflow::contract

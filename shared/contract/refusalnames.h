@@ -1,0 +1,86 @@
+#pragma once
+// Every refusal name the relay answers or reads, verbatim. docs/contract.md "Refusals" lists each with
+// the lane, the seed section it comes from and its reason text. Seed names are copied exactly; names
+// the seed leaves unnamed ("refused by name") are this project's and marked (project) — see
+// docs/contract.md "Decisions".
+#include <QLatin1StringView>
+
+namespace coreflow::contract::refusal {
+
+using Name = QLatin1StringView;
+
+// --- Generic lane refusals (project) -------------------------------------------------------------
+inline constexpr Name methodNotServed{"method-not-served"};         // unknown method on this lane
+inline constexpr Name requestInvalid{"request-invalid"};             // envelope/body fails exact-key reading
+inline constexpr Name frameTooLarge{"frame-too-large"};              // frame above the lane's bound
+
+// --- Forwarding a runtime session (seed "Forwarding a runtime session") -----------------------------
+inline constexpr Name cloudlySessionUnavailable{"cloudly-session-unavailable"}; // (project) FW-05 text
+inline constexpr Name cloudlyForwardTimeout{"cloudly-forward-timeout"};         // (project) FW-03/FW-04
+inline constexpr Name cloudlySessionLost{"cloudly-session-lost"};               // (project) socket dropped mid-forward
+inline constexpr Name sessionBindingRefused{"session-binding-refused"};         // (project) FW-06..09
+inline constexpr Name nodeNotConnected{"node-not-connected"};                   // (project) FW-16 text
+inline constexpr Name nodePushTimeout{"node-push-timeout"};                     // (project) FW-14
+inline constexpr Name nodeConnectionLost{"node-connection-lost"};               // (project) node closed mid-push
+
+// --- Protocol version (seed "Protocol version") ---------------------------------------------------
+inline constexpr Name protocolOfferRefused{"protocol-offer-refused"};           // (project) PV-08
+
+// --- Registering this relay (seed "Registering this relay"), answered by Cloudly -----------------
+inline constexpr Name relayClusterNotEnabled{"relay-cluster-not-enabled"};
+inline constexpr Name relayNodeForeign{"relay-node-foreign"};
+inline constexpr Name relayNodeUnknown{"relay-node-unknown"};
+inline constexpr Name relayIdentityUnverified{"relay-identity-unverified"};
+inline constexpr Name relaySequenceNotAdvancing{"relay-sequence-not-advancing"};
+inline constexpr Name relayCredentialGenerationStale{"relay-credential-generation-stale"};
+inline constexpr Name relayVpnHubAbsent{"relay-vpn-hub-absent"};
+inline constexpr Name relayNotConnected{"relay-not-connected"};
+inline constexpr Name relayAmbiguous{"relay-ambiguous"};
+
+// --- DNS lease renewal escrow (seed "DNS lease renewal escrow") -----------------------------------
+inline constexpr Name escrowCloudlyOnly{"escrow-cloudly-only"};
+inline constexpr Name escrowRunInvalid{"escrow-run-invalid"};
+inline constexpr Name escrowNodeNotCarried{"escrow-node-not-carried"};
+inline constexpr Name escrowRunForeignSession{"escrow-run-foreign-session"};
+inline constexpr Name escrowRunStale{"escrow-run-stale"};
+inline constexpr Name escrowRunUnordered{"escrow-run-unordered"};
+inline constexpr Name escrowRelayParked{"escrow-relay-parked"};                 // (project) ES-35
+
+// --- Cluster ingress (seed "Cluster ingress") -----------------------------------------------------
+inline constexpr Name clusterIngressRegistrationRefused{"cluster-ingress-registration-refused"};
+inline constexpr Name ingressReasonNotReady{"not-ready"};                       // reason inside the above
+inline constexpr Name ingressReasonRegistrationInvalid{"registration-invalid"}; // reason inside the above
+inline constexpr Name ingressNotBound{"ingress-not-bound"};                     // (project) CI-21
+inline constexpr Name ingressCallerNotBound{"ingress-caller-not-bound"};        // (project) CI-19
+inline constexpr Name routeTableInvalid{"route-table-invalid"};                 // (project) CI-05
+
+// --- Retired and pending methods (seed "Pending relay functions") -------------------------------
+inline constexpr Name retiredSwarmMethod{"retired-swarm-method"};               // (project) PF-06
+inline constexpr Name relayFunctionPending{"relay-function-pending"};           // (project) PF-01
+
+// --- Managed VPN hub (seed "The cluster's managed VPN hub") ---------------------------------------
+inline constexpr Name vpnNetworkAuthorityForeign{"vpn-network-authority-foreign"};
+inline constexpr Name vpnNetworkRevisionStale{"vpn-network-revision-stale"};
+
+// --- Corestore and restore (seed "Corestore through the relay", "Isolated restore") ---------------
+inline constexpr Name corestoreEndpointUnknown{"CORESTORE_ENDPOINT_UNKNOWN"};
+inline constexpr Name corestoreUnreachable{"CORESTORE_UNREACHABLE"};
+inline constexpr Name corestoreCredentialEnrollmentError{"CorestoreCredentialEnrollmentError"};
+inline constexpr Name bindingNotGranted{"binding-not-granted"};
+inline constexpr Name databaseEndpointMissing{"database-endpoint-missing"};
+inline constexpr Name restoreNodeNotCarried{"restore-node-not-carried"};
+inline constexpr Name restoreNodeUnreachable{"restore-node-unreachable"};
+inline constexpr Name restoreNodeRefused{"restore-node-refused"};
+inline constexpr Name corestoreCredentialMissing{"corestore-credential-missing"}; // (project) CS-64
+
+// --- Listener HTTP surface (seed "Image pulls through the relay") --------------------------------
+inline constexpr Name registryMethodRefused{"registry-method-refused"};         // (project) IP-02
+inline constexpr Name pathNotServed{"path-not-served"};                         // (project) IP-03
+inline constexpr Name registryUnreachable{"registry-unreachable"};              // (project) IP-21
+
+// --- Status socket (console protocol) -----------------------------------------------------------
+inline constexpr Name statusReadOnly{"status-read-only"};                       // (project)
+inline constexpr Name statusAccessDenied{"status-access-denied"};               // (project)
+inline constexpr Name statusConsumerTooSlow{"status-consumer-too-slow"};        // (project)
+
+} // namespace coreflow::contract::refusal

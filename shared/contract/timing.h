@@ -1,0 +1,39 @@
+#pragma once
+// Timing constants of the contract and of this relay, in milliseconds, read from this one place.
+// Tests construct a RelayTiming with the same defaults and drive it with a ManualClock; nothing in
+// the suite sleeps for real seconds.
+#include <QtGlobal>
+
+namespace coreflow::contract {
+
+struct RelayTiming {
+    // seed "Forwarding a runtime session"
+    qint64 registrationWaitMs = 5000;   // FW-02: wait for a reconnecting Cloudly session
+    qint64 registrationBudgetMs = 9000; // FW-03: whole budget of a registration, counted from arrival
+                                        //        (includes the wait; Decision D-05)
+    qint64 forwardTimeoutMs = 8000;     // FW-04: every other node -> Cloudly forward
+    qint64 pushTimeoutMs = 8000;        // FW-14: Cloudly -> node push
+    // seed "Protocol version": the contract's refusedOfferRetryIntervalMs
+    qint64 refusedOfferRetryIntervalMs = 300000;
+    // seed "Outage continuity"
+    qint64 reregistrationSpacingMs = 75;
+    qint64 reregistrationWindowMs = 5000;
+    // seed "DNS lease renewal escrow"
+    qint64 escrowAdmissionMarginMs = 30000;
+    qint64 escrowReofferIntervalMs = 30000;
+    // seed "Cluster ingress"
+    qint64 ingressRetryAfterMs = 5000;
+    // Cloudly session (seed leaves these open; Decision D-11)
+    qint64 reconnectInitialBackoffMs = 500;
+    qint64 reconnectMaxBackoffMs = 30000;
+    double reconnectJitter = 0.2;            // +/- 20 %
+    qint64 identityRenewalLeadMs = 60000;    // renew this long before expiresAt ...
+    double identityRenewalMaxFraction = 0.8; // ... or at 80 % of the lifetime, whichever is earlier
+    qint64 cloudlyCallTimeoutMs = 8000;      // the relay's own calls (identity, config, certificate)
+    qint64 cloudlyHandshakeTimeoutMs = 10000;
+};
+
+inline constexpr int maximumEscrowedRenewals = 32;
+inline constexpr qint64 maximumEscrowHorizonMs = 4LL * 60 * 60 * 1000;
+
+} // namespace coreflow::contract

@@ -1,0 +1,158 @@
+#include "relaystatus.h"
+
+#include <QJsonArray>
+
+namespace coreflow::status {
+
+namespace {
+QJsonValue optInt(const std::optional<qint64> &v) { return v ? QJsonValue(double(*v)) : QJsonValue(QJsonValue::Null); }
+QJsonValue optStr(const std::optional<QString> &v) { return v ? QJsonValue(*v) : QJsonValue(QJsonValue::Null); }
+std::optional<qint64> readOptInt(const QJsonValue &v)
+{
+    return v.isDouble() ? std::optional<qint64>(qint64(v.toDouble())) : std::nullopt;
+}
+std::optional<QString> readOptStr(const QJsonValue &v) { return v.isString() ? std::optional<QString>(v.toString()) : std::nullopt; }
+qint64 i64(const QJsonObject &o, const char *k) { return qint64(o.value(QLatin1String(k)).toDouble()); }
+QString str(const QJsonObject &o, const char *k) { return o.value(QLatin1String(k)).toString(); }
+bool bln(const QJsonObject &o, const char *k) { return o.value(QLatin1String(k)).toBool(); }
+QJsonObject obj(const QJsonObject &o, const char *k) { return o.value(QLatin1String(k)).toObject(); }
+QJsonArray arr(const QJsonObject &o, const char *k) { return o.value(QLatin1String(k)).toArray(); }
+} // namespace
+
+QJsonObject RelayStatus::toJson() const
+{
+    QJsonArray refusalsJson;
+    for (const auto &r : refusals)
+        refusalsJson.append(QJsonObject{{QStringLiteral("hop"), r.hop},
+                                        {QStringLiteral("peerOffer"), optStr(r.peerOffer)},
+                                        {QStringLiteral("ownOffer"), optStr(r.ownOffer)},
+                                        {QStringLiteral("line"), r.line}});
+    QJsonArray nodesJson;
+    for (const auto &n : nodes)
+        nodesJson.append(QJsonObject{{QStringLiteral("nodeId"), n.nodeId},
+                                     {QStringLiteral("sinceMs"), double(n.sinceMs)},
+                                     {QStringLiteral("carrierCount"), double(n.carrierCount)},
+                                     {QStringLiteral("lastMethod"), n.lastMethod},
+                                     {QStringLiteral("lastForwardAtMs"), double(n.lastForwardAtMs)},
+                                     {QStringLiteral("forwardsInFlight"), n.forwardsInFlight}});
+    QJsonArray escrowJson;
+    for (const auto &e : escrow)
+        escrowJson.append(QJsonObject{{QStringLiteral("nodeId"), e.nodeId},
+                                      {QStringLiteral("projectionId"), e.projectionId},
+                                      {QStringLiteral("projectionGeneration"), double(e.projectionGeneration)},
+                                      {QStringLiteral("renewalCount"), e.renewalCount},
+                                      {QStringLiteral("currentWindowStartMs"), double(e.currentWindowStartMs)},
+                                      {QStringLiteral("currentWindowEndMs"), double(e.currentWindowEndMs)},
+                                      {QStringLiteral("nextWindowStartMs"), double(e.nextWindowStartMs)},
+                                      {QStringLiteral("lastOfferResult"), e.lastOfferResult}});
+    QJsonArray bindingsJson;
+    for (const auto &b : bindings)
+        bindingsJson.append(QJsonObject{{QStringLiteral("name"), b.name},
+                                        {QStringLiteral("capability"), b.capability},
+                                        {QStringLiteral("nodeId"), b.nodeId},
+                                        {QStringLiteral("status"), b.status},
+                                        {QStringLiteral("reason"), b.reason}});
+    QJsonObject refusalCounts;
+    for (auto it = counters.refusalsByName.constBegin(); it != counters.refusalsByName.constEnd(); ++it)
+        refusalCounts.insert(it.key(), double(it.value()));
+
+    return QJsonObject{
+        {QStringLiteral("build"), build},
+        {QStringLiteral("contractRelease"), contractRelease},
+        {QStringLiteral("nodeId"), nodeId},
+        {QStringLiteral("startedAtMs"), double(startedAtMs)},
+        {QStringLiteral("generatedAtMs"), double(generatedAtMs)},
+        {QStringLiteral("ready"), ready},
+        {QStringLiteral("refusals"), refusalsJson},
+        {QStringLiteral("parked"), parked},
+        {QStringLiteral("parkedLine"), parkedLine},
+        {QStringLiteral("cloudly"),
+         QJsonObject{{QStringLiteral("connected"), cloudly.connected},
+                     {QStringLiteral("dispatchable"), cloudly.dispatchable},
+                     {QStringLiteral("carrierCount"), double(cloudly.carrierCount)},
+                     {QStringLiteral("identityRenewalDueMs"), double(cloudly.identityRenewalDueMs)},
+                     {QStringLiteral("credentialId"), cloudly.credentialId},
+                     {QStringLiteral("credentialGeneration"), double(cloudly.credentialGeneration)},
+                     {QStringLiteral("url"), cloudly.url}}},
+        {QStringLiteral("listener"),
+         QJsonObject{{QStringLiteral("listening"), listener.listening},
+                     {QStringLiteral("address"), listener.address},
+                     {QStringLiteral("port"), listener.port},
+                     {QStringLiteral("origin"), listener.origin},
+                     {QStringLiteral("note"), listener.note}}},
+        {QStringLiteral("nodes"), nodesJson},
+        {QStringLiteral("escrow"), escrowJson},
+        {QStringLiteral("ingress"),
+         QJsonObject{{QStringLiteral("bound"), ingress.bound},
+                     {QStringLiteral("routeTableRevision"), optInt(ingress.routeTableRevision)},
+                     {QStringLiteral("routeCount"), ingress.routeCount},
+                     {QStringLiteral("hostnameCount"), ingress.hostnameCount}}},
+        {QStringLiteral("bindings"), bindingsJson},
+        {QStringLiteral("vpn"),
+         QJsonObject{{QStringLiteral("bound"), vpn.bound},
+                     {QStringLiteral("address"), vpn.address},
+                     {QStringLiteral("quicPort"), vpn.quicPort},
+                     {QStringLiteral("networkRevision"), optInt(vpn.networkRevision)},
+                     {QStringLiteral("memberCount"), vpn.memberCount}}},
+        {QStringLiteral("counters"),
+         QJsonObject{{QStringLiteral("forwards"), double(counters.forwards)},
+                     {QStringLiteral("pushes"), double(counters.pushes)},
+                     {QStringLiteral("reconnects"), double(counters.reconnects)},
+                     {QStringLiteral("refusalsByName"), refusalCounts}}},
+    };
+}
+
+RelayStatus RelayStatus::fromJson(const QJsonObject &o)
+{
+    RelayStatus s;
+    s.build = str(o, "build");
+    s.contractRelease = str(o, "contractRelease");
+    s.nodeId = str(o, "nodeId");
+    s.startedAtMs = i64(o, "startedAtMs");
+    s.generatedAtMs = i64(o, "generatedAtMs");
+    s.ready = bln(o, "ready");
+    for (const auto &v : arr(o, "refusals")) {
+        const QJsonObject r = v.toObject();
+        s.refusals.append(ReadinessRefusal{str(r, "hop"), readOptStr(r.value(QStringLiteral("peerOffer"))),
+                                           readOptStr(r.value(QStringLiteral("ownOffer"))), str(r, "line")});
+    }
+    s.parked = bln(o, "parked");
+    s.parkedLine = str(o, "parkedLine");
+    const QJsonObject c = obj(o, "cloudly");
+    s.cloudly = CloudlySessionStatus{bln(c, "connected"), bln(c, "dispatchable"), i64(c, "carrierCount"),
+                                     i64(c, "identityRenewalDueMs"), str(c, "credentialId"),
+                                     i64(c, "credentialGeneration"), str(c, "url")};
+    const QJsonObject l = obj(o, "listener");
+    s.listener = ListenerStatus{bln(l, "listening"), str(l, "address"), int(i64(l, "port")), str(l, "origin"), str(l, "note")};
+    for (const auto &v : arr(o, "nodes")) {
+        const QJsonObject n = v.toObject();
+        s.nodes.append(CarriedNode{str(n, "nodeId"), i64(n, "sinceMs"), i64(n, "carrierCount"), str(n, "lastMethod"),
+                                   i64(n, "lastForwardAtMs"), int(i64(n, "forwardsInFlight"))});
+    }
+    for (const auto &v : arr(o, "escrow")) {
+        const QJsonObject e = v.toObject();
+        s.escrow.append(EscrowRun{str(e, "nodeId"), str(e, "projectionId"), i64(e, "projectionGeneration"),
+                                  int(i64(e, "renewalCount")), i64(e, "currentWindowStartMs"),
+                                  i64(e, "currentWindowEndMs"), i64(e, "nextWindowStartMs"), str(e, "lastOfferResult")});
+    }
+    const QJsonObject in = obj(o, "ingress");
+    s.ingress = IngressStatus{bln(in, "bound"), readOptInt(in.value(QStringLiteral("routeTableRevision"))),
+                              int(i64(in, "routeCount")), int(i64(in, "hostnameCount"))};
+    for (const auto &v : arr(o, "bindings")) {
+        const QJsonObject b = v.toObject();
+        s.bindings.append(PlatformBinding{str(b, "name"), str(b, "capability"), str(b, "nodeId"), str(b, "status"), str(b, "reason")});
+    }
+    const QJsonObject vpn = obj(o, "vpn");
+    s.vpn = VpnHubStatus{bln(vpn, "bound"), str(vpn, "address"), int(i64(vpn, "quicPort")),
+                         readOptInt(vpn.value(QStringLiteral("networkRevision"))), int(i64(vpn, "memberCount"))};
+    const QJsonObject cnt = obj(o, "counters");
+    s.counters.forwards = i64(cnt, "forwards");
+    s.counters.pushes = i64(cnt, "pushes");
+    s.counters.reconnects = i64(cnt, "reconnects");
+    const QJsonObject rbn = obj(cnt, "refusalsByName");
+    for (auto it = rbn.constBegin(); it != rbn.constEnd(); ++it)
+        s.counters.refusalsByName.insert(it.key(), qint64(it.value().toDouble()));
+    return s;
+}
+
+} // namespace coreflow::status

@@ -1,0 +1,122 @@
+#pragma once
+// RelayStatus: the value-free status model the relay publishes on its status socket and the console
+// shows. docs/contract.md "Status protocol".
+//
+// Value-free by construction: every member is a count, a time (Unix ms), an id, a name or a line the
+// relay composed. No member can hold a Secret (Secret has no conversion to any type used here), a
+// request or response body, a header value or route-table material.
+#include <QJsonObject>
+#include <QList>
+#include <QMap>
+#include <QString>
+#include <optional>
+
+namespace coreflow::status {
+
+inline constexpr int statusProtocolVersion = 1;
+
+struct ReadinessRefusal {
+    QString hop;                  // "cloudly" | "palletRuntime" | "clusterIngress" | "registration"
+    std::optional<QString> peerOffer; // null when the peer's offer was servable but its answer was not
+    std::optional<QString> ownOffer;
+    QString line;
+    bool operator==(const ReadinessRefusal &) const = default;
+};
+
+struct CloudlySessionStatus {
+    bool connected = false;       // a socket is open
+    bool dispatchable = false;    // registerCloudlyClientSession succeeded on it
+    qint64 carrierCount = 0;      // connections registered on since start
+    qint64 identityRenewalDueMs = 0; // Unix ms, 0 when none scheduled
+    QString credentialId;         // pinned relay credential id (public metadata), empty until pinned
+    qint64 credentialGeneration = 0;
+    QString url;                  // CLOUDLY_URL (origin and path, no credential)
+    bool operator==(const CloudlySessionStatus &) const = default;
+};
+
+struct ListenerStatus {
+    bool listening = false;
+    QString address;
+    int port = 0;
+    QString origin;
+    QString note;                 // e.g. "no relay block: nodes target Cloudly directly"
+    bool operator==(const ListenerStatus &) const = default;
+};
+
+struct CarriedNode {
+    QString nodeId;
+    qint64 sinceMs = 0;
+    qint64 carrierCount = 0;
+    QString lastMethod;
+    qint64 lastForwardAtMs = 0;
+    int forwardsInFlight = 0;
+    bool operator==(const CarriedNode &) const = default;
+};
+
+struct EscrowRun {
+    QString nodeId;
+    QString projectionId;
+    qint64 projectionGeneration = 0;
+    int renewalCount = 0;
+    qint64 currentWindowStartMs = 0; // 0 when none current
+    qint64 currentWindowEndMs = 0;
+    qint64 nextWindowStartMs = 0;
+    QString lastOfferResult;
+    bool operator==(const EscrowRun &) const = default;
+};
+
+struct IngressStatus {
+    bool bound = false;
+    std::optional<qint64> routeTableRevision; // null: none computed yet
+    int routeCount = 0;
+    int hostnameCount = 0;
+    bool operator==(const IngressStatus &) const = default;
+};
+
+struct PlatformBinding {
+    QString name, capability, nodeId, status, reason;
+    bool operator==(const PlatformBinding &) const = default;
+};
+
+struct VpnHubStatus {
+    bool bound = false;
+    QString address;
+    int quicPort = 0;
+    std::optional<qint64> networkRevision;
+    int memberCount = 0;
+    bool operator==(const VpnHubStatus &) const = default;
+};
+
+struct Counters {
+    qint64 forwards = 0;
+    qint64 pushes = 0;
+    qint64 reconnects = 0;
+    QMap<QString, qint64> refusalsByName;
+    bool operator==(const Counters &) const = default;
+};
+
+struct RelayStatus {
+    QString build;
+    QString contractRelease;
+    QString nodeId;
+    qint64 startedAtMs = 0;
+    qint64 generatedAtMs = 0;
+    bool ready = false;
+    QList<ReadinessRefusal> refusals;
+    bool parked = false;
+    QString parkedLine;
+    CloudlySessionStatus cloudly;
+    ListenerStatus listener;
+    QList<CarriedNode> nodes;
+    QList<EscrowRun> escrow;
+    IngressStatus ingress;
+    QList<PlatformBinding> bindings;
+    VpnHubStatus vpn;
+    Counters counters;
+
+    QJsonObject toJson() const;
+    static RelayStatus fromJson(const QJsonObject &object);
+    bool operator==(const RelayStatus &) const = default;
+};
+
+} // namespace coreflow::status
