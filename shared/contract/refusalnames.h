@@ -83,4 +83,58 @@ inline constexpr Name statusReadOnly{"status-read-only"};                       
 inline constexpr Name statusAccessDenied{"status-access-denied"};               // (project)
 inline constexpr Name statusConsumerTooSlow{"status-consumer-too-slow"};        // (project)
 
+
+// ===== Appended with the full contract (docs/contract.md §22). (project) as above. =====
+
+// --- Generic / start ------------------------------------------------------------------------------
+inline constexpr Name errorUnreadable{"error-unreadable"};                      // (project) peer error not an object
+inline constexpr Name configurationInvalid{"configuration-invalid"};            // (project) start failure, exit 1
+inline constexpr Name relayStarting{"relay-starting"};                          // (project) D-01
+
+// --- Registering this relay / certificate, answered by Cloudly (project) --------------------------
+inline constexpr Name relayEndpointUnpublishable{"relay-endpoint-unpublishable"}; // (project) RR-11
+inline constexpr Name relayCertificateUnavailable{"relay-certificate-unavailable"}; // (project) LO-02
+
+// --- Cluster ingress (project) --------------------------------------------------------------------
+inline constexpr Name ingressRequestTimeout{"ingress-request-timeout"};         // (project)
+inline constexpr Name ingressConnectionLost{"ingress-connection-lost"};         // (project)
+
+// --- Managed VPN hub (project) --------------------------------------------------------------------
+inline constexpr Name vpnHubNotConfigured{"vpn-hub-not-configured"};            // (project)
+
+// --- Corestore, bindings, backup, closures --------------------------------------------------------
+inline constexpr Name corestoreRefused{"corestore-refused"};                    // (project) Corestore 4xx
+inline constexpr Name bindingNotPlaced{"binding-not-placed"};                   // (project) status reason
+inline constexpr Name legacyAdoptionPending{"legacy-adoption-pending"};         // Corestore reason -> provisioning
+inline constexpr Name legacyAdoptionConflict{"legacy-adoption-conflict"};       // Corestore reason -> failed
+inline constexpr Name legacyAdoptionMismatch{"legacy-adoption-mismatch"};       // Corestore reason -> failed
+inline constexpr Name corestoreBindingRefused{"corestore-binding-refused"};     // log prefix (CS-27)
+inline constexpr Name corestoreBindingFailed{"corestore-binding-failed"};       // log prefix (CS-27)
+inline constexpr Name corestoreBindingFailureCleared{"corestore-binding-failure-cleared"}; // log prefix (CS-29)
+inline constexpr Name restoreStepFailed{"restore-step-failed"};                 // (project) CS-82
+inline constexpr Name closureAbsent{"closure-absent"};                          // (project) CS-76
+inline constexpr Name closureTransferStalled{"closure-transfer-stalled"};       // (project) CS-70/71
+inline constexpr Name closureDigestMismatch{"closure-digest-mismatch"};         // (project)
+inline constexpr Name closureStreamUnknown{"closure-stream-unknown"};           // (project)
+inline constexpr Name closureRefused{"closure-refused"};                        // (project) answered by Cloudly
+
+// --- Cloudly's codes on the secret/publication calls (read, not authored) -------------------------
+inline constexpr Name cloudlyInvalidRequest{"INVALID_REQUEST"};
+inline constexpr Name cloudlyForbidden{"FORBIDDEN"};
+inline constexpr Name cloudlyNotFound{"NOT_FOUND"};
+inline constexpr Name cloudlyGrantNotActive{"GRANT_NOT_ACTIVE"};
+inline constexpr Name cloudlyRecipientNotActive{"RECIPIENT_NOT_ACTIVE"};
+inline constexpr Name cloudlyRecipientKeyIdTaken{"RECIPIENT_KEY_ID_TAKEN"};
+inline constexpr Name cloudlyProofRejected{"PROOF_REJECTED"};
+inline constexpr Name cloudlyChallengeExpired{"CHALLENGE_EXPIRED"};
+inline constexpr Name cloudlyReplayConflict{"REPLAY_CONFLICT"};
+inline constexpr Name cloudlyInternalError{"INTERNAL_ERROR"};
+
+// --- Isolated restore (project) -------------------------------------------------------------------
+inline constexpr Name restoreControlInvalid{"restore-control-invalid"};         // (project) IR-04..06
+inline constexpr Name restoreProgressInvalid{"restore-progress-invalid"};       // (project) IR-16/17
+
+// --- Listener HTTP surface (project) --------------------------------------------------------------
+inline constexpr Name registryHeadersTooLarge{"registry-headers-too-large"};    // (project) IP-18/19
+
 } // namespace coreflow::contract::refusal

@@ -1,0 +1,315 @@
+#include "coreflow.h"
+
+#include "app/logging.h"
+#include "cloudly/cloudlyconnector.h"
+#include "contract/exactkeyreader.h"
+#include "contract/methods.h"
+#include "contract/offers.h"
+#include "contract/refusalnames.h"
+#include "forwarding/sessionforwarder.h"
+#include "listener/relaycertificate.h"
+#include "listener/relaylistener.h"
+#include "status/statusserver.h"
+
+#include <QDateTime>
+#include <QJsonDocument>
+#include <QTimeZone>
+
+namespace coreflow {
+
+using namespace contract;
+
+namespace {
+constexpr qint64 kStopDeadlineMs = 15000;
+} // namespace
+
+Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming timing, QObject *parent)
+    : QObject(parent), m_config(std::move(configuration)), m_clock(clock), m_timing(timing)
+{
+    m_startedAtMs = m_clock.nowMs();
+    m_cloudly = std::make_unique<CloudlyConnector>(m_config.cloudlyUrl, m_config.bearer, m_config.extraCaCertificates,
+                                                   m_cloudlyMethods, m_clock, m_timing);
+    m_forwarder = std::make_unique<SessionForwarder>(*m_cloudly, m_nodeMethods, m_cloudlyMethods, m_counters, m_clock, m_timing);
+    m_stopDeadline = m_clock.createTimer(this);
+    connect(m_cloudly.get(), &CloudlyConnector::statusChanged, this, &Coreflow::notifyStatus);
+    connect(m_forwarder.get(), &SessionForwarder::statusChanged, this, &Coreflow::notifyStatus);
+    // The node lane answers the escrow hold by name: custody is Cloudly's to hand over, on its own
+    // session only (seed "DNS lease renewal escrow", ES-04).
+    m_nodeMethods.add(QString(method::holdRuntimeNetworkDnsLeaseRenewals), [this](const Frame &frame, const Caller &, MethodTable::Reply reply) {
+        m_counters.countRefusal(QString(refusal::escrowCloudlyOnly));
+        reply(MethodTable::refusalFor(frame, Refusal{QString(refusal::escrowCloudlyOnly),
+                                                     QStringLiteral("DNS lease renewals are handed over by Cloudly on the relay's own session only")}));
+    });
+}
+
+Coreflow::~Coreflow()
+{
+    // Parts are destroyed in reverse order of construction; the forwarder detaches its handlers first.
+    m_listener.reset();
+    m_forwarder.reset();
+    m_cloudly.reset();
+    m_statusServer.reset();
+}
+
+quint16 Coreflow::listenerPort() const { return m_listener ? m_listener->boundPort() : 0; }
+
+void Coreflow::start()
+{
+    if (m_step != Step::Idle)
+        return;
+    qCInfo(logApp).noquote() << "coreflow" << QStringLiteral(COREFLOW_BUILD_VERSION) << "starting; contract release"
+                             << contractRelease();
+    startStatusSocket();
+}
+
+void Coreflow::startStatusSocket()
+{
+    m_step = Step::StatusSocket;
+    if (!m_config.statusSocketPath.isEmpty() || qEnvironmentVariableIsSet("RUNTIME_DIRECTORY")) {
+        StatusServerOptions options;
+        options.socketPath = m_config.statusSocketPath.isEmpty() ? StatusServer::defaultSocketPath() : m_config.statusSocketPath;
+        options.operatorGroup = m_config.operatorGroup;
+        m_statusServer = std::make_unique<StatusServer>(options, [this] { return statusSnapshot(); }, m_clock);
+        QString error;
+        if (!m_statusServer->start(&error)) {
+            // The status socket is an operator's window, not part of serving the cluster.
+            qCWarning(logApp).noquote() << "status socket not available:" << error;
+            m_statusServer.reset();
+        } else {
+            qCInfo(logApp).noquote() << "status socket at" << options.socketPath;
+        }
+    }
+    startCloudlySession();
+}
+
+void Coreflow::startCloudlySession()
+{
+    m_step = Step::CloudlySession;
+    connect(m_cloudly.get(), &CloudlyConnector::startRefused, this, [this](const Refusal &refusal) {
+        fail(QStringLiteral("Cloudly refused this relay's session: %1").arg(refusal.text()));
+    });
+    connect(m_cloudly.get(), &CloudlyConnector::dispatchable, this, [this](qint64, bool) {
+        if (m_step == Step::CloudlySession)
+            readClusterConfig();
+    });
+    connect(m_cloudly.get(), &CloudlyConnector::sessionLost, this, [this] {
+        if (m_step == Step::Open && m_statusServer)
+            m_statusServer->publishEvent(QStringLiteral("cloudly"), QStringLiteral("Cloudly session lost; reconnecting"));
+    });
+    m_cloudly->start();
+}
+
+void Coreflow::readClusterConfig()
+{
+    m_step = Step::ClusterConfig;
+    m_cloudly->call(QString(method::getClusterConfig), QByteArrayView("{}"), m_timing.cloudlyCallTimeoutMs,
+                    [this](const CloudlyConnector::CallResult &r) {
+                        if (m_step != Step::ClusterConfig)
+                            return;
+                        if (!r.delivered)
+                            return fail(QStringLiteral("cannot read the cluster config: %1").arg(r.refusal.text()));
+                        if (r.answer.hasError())
+                            return fail(QStringLiteral("Cloudly refused the cluster config read: %1").arg(r.answer.errorRefusal().text()));
+                        auto response = r.answer.responseObject();
+                        if (!response)
+                            return fail(QStringLiteral("unreadable cluster config: %1").arg(response.refusal().text()));
+                        ExactKeyReader reader(response.value(), QStringLiteral("response"));
+                        const QJsonObject cluster = reader.requiredObject(QStringLiteral("cluster"));
+                        if (auto refusal = reader.finish())
+                            return fail(QStringLiteral("unreadable cluster config: %1").arg(refusal->text()));
+                        auto config = ClusterConfig::read(cluster, QStringLiteral("response.cluster"));
+                        if (!config)
+                            return fail(QStringLiteral("invalid cluster config: %1").arg(config.refusal().text()));
+                        m_clusterConfig = config.value();
+                        if (!m_clusterConfig->relay) {
+                            m_listenerNote = QStringLiteral("cluster %1 has no relay block: its nodes target Cloudly directly; no listener is served")
+                                                 .arg(m_clusterConfig->id);
+                            qCInfo(logApp).noquote() << m_listenerNote;
+                            return attachHandlers();
+                        }
+                        QStringList missing;
+                        if (m_config.nodeId.isEmpty())
+                            missing << QStringLiteral("COREFLOW_NODE_ID");
+                        if (m_config.bindHostname.isEmpty())
+                            missing << QStringLiteral("COREFLOW_RELAY_BIND_HOSTNAME");
+                        if (!missing.isEmpty())
+                            return fail(QStringLiteral("configuration-invalid: the cluster has a relay block, so %1 %2 required")
+                                            .arg(missing.join(QStringLiteral(", ")),
+                                                 missing.size() > 1 ? QStringLiteral("are") : QStringLiteral("is")));
+                        const ClusterRelayBlock &block = *m_clusterConfig->relay;
+                        if (block.originPort() != m_config.bindPort)
+                            return fail(QStringLiteral("listener-origin-port-mismatch: the relay origin %1 names port %2 but this relay binds port %3")
+                                            .arg(block.origin.toString())
+                                            .arg(block.originPort())
+                                            .arg(m_config.bindPort));
+                        obtainCertificate();
+                    });
+}
+
+void Coreflow::obtainCertificate()
+{
+    m_step = Step::Certificate;
+    const QString domain = m_clusterConfig->relay->domain();
+    const QByteArray body = Envelope::compact(QJsonObject{{QStringLiteral("domain"), domain}});
+    m_cloudly->call(QString(method::getClusterRelayCertificate), body, m_timing.cloudlyCallTimeoutMs,
+                    [this, domain](const CloudlyConnector::CallResult &r) {
+                        if (m_step != Step::Certificate)
+                            return;
+                        if (!r.delivered)
+                            return fail(QStringLiteral("cannot obtain the certificate for %1: %2").arg(domain, r.refusal.text()));
+                        if (r.answer.hasError())
+                            return fail(QStringLiteral("Cloudly refused the certificate for %1: %2").arg(domain, r.answer.errorRefusal().text()));
+                        auto response = r.answer.responseObject();
+                        if (!response)
+                            return fail(QStringLiteral("unreadable certificate answer for %1: %2").arg(domain, response.refusal().text()));
+                        ExactKeyReader reader(response.value(), QStringLiteral("response"));
+                        const QJsonObject certificate = reader.requiredObject(QStringLiteral("certificate"));
+                        if (auto refusal = reader.finish())
+                            return fail(QStringLiteral("unreadable certificate answer for %1: %2").arg(domain, refusal->text()));
+                        auto material = RelayCertificateMaterial::read(certificate, QStringLiteral("response.certificate"));
+                        if (!material)
+                            return fail(QStringLiteral("unreadable certificate for %1: %2").arg(domain, material.refusal().text()));
+                        auto checked = RelayCertificate::fromMaterial(material.value(), domain, m_clock.nowMs());
+                        if (!checked)
+                            return fail(checked.refusal().text());
+                        qCInfo(logCertificate).noquote() << "listener certificate for" << domain << "accepted; valid until"
+                                                         << QDateTime::fromMSecsSinceEpoch(checked->notAfterMs(), Qt::UTC).toString(Qt::ISODate);
+                        startListener(checked.value());
+                    });
+}
+
+void Coreflow::startListener(const RelayCertificate &certificate)
+{
+    m_step = Step::Listener;
+    m_listener = std::make_unique<RelayListener>();
+    m_listener->setHttpHandler(m_httpHandler);
+    connect(m_listener.get(), &RelayListener::nodeSocketAccepted, m_forwarder.get(), &SessionForwarder::adoptSocket);
+    if (auto refusal = m_listener->listen(m_config.bindHostname, m_config.bindPort, certificate.serverConfiguration())) {
+        m_listener.reset();
+        return fail(refusal->text());
+    }
+    attachHandlers();
+}
+
+void Coreflow::attachHandlers()
+{
+    m_step = Step::Handlers;
+    if (m_listener) {
+        m_forwarder->attachPushHandlers();
+        m_handlersAttached = true;
+    }
+    open();
+}
+
+void Coreflow::open()
+{
+    m_step = Step::Open;
+    m_open = true;
+    qCInfo(logApp) << "the relay is open for Cloudly dispatch";
+    if (m_statusServer)
+        m_statusServer->publishEvent(QStringLiteral("lifecycle"), QStringLiteral("the relay is open for Cloudly dispatch"));
+    notifyStatus();
+    Q_EMIT started();
+}
+
+void Coreflow::fail(const QString &reason)
+{
+    if (m_step == Step::Failed || m_step == Step::Stopping || m_step == Step::Stopped)
+        return;
+    qCCritical(logApp).noquote() << "start failed:" << reason;
+    teardown([this, reason](bool) {
+        m_step = Step::Failed;
+        Q_EMIT startFailed(reason);
+    });
+}
+
+void Coreflow::stop()
+{
+    if (m_step == Step::Stopping || m_step == Step::Stopped || m_step == Step::Failed)
+        return;
+    qCInfo(logApp) << "stopping";
+    teardown([this](bool ok) {
+        m_step = Step::Stopped;
+        qCInfo(logApp).noquote() << (ok ? "stopped" : "stop did not complete in time");
+        Q_EMIT stopped(ok);
+    });
+}
+
+void Coreflow::teardown(std::function<void(bool)> done)
+{
+    m_step = Step::Stopping;
+    m_open = false;
+    auto finished = std::make_shared<bool>(false);
+    auto finish = [this, finished, done](bool ok) {
+        if (*finished)
+            return;
+        *finished = true;
+        m_stopDeadline->stop();
+        if (m_statusServer)
+            m_statusServer->stop();
+        done(ok);
+    };
+    m_stopDeadline->disconnect(this);
+    connect(m_stopDeadline.get(), &ClockTimer::timeout, this, [finish] { finish(false); });
+    m_stopDeadline->start(kStopDeadlineMs);
+    // Reverse order: handlers, listener (and the sessions it handed out), Cloudly session, status socket.
+    if (m_handlersAttached) {
+        m_forwarder->detachPushHandlers();
+        m_handlersAttached = false;
+    }
+    if (m_listener)
+        m_listener->close();
+    m_forwarder->closeAll(QStringLiteral("relay stopping"));
+    m_cloudly->stop([finish] { finish(true); });
+}
+
+void Coreflow::notifyStatus()
+{
+    if (m_statusServer)
+        m_statusServer->statusChanged();
+    Q_EMIT statusChanged();
+}
+
+Readiness Coreflow::checkReadiness() const
+{
+    Readiness r;
+    if (!m_cloudly->isDispatchable())
+        r.refusals.append(status::ReadinessRefusal{QStringLiteral("cloudly"), std::nullopt, std::nullopt,
+                                                   QStringLiteral("no Cloudly session")});
+    if (!m_open)
+        r.refusals.append(status::ReadinessRefusal{QStringLiteral("relay"), std::nullopt, std::nullopt,
+                                                   QStringLiteral("the relay is not open for dispatch")});
+    r.ready = r.refusals.isEmpty();
+    return r;
+}
+
+status::RelayStatus Coreflow::statusSnapshot() const
+{
+    status::RelayStatus s;
+    s.build = QStringLiteral(COREFLOW_BUILD_VERSION);
+    s.contractRelease = contractRelease();
+    s.nodeId = m_config.nodeId;
+    s.startedAtMs = m_startedAtMs;
+    s.generatedAtMs = m_clock.nowMs();
+    const Readiness readiness = checkReadiness();
+    s.ready = readiness.ready;
+    s.refusals = readiness.refusals;
+    s.cloudly.connected = m_cloudly->isConnected();
+    s.cloudly.dispatchable = m_cloudly->isDispatchable();
+    s.cloudly.carrierCount = m_cloudly->carrierCount();
+    s.cloudly.identityRenewalDueMs = m_cloudly->identityRenewalDueMs();
+    s.cloudly.url = m_config.cloudlyUrl.toString(QUrl::RemoveUserInfo | QUrl::RemoveQuery | QUrl::RemoveFragment);
+    s.listener.listening = m_listener && m_listener->isListening();
+    s.listener.address = m_listener ? m_listener->boundAddress() : m_config.bindHostname;
+    s.listener.port = m_listener ? m_listener->boundPort() : 0;
+    s.listener.origin = (m_clusterConfig && m_clusterConfig->relay) ? m_clusterConfig->relay->origin.toString() : QString();
+    s.listener.note = m_listenerNote;
+    s.nodes = m_forwarder->carriedNodes();
+    s.counters.forwards = m_counters.forwards();
+    s.counters.pushes = m_counters.pushes();
+    s.counters.reconnects = m_cloudly->reconnects();
+    s.counters.refusalsByName = m_counters.refusalsByName();
+    return s;
+}
+
+} // namespace coreflow

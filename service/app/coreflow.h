@@ -1,0 +1,104 @@
+#pragma once
+// Coreflow: the composition root. It owns every part of the relay and starts them in the order the
+// seed states (seed "Starting the relay", "Unit contract"; rules ST-02..ST-05, UC-08/09):
+//   configuration (read by main) -> status socket -> Cloudly session -> cluster config ->
+//   listener certificate -> listener -> handlers -> "the relay is open for Cloudly dispatch".
+// A failure in any step rolls the started parts back in reverse order and ends in startFailed(reason)
+// (main prints the reason on stderr and exits 1). stop() may come at any time, also during the start;
+// it tears down in reverse order and ends in stopped(ok).
+//
+// Without a relay block in the cluster config the relay logs that the cluster's nodes target Cloudly
+// directly and opens no listener (LO-08/09).
+#include "app/methodtable.h"
+#include "app/relayconfiguration.h"
+#include "app/relaycounters.h"
+#include "contract/timing.h"
+#include "contract/types.h"
+#include "status/relaystatus.h"
+#include "util/clock.h"
+
+#include <QObject>
+#include <memory>
+#include <optional>
+
+namespace coreflow {
+
+class CloudlyConnector;
+class RelayListener;
+class SessionForwarder;
+class StatusServer;
+class ListenerHttpHandler;
+
+struct Readiness {
+    bool ready = false;
+    QList<status::ReadinessRefusal> refusals;
+};
+
+class Coreflow : public QObject {
+    Q_OBJECT
+public:
+    Coreflow(RelayConfiguration configuration, Clock &clock, contract::RelayTiming timing = {}, QObject *parent = nullptr);
+    ~Coreflow() override;
+
+    void start();
+    void stop();
+
+    // seed "Protocol version": { ready, refusals }.
+    Readiness checkReadiness() const;
+    status::RelayStatus statusSnapshot() const;
+
+    bool isOpen() const { return m_open; }
+    quint16 listenerPort() const;
+    CloudlyConnector *cloudly() const { return m_cloudly.get(); }
+    SessionForwarder *forwarder() const { return m_forwarder.get(); }
+    StatusServer *statusServer() const { return m_statusServer.get(); }
+    const std::optional<contract::ClusterConfig> &clusterConfig() const { return m_clusterConfig; }
+    MethodTable &cloudlyMethods() { return m_cloudlyMethods; }
+    MethodTable &nodeMethods() { return m_nodeMethods; }
+    // The /v2/ handler of the listener (set before start).
+    void setListenerHttpHandler(ListenerHttpHandler *handler) { m_httpHandler = handler; }
+
+Q_SIGNALS:
+    void started();
+    void startFailed(const QString &reason);
+    void stopped(bool ok);
+    void statusChanged();
+
+private:
+    enum class Step { Idle, StatusSocket, CloudlySession, ClusterConfig, Certificate, Listener, Handlers, Open, Stopping, Stopped, Failed };
+
+    void startStatusSocket();
+    void startCloudlySession();
+    void readClusterConfig();
+    void obtainCertificate();
+    void startListener(const class RelayCertificate &certificate);
+    void attachHandlers();
+    void open();
+    void fail(const QString &reason);
+    void teardown(std::function<void(bool)> done);
+    void notifyStatus();
+
+    RelayConfiguration m_config;
+    Clock &m_clock;
+    contract::RelayTiming m_timing;
+    qint64 m_startedAtMs = 0;
+
+    MethodTable m_cloudlyMethods{QStringLiteral("the Cloudly session")};
+    MethodTable m_nodeMethods{QStringLiteral("the relay listener")};
+    RelayCounters m_counters;
+
+    std::unique_ptr<StatusServer> m_statusServer;
+    std::unique_ptr<CloudlyConnector> m_cloudly;
+    std::unique_ptr<SessionForwarder> m_forwarder;
+    std::unique_ptr<RelayListener> m_listener;
+    std::unique_ptr<ClockTimer> m_stopDeadline;
+    ListenerHttpHandler *m_httpHandler = nullptr;
+
+    std::optional<contract::ClusterConfig> m_clusterConfig;
+    Step m_step = Step::Idle;
+    bool m_open = false;
+    bool m_handlersAttached = false;
+    QString m_listenerNote;
+};
+
+} // namespace coreflow

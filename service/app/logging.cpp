@@ -1,0 +1,8 @@
+#include "logging.h"
+
+Q_LOGGING_CATEGORY(logApp, "coreflow.app")
+Q_LOGGING_CATEGORY(logConfig, "coreflow.config")
+Q_LOGGING_CATEGORY(logCloudly, "coreflow.cloudly")
+Q_LOGGING_CATEGORY(logCertificate, "coreflow.certificate")
+Q_LOGGING_CATEGORY(logListener, "coreflow.listener")
+Q_LOGGING_CATEGORY(logForwarder, "coreflow.forwarder")

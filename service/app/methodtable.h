@@ -1,0 +1,49 @@
+#pragma once
+// MethodTable: the methods one lane serves. The relay has two, as separate objects — the
+// Cloudly-facing table of its outbound session and the node-facing table of its listener — so neither
+// lane can answer the other's methods (seed "Cluster-side listener", CL-01).
+//
+// A handler receives the parsed request frame and a Reply that sends exactly one answer frame on the
+// lane the request came from. A method without a handler is answered
+// "method-not-served: <lane> serves no method <name>" (envelope.md: never silence).
+#include "contract/envelope.h"
+
+#include <QHash>
+#include <functional>
+
+namespace coreflow {
+
+class NodeConnection;
+
+// Who sent a request: on the node lane, the connection it arrived on (authority comes from the lane,
+// never from a body field); on the Cloudly lane, nobody but the relay's own session.
+struct Caller {
+    NodeConnection *connection = nullptr;
+};
+
+class MethodTable {
+public:
+    using Reply = std::function<void(QByteArray answerFrame)>;
+    using Handler = std::function<void(const contract::Frame &request, const Caller &caller, Reply reply)>;
+
+    explicit MethodTable(QString laneName);
+
+    void add(const QString &method, Handler handler);
+    void remove(const QString &method);
+    bool serves(const QString &method) const { return m_handlers.contains(method); }
+    QStringList methods() const { return m_handlers.keys(); }
+    const QString &laneName() const { return m_lane; }
+
+    // Calls the method's handler, or answers method-not-served.
+    void dispatch(const contract::Frame &request, const Caller &caller, const Reply &reply) const;
+
+    // Convenience answers for handlers.
+    static QByteArray refusalFor(const contract::Frame &request, const contract::Refusal &refusal);
+    static QByteArray responseFor(const contract::Frame &request, QByteArrayView rawResponse);
+
+private:
+    QString m_lane;
+    QHash<QString, Handler> m_handlers;
+};
+
+} // namespace coreflow

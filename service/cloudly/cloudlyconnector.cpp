@@ -1,0 +1,397 @@
+#include "cloudlyconnector.h"
+
+#include "app/logging.h"
+#include "contract/methods.h"
+#include "contract/exactkeyreader.h"
+#include "contract/refusalnames.h"
+
+#include <QJsonDocument>
+#include <QRandomGenerator>
+#include <QSslConfiguration>
+
+namespace coreflow {
+
+using namespace contract;
+
+namespace {
+Refusal named(QLatin1StringView name, const QString &reason) { return Refusal{QString(name), reason}; }
+} // namespace
+
+CloudlyConnector::CloudlyConnector(QUrl url, Secret bearer, QList<QSslCertificate> extraCaCertificates,
+                                   MethodTable &cloudlyMethods, Clock &clock, const RelayTiming &timing, QObject *parent)
+    : QObject(parent), m_url(std::move(url)), m_bearer(std::move(bearer)), m_extraCa(std::move(extraCaCertificates)),
+      m_methods(cloudlyMethods), m_clock(clock), m_timing(timing)
+{
+    m_reconnectTimer = m_clock.createTimer(this);
+    m_renewalTimer = m_clock.createTimer(this);
+    m_handshakeTimer = m_clock.createTimer(this);
+    connect(m_reconnectTimer.get(), &ClockTimer::timeout, this, &CloudlyConnector::connectNow);
+    connect(m_renewalTimer.get(), &ClockTimer::timeout, this, &CloudlyConnector::renewIdentity);
+    connect(m_handshakeTimer.get(), &ClockTimer::timeout, this, [this] {
+        qCWarning(logCloudly).noquote() << "Cloudly session handshake took longer than"
+                                        << m_timing.cloudlyHandshakeTimeoutMs << "ms; reconnecting";
+        if (m_socket)
+            m_socket->abort();
+    });
+}
+
+CloudlyConnector::~CloudlyConnector()
+{
+    if (m_socket) {
+        m_socket->disconnect(this);
+        m_socket->abort();
+    }
+}
+
+bool CloudlyConnector::isConnected() const
+{
+    return m_socket && m_socket->state() == QAbstractSocket::ConnectedState;
+}
+
+qint64 CloudlyConnector::identityRenewalDueMs() const
+{
+    return m_renewalTimer->isActive() ? m_renewalTimer->deadlineMs() : 0;
+}
+
+void CloudlyConnector::start()
+{
+    if (m_started)
+        return;
+    m_started = true;
+    connectNow();
+}
+
+void CloudlyConnector::connectNow()
+{
+    if (m_stopping)
+        return;
+    if (m_socket) {
+        m_socket->disconnect(this);
+        m_socket->abort();
+        m_socket.release()->deleteLater();
+    }
+    m_socket = std::make_unique<QWebSocket>(QString(), QWebSocketProtocol::VersionLatest, nullptr);
+    m_socket->setMaxAllowedIncomingMessageSize(quint64(Envelope::maxFrameBytes));
+    m_socket->setMaxAllowedIncomingFrameSize(quint64(Envelope::maxFrameBytes));
+    if (m_url.scheme() == QLatin1String("wss")) {
+        QSslConfiguration ssl = QSslConfiguration::defaultConfiguration();
+        if (!m_extraCa.isEmpty())
+            ssl.addCaCertificates(m_extraCa);
+        ssl.setPeerVerifyMode(QSslSocket::VerifyPeer);
+        m_socket->setSslConfiguration(ssl);
+    }
+    connect(m_socket.get(), &QWebSocket::connected, this, &CloudlyConnector::onConnected);
+    connect(m_socket.get(), &QWebSocket::disconnected, this, &CloudlyConnector::onDisconnected);
+    connect(m_socket.get(), &QWebSocket::textMessageReceived, this, &CloudlyConnector::onTextMessage);
+    connect(m_socket.get(), &QWebSocket::binaryMessageReceived, this, [](const QByteArray &) {
+        qCWarning(logCloudly) << "ignored a binary frame on the Cloudly session (the contract uses text frames)";
+    });
+    connect(m_socket.get(), &QWebSocket::sslErrors, this, [](const QList<QSslError> &errors) {
+        for (const QSslError &e : errors)
+            qCWarning(logCloudly).noquote() << "Cloudly TLS verification error:" << e.errorString();
+    });
+    qCInfo(logCloudly).noquote() << "connecting to Cloudly at" << m_url.toString(QUrl::RemoveUserInfo | QUrl::RemoveQuery);
+    m_handshakeTimer->start(m_timing.cloudlyHandshakeTimeoutMs);
+    m_socket->open(m_url);
+    Q_EMIT statusChanged();
+}
+
+void CloudlyConnector::onConnected()
+{
+    qCInfo(logCloudly) << "Cloudly socket open; authenticating";
+    authenticate();
+}
+
+void CloudlyConnector::authenticate()
+{
+    const QByteArray body = Envelope::compact(QJsonObject{
+        {QStringLiteral("authorization"), QString::fromUtf8(m_bearer.reveal())}});
+    sendCall(QString(method::exchangeClusterRelayAuthorization), body, m_timing.cloudlyCallTimeoutMs, [this](const CallResult &r) {
+        if (!r.delivered)
+            return handshakeFailed(r.refusal, false);
+        if (r.answer.hasError())
+            return handshakeFailed(r.answer.errorRefusal(), true);
+        auto response = r.answer.responseObject();
+        if (!response)
+            return handshakeFailed(response.refusal(), true);
+        ExactKeyReader reader(response.value(), QStringLiteral("response"));
+        const QJsonObject identityJson = reader.requiredObject(QStringLiteral("identity"));
+        if (auto refusal = reader.finish())
+            return handshakeFailed(*refusal, true);
+        auto identity = ClusterIdentity::read(identityJson, QStringLiteral("response.identity"));
+        if (!identity)
+            return handshakeFailed(identity.refusal(), true);
+        m_identity = std::move(identity).value();
+        m_identityIssuedAtMs = m_clock.nowMs();
+        m_clusterId = m_identity->clusterId;
+        qCInfo(logCloudly).noquote() << "authenticated as cluster" << m_clusterId;
+        registerSession(true);
+    });
+}
+
+void CloudlyConnector::registerSession(bool newCarrier)
+{
+    if (!m_identity)
+        return;
+    const QByteArray body = Envelope::compact(QJsonObject{
+        {QStringLiteral("identity"), QJsonObject{{QStringLiteral("token"), QString::fromUtf8(m_identity->token.reveal())}}},
+        {QStringLiteral("offer"), offerForCloudlySession().toJson()}});
+    sendCall(QString(method::registerCloudlyClientSession), body, m_timing.cloudlyCallTimeoutMs, [this, newCarrier](const CallResult &r) {
+        if (!r.delivered)
+            return handshakeFailed(r.refusal, false);
+        if (r.answer.hasError())
+            return handshakeFailed(r.answer.errorRefusal(), true);
+        auto response = r.answer.responseObject();
+        if (!response)
+            return handshakeFailed(response.refusal(), true);
+        ExactKeyReader reader(response.value(), QStringLiteral("response"));
+        const QJsonObject offerJson = reader.requiredObject(QStringLiteral("offer"));
+        if (auto refusal = reader.finish())
+            return handshakeFailed(*refusal, true);
+        auto offer = ProtocolOffer::read(offerJson, QStringLiteral("response.offer"));
+        if (!offer)
+            return handshakeFailed(offer.refusal(), true);
+        m_answeredOffer = offer.value();
+        m_handshakeTimer->stop();
+        m_backoffAttempt = 0;
+        m_dispatchable = true;
+        m_everDispatchable = true;
+        if (newCarrier)
+            ++m_carrierCount;
+        scheduleRenewal();
+        qCInfo(logCloudly).noquote() << (newCarrier ? "Cloudly session registered; carrier" : "Cloudly session re-registered after identity renewal; carrier")
+                                     << m_carrierCount << "Cloudly offered" << m_answeredOffer->describe();
+        Q_EMIT dispatchable(m_carrierCount, newCarrier);
+        Q_EMIT statusChanged();
+    });
+}
+
+void CloudlyConnector::scheduleRenewal()
+{
+    if (!m_identity)
+        return;
+    const qint64 now = m_clock.nowMs();
+    const qint64 lifetime = qMax<qint64>(0, m_identity->expiresAtMs - m_identityIssuedAtMs);
+    const qint64 byLead = m_identity->expiresAtMs - m_timing.identityRenewalLeadMs;
+    const qint64 byFraction = m_identityIssuedAtMs + qint64(double(lifetime) * m_timing.identityRenewalMaxFraction);
+    const qint64 at = qMin(byLead, byFraction);
+    m_renewalTimer->start(qMax<qint64>(0, at - now));
+}
+
+void CloudlyConnector::renewIdentity()
+{
+    if (!m_identity || !m_dispatchable || m_stopping)
+        return;
+    qCInfo(logCloudly) << "renewing the Cloudly identity on the open socket";
+    const QByteArray body = Envelope::compact(QJsonObject{
+        {QStringLiteral("identity"), QJsonObject{{QStringLiteral("token"), QString::fromUtf8(m_identity->token.reveal())}}}});
+    sendCall(QString(method::refreshClusterIdentity), body, m_timing.cloudlyCallTimeoutMs, [this](const CallResult &r) {
+        std::optional<Refusal> failure;
+        if (!r.delivered)
+            failure = r.refusal;
+        else if (r.answer.hasError())
+            failure = r.answer.errorRefusal();
+        if (!failure) {
+            auto response = r.answer.responseObject();
+            if (!response) {
+                failure = response.refusal();
+            } else {
+                ExactKeyReader reader(response.value(), QStringLiteral("response"));
+                const QJsonObject identityJson = reader.requiredObject(QStringLiteral("identity"));
+                failure = reader.finish();
+                if (!failure) {
+                    auto identity = ClusterIdentity::read(identityJson, QStringLiteral("response.identity"));
+                    if (!identity) {
+                        failure = identity.refusal();
+                    } else {
+                        m_identity = std::move(identity).value();
+                        m_identityIssuedAtMs = m_clock.nowMs();
+                        registerSession(false);
+                        return;
+                    }
+                }
+            }
+        }
+        qCWarning(logCloudly).noquote() << "identity renewal failed:" << failure->name << "- reconnecting to authenticate afresh";
+        if (m_socket)
+            m_socket->abort();
+    });
+}
+
+void CloudlyConnector::handshakeFailed(const Refusal &refusal, bool byCloudly)
+{
+    qCWarning(logCloudly).noquote() << "Cloudly session handshake failed:" << refusal.name
+                                    << (byCloudly ? "(answered by Cloudly)" : "(transport)");
+    if (byCloudly && !m_everDispatchable) {
+        m_stopping = true; // the start fails; the composition root rolls back
+        Q_EMIT startRefused(refusal);
+        return;
+    }
+    if (m_socket)
+        m_socket->abort();
+}
+
+void CloudlyConnector::onDisconnected()
+{
+    const bool wasDispatchable = m_dispatchable;
+    m_dispatchable = false;
+    m_renewalTimer->stop();
+    m_handshakeTimer->stop();
+    const QString why = m_socket ? m_socket->errorString() : QString();
+    failAllPending(named(refusal::cloudlySessionLost, QStringLiteral("the Cloudly session closed before it answered")));
+    if (wasDispatchable) {
+        qCWarning(logCloudly).noquote() << "Cloudly session lost";
+        Q_EMIT sessionLost();
+    } else if (!m_stopping) {
+        qCWarning(logCloudly).noquote() << "could not open the Cloudly session:" << (m_socket ? QVariant::fromValue(m_socket->error()).toString() : QString());
+    }
+    Q_UNUSED(why);
+    Q_EMIT statusChanged();
+    if (m_stopping) {
+        maybeFinishStop();
+        return;
+    }
+    scheduleReconnect();
+}
+
+void CloudlyConnector::scheduleReconnect()
+{
+    const qint64 base = qMin<qint64>(m_timing.reconnectMaxBackoffMs,
+                                     m_timing.reconnectInitialBackoffMs << qMin(m_backoffAttempt, 20));
+    const double jitter = 1.0 + m_timing.reconnectJitter * (2.0 * QRandomGenerator::global()->generateDouble() - 1.0);
+    const qint64 delay = qMin<qint64>(m_timing.reconnectMaxBackoffMs, qMax<qint64>(0, qint64(double(base) * jitter)));
+    ++m_backoffAttempt;
+    ++m_reconnects;
+    qCInfo(logCloudly) << "reconnecting to Cloudly in" << delay << "ms";
+    m_reconnectTimer->start(delay);
+}
+
+void CloudlyConnector::onTextMessage(const QString &message)
+{
+    auto parsed = Envelope::parse(message.toUtf8());
+    if (!parsed) {
+        qCWarning(logCloudly).noquote() << "unreadable frame from Cloudly:" << parsed.refusal().text();
+        return;
+    }
+    const Frame &frame = parsed.value();
+    if (frame.phase == Phase::Response) {
+        bool ok = false;
+        const quint64 id = frame.correlationId.mid(1).toULongLong(&ok);
+        if (!ok || !frame.correlationId.startsWith(QLatin1Char('c')) || !m_pending.count(id)) {
+            qCDebug(logCloudly).noquote() << "answer for no pending call, method" << frame.method;
+            return;
+        }
+        finishCall(id, CallResult{true, frame, {}});
+        return;
+    }
+    QPointer<QWebSocket> origin = m_socket.get();
+    m_methods.dispatch(frame, Caller{}, [origin](QByteArray answer) {
+        if (origin && origin->state() == QAbstractSocket::ConnectedState)
+            origin->sendTextMessage(QString::fromUtf8(answer));
+    });
+}
+
+void CloudlyConnector::sendOnSocket(const QByteArray &frame) { m_socket->sendTextMessage(QString::fromUtf8(frame)); }
+
+quint64 CloudlyConnector::call(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback)
+{
+    if (!m_dispatchable || m_stopping) {
+        const quint64 id = m_nextCallId++;
+        callback(CallResult{false, {}, named(refusal::cloudlySessionUnavailable, QStringLiteral("no Cloudly session"))});
+        return id;
+    }
+    return sendCall(method, rawRequest, timeoutMs, std::move(callback));
+}
+
+quint64 CloudlyConnector::sendCall(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback)
+{
+    const quint64 id = m_nextCallId++;
+    if (!isConnected()) {
+        callback(CallResult{false, {}, named(refusal::cloudlySessionUnavailable, QStringLiteral("no Cloudly session"))});
+        return id;
+    }
+    Pending pending;
+    pending.method = method;
+    pending.callback = std::move(callback);
+    pending.socket = m_socket.get();
+    pending.timer = m_clock.createTimer();
+    connect(pending.timer.get(), &ClockTimer::timeout, this, [this, id, timeoutMs] {
+        finishCall(id, CallResult{false, {}, named(refusal::cloudlyForwardTimeout,
+                                                   QStringLiteral("no answer from Cloudly within %1 ms").arg(timeoutMs))});
+    });
+    pending.timer->start(timeoutMs);
+    m_pending.emplace(id, std::move(pending));
+    sendOnSocket(Envelope::request(method, QStringLiteral("c%1").arg(id), rawRequest));
+    return id;
+}
+
+void CloudlyConnector::finishCall(quint64 id, CallResult result)
+{
+    auto it = m_pending.find(id);
+    if (it == m_pending.end())
+        return;
+    Pending pending = std::move(it->second);
+    m_pending.erase(it);
+    pending.timer->stop();
+    if (pending.callback)
+        pending.callback(result);
+    if (m_stopping)
+        maybeFinishStop();
+}
+
+void CloudlyConnector::cancel(quint64 callId)
+{
+    auto it = m_pending.find(callId);
+    if (it == m_pending.end())
+        return;
+    it->second.timer->stop();
+    m_pending.erase(it);
+    if (m_stopping)
+        maybeFinishStop();
+}
+
+void CloudlyConnector::failAllPending(const Refusal &refusal)
+{
+    QList<quint64> ids;
+    for (const auto &entry : m_pending)
+        ids.append(entry.first);
+    for (quint64 id : ids)
+        finishCall(id, CallResult{false, {}, refusal});
+}
+
+void CloudlyConnector::stop(std::function<void()> done)
+{
+    m_stopping = true;
+    m_stopDone = std::move(done);
+    m_reconnectTimer->stop();
+    m_renewalTimer->stop();
+    m_handshakeTimer->stop();
+    if (!m_pending.empty())
+        qCInfo(logCloudly) << "stopping: waiting for" << m_pending.size() << "Cloudly call(s) in flight";
+    maybeFinishStop();
+}
+
+void CloudlyConnector::maybeFinishStop()
+{
+    if (!m_stopping || !m_stopDone || !m_pending.empty())
+        return;
+    if (m_socket && m_socket->state() != QAbstractSocket::UnconnectedState) {
+        m_socket->disconnect(this);
+        m_socket->close(QWebSocketProtocol::CloseCodeGoingAway, QStringLiteral("relay stopping"));
+        m_socket->abort();
+    }
+    m_dispatchable = false;
+    auto done = std::move(m_stopDone);
+    m_stopDone = nullptr;
+    qCInfo(logCloudly) << "Cloudly session closed";
+    Q_EMIT statusChanged();
+    done();
+}
+
+void CloudlyConnector::abortSocketForTest()
+{
+    if (m_socket)
+        m_socket->abort();
+}
+
+} // namespace coreflow

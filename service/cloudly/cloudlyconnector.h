@@ -1,0 +1,135 @@
+#pragma once
+// CloudlyConnector: the relay's one outbound session to Cloudly (seed "Runtime position", "What the
+// relay does today"; docs/contract.md "Cloudly session").
+//
+// On every new socket: exchangeClusterRelayAuthorization (the bearer, sent only here) ->
+// registerCloudlyClientSession (identity token + the Cloudly-hop offer) -> dispatchable. The identity is
+// renewed on the same socket before it expires (refreshClusterIdentity, then registerCloudlyClientSession
+// again: a registration of the same carrier). A lost socket reconnects with bounded exponential backoff
+// and jitter (RelayTiming::reconnect*; Decision D-11) and authenticates again. The carrier count is the
+// number of sockets that reached "dispatchable" since start.
+//
+// call() sends a request on the current dispatchable socket. Outcomes: the answer frame (which may
+// carry Cloudly's own error), or a relay refusal: cloudly-session-unavailable (no dispatchable
+// session), cloudly-forward-timeout (no answer within timeoutMs), cloudly-session-lost (the socket
+// closed first). Requests Cloudly sends are dispatched to the Cloudly-facing MethodTable and answered
+// on the socket they came from.
+//
+// The bearer and the identity token are Secrets: they appear in exactly two frame bodies and nowhere
+// else (no log line, no error, no status member).
+#include "app/methodtable.h"
+#include "contract/offers.h"
+#include "contract/timing.h"
+#include "contract/types.h"
+#include "secret.h"
+#include "util/clock.h"
+
+#include <QHash>
+#include <QPointer>
+#include <QSslCertificate>
+#include <QUrl>
+#include <QWebSocket>
+#include <functional>
+#include <unordered_map>
+#include <memory>
+#include <optional>
+
+namespace coreflow {
+
+class CloudlyConnector : public QObject {
+    Q_OBJECT
+public:
+    struct CallResult {
+        bool delivered = false;      // an answer arrived; see answer (which may hold Cloudly's error)
+        contract::Frame answer;
+        contract::Refusal refusal;   // when !delivered
+    };
+    using CallCallback = std::function<void(const CallResult &)>;
+
+    CloudlyConnector(QUrl url, Secret bearer, QList<QSslCertificate> extraCaCertificates, MethodTable &cloudlyMethods,
+                     Clock &clock, const contract::RelayTiming &timing, QObject *parent = nullptr);
+    ~CloudlyConnector() override;
+
+    void start();
+    // Stops reconnecting and renewing, waits for calls in flight (each is bounded), then closes.
+    void stop(std::function<void()> done);
+
+    bool isConnected() const;
+    bool isDispatchable() const { return m_dispatchable; }
+    qint64 carrierCount() const { return m_carrierCount; }
+    qint64 reconnects() const { return m_reconnects; }
+    qint64 identityRenewalDueMs() const;
+    std::optional<contract::ProtocolOffer> answeredOffer() const { return m_answeredOffer; }
+    QString clusterId() const { return m_clusterId; }
+    int callsInFlight() const { return int(m_pending.size()); }
+    QUrl url() const { return m_url; }
+
+    quint64 call(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback);
+    void cancel(quint64 callId);
+
+    // Test hook: closes the current socket as if the network dropped it.
+    void abortSocketForTest();
+
+Q_SIGNALS:
+    // After every successful registerCloudlyClientSession. newCarrier: a new socket (the count rose);
+    // false for an identity renewal on the unbroken socket.
+    void dispatchable(qint64 carrierCount, bool newCarrier);
+    void sessionLost();
+    // Before the first dispatchable session: Cloudly refused the bearer or answered outside the
+    // contract. The composition root fails the start with it.
+    void startRefused(const contract::Refusal &refusal);
+    void statusChanged();
+
+private:
+    struct Pending {
+        QString method;
+        std::unique_ptr<ClockTimer> timer;
+        CallCallback callback;
+        QPointer<QWebSocket> socket;
+    };
+
+    void connectNow();
+    void onConnected();
+    void onDisconnected();
+    void onTextMessage(const QString &message);
+    void sendOnSocket(const QByteArray &frame);
+    quint64 sendCall(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback);
+    void finishCall(quint64 id, CallResult result);
+    void failAllPending(const contract::Refusal &refusal);
+    void authenticate();
+    void registerSession(bool newCarrier);
+    void scheduleRenewal();
+    void renewIdentity();
+    void scheduleReconnect();
+    void handshakeFailed(const contract::Refusal &refusal, bool byCloudly);
+    void maybeFinishStop();
+
+    QUrl m_url;
+    Secret m_bearer;
+    QList<QSslCertificate> m_extraCa;
+    MethodTable &m_methods;
+    Clock &m_clock;
+    contract::RelayTiming m_timing;
+
+    std::unique_ptr<QWebSocket> m_socket;
+    std::unique_ptr<ClockTimer> m_reconnectTimer;
+    std::unique_ptr<ClockTimer> m_renewalTimer;
+    std::unique_ptr<ClockTimer> m_handshakeTimer;
+    std::unordered_map<quint64, Pending> m_pending;
+    quint64 m_nextCallId = 1;
+
+    std::optional<contract::ClusterIdentity> m_identity;
+    qint64 m_identityIssuedAtMs = 0;
+    std::optional<contract::ProtocolOffer> m_answeredOffer;
+    QString m_clusterId;
+    bool m_dispatchable = false;
+    bool m_everDispatchable = false;
+    bool m_started = false;
+    bool m_stopping = false;
+    std::function<void()> m_stopDone;
+    qint64 m_carrierCount = 0;
+    qint64 m_reconnects = 0;
+    int m_backoffAttempt = 0;
+};
+
+} // namespace coreflow

@@ -1,0 +1,50 @@
+#include "nodeconnection.h"
+
+#include "contract/envelope.h"
+
+namespace coreflow {
+
+NodeConnection::NodeConnection(QWebSocket *socket, quint64 connectionId, qint64 acceptedAt, QObject *parent)
+    : QObject(parent), acceptedAtMs(acceptedAt), m_socket(socket), m_id(connectionId)
+{
+    m_socket->setParent(nullptr);
+    m_socket->setMaxAllowedIncomingMessageSize(quint64(contract::Envelope::maxFrameBytes));
+    m_socket->setMaxAllowedIncomingFrameSize(quint64(contract::Envelope::maxFrameBytes));
+    connect(m_socket.get(), &QWebSocket::textMessageReceived, this,
+            [this](const QString &message) { Q_EMIT frameReceived(this, message.toUtf8()); });
+    connect(m_socket.get(), &QWebSocket::disconnected, this, [this] {
+        if (!m_closedEmitted) {
+            m_closedEmitted = true;
+            Q_EMIT closed(this);
+        }
+    });
+}
+
+NodeConnection::~NodeConnection()
+{
+    if (m_socket) {
+        m_socket->disconnect(this);
+        m_socket->abort();
+    }
+}
+
+void NodeConnection::send(const QByteArray &frame)
+{
+    if (isOpen())
+        m_socket->sendTextMessage(QString::fromUtf8(frame));
+}
+
+void NodeConnection::close(QWebSocketProtocol::CloseCode code, const QString &reason)
+{
+    if (m_socket)
+        m_socket->close(code, reason);
+}
+
+bool NodeConnection::isOpen() const { return m_socket && m_socket->state() == QAbstractSocket::ConnectedState; }
+
+QString NodeConnection::describe() const
+{
+    return binding ? QStringLiteral("node %1").arg(binding->nodeId) : QStringLiteral("connection #%1").arg(m_id);
+}
+
+} // namespace coreflow

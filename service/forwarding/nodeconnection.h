@@ -1,0 +1,47 @@
+#pragma once
+// NodeConnection: one WebSocket session on the relay listener (a Pallet node, or later the ingress).
+// It keeps exactly what the seed allows per carried node (seed "Outage continuity", OC-10): the
+// connection, the Cloudly-issued binding and the carrier count it registered under — plus value-free
+// activity facts for the status model. No body, no bearer, nothing on disk.
+#include "contract/types.h"
+
+#include <QObject>
+#include <QPointer>
+#include <QWebSocket>
+#include <memory>
+#include <optional>
+
+namespace coreflow {
+
+class NodeConnection : public QObject {
+    Q_OBJECT
+public:
+    NodeConnection(QWebSocket *socket, quint64 connectionId, qint64 acceptedAtMs, QObject *parent = nullptr);
+    ~NodeConnection() override;
+
+    quint64 connectionId() const { return m_id; }
+    void send(const QByteArray &frame);
+    void close(QWebSocketProtocol::CloseCode code, const QString &reason);
+    bool isOpen() const;
+    // "node-a" once registered, else "connection #7" (for log lines).
+    QString describe() const;
+
+    std::optional<contract::SessionBinding> binding;
+    qint64 registeredUnderCarrier = 0;
+    qint64 registeredAtMs = 0;
+    qint64 acceptedAtMs = 0;
+    QString lastMethod;
+    qint64 lastForwardAtMs = 0;
+    int forwardsInFlight = 0;
+
+Q_SIGNALS:
+    void frameReceived(NodeConnection *connection, const QByteArray &utf8);
+    void closed(NodeConnection *connection);
+
+private:
+    std::unique_ptr<QWebSocket> m_socket;
+    quint64 m_id;
+    bool m_closedEmitted = false;
+};
+
+} // namespace coreflow

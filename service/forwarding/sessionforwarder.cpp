@@ -1,0 +1,399 @@
+#include "sessionforwarder.h"
+
+#include "app/logging.h"
+#include "contract/exactkeyreader.h"
+#include "contract/methods.h"
+#include "contract/refusalnames.h"
+
+#include <QJsonDocument>
+
+namespace coreflow {
+
+using namespace contract;
+
+namespace {
+Refusal named(QLatin1StringView name, const QString &reason) { return Refusal{QString(name), reason}; }
+
+// Reads request.session as a SessionBinding (exact keys). path names the member for the refusal.
+Result<SessionBinding> sessionOf(const Frame &frame)
+{
+    auto request = frame.requestObject();
+    if (!request)
+        return request.refusal();
+    const QJsonValue session = request.value().value(QStringLiteral("session"));
+    if (session.isUndefined())
+        return named(refusal::requestInvalid, QStringLiteral("field request.session is missing"));
+    if (!session.isObject())
+        return named(refusal::requestInvalid, QStringLiteral("field request.session is not an object"));
+    return SessionBinding::read(session.toObject(), QStringLiteral("request.session"));
+}
+} // namespace
+
+struct SessionForwarder::Upstream {
+    Frame frame;                              // the node's request (method, node correlation id, raw body)
+    QPointer<NodeConnection> connection;
+    MethodTable::Reply reply;
+    bool registration = false;
+    qint64 arrivedAtMs = 0;
+    std::unique_ptr<ClockTimer> waitTimer;    // registration: the wait for a session
+    quint64 callId = 0;
+};
+
+struct SessionForwarder::PendingPush {
+    Frame frame;                              // Cloudly's request
+    QPointer<NodeConnection> connection;
+    QString nodeId;
+    MethodTable::Reply reply;
+    std::unique_ptr<ClockTimer> timer;
+};
+
+SessionForwarder::SessionForwarder(CloudlyConnector &cloudly, MethodTable &nodeMethods, MethodTable &cloudlyMethods,
+                                   RelayCounters &counters, Clock &clock, const RelayTiming &timing, QObject *parent)
+    : QObject(parent), m_cloudly(cloudly), m_nodeMethods(nodeMethods), m_cloudlyMethods(cloudlyMethods),
+      m_counters(counters), m_clock(clock), m_timing(timing)
+{
+    for (const auto &name : method::nodeMethods) {
+        m_nodeMethods.add(QString(name), [this](const Frame &frame, const Caller &caller, MethodTable::Reply reply) {
+            forwardUpstream(frame, caller.connection, reply);
+        });
+    }
+    connect(&m_cloudly, &CloudlyConnector::dispatchable, this, &SessionForwarder::onDispatchable);
+}
+
+SessionForwarder::~SessionForwarder()
+{
+    detachPushHandlers();
+    for (const auto &name : method::nodeMethods)
+        m_nodeMethods.remove(QString(name));
+}
+
+void SessionForwarder::attachPushHandlers()
+{
+    for (const auto &name : method::nodePushes) {
+        m_cloudlyMethods.add(QString(name), [this](const Frame &frame, const Caller &, MethodTable::Reply reply) {
+            pushDownstream(frame, reply);
+        });
+    }
+}
+
+void SessionForwarder::detachPushHandlers()
+{
+    for (const auto &name : method::nodePushes)
+        m_cloudlyMethods.remove(QString(name));
+}
+
+void SessionForwarder::adoptSocket(QWebSocket *socket)
+{
+    auto *connection = new NodeConnection(socket, m_nextConnectionId++, m_clock.nowMs(), this);
+    m_connections.insert(connection->connectionId(), connection);
+    connect(connection, &NodeConnection::frameReceived, this, &SessionForwarder::onFrame);
+    connect(connection, &NodeConnection::closed, this, &SessionForwarder::onClosed);
+    qCDebug(logForwarder).noquote() << "accepted" << connection->describe();
+    Q_EMIT statusChanged();
+}
+
+void SessionForwarder::closeAll(const QString &reason)
+{
+    const auto connections = m_connections.values();
+    for (NodeConnection *c : connections)
+        c->close(QWebSocketProtocol::CloseCodeGoingAway, reason);
+    for (NodeConnection *c : connections)
+        onClosed(c);
+}
+
+void SessionForwarder::onClosed(NodeConnection *connection)
+{
+    if (!m_connections.remove(connection->connectionId()))
+        return;
+    if (connection->binding && m_registry.value(connection->binding->nodeId) == connection) {
+        m_registry.remove(connection->binding->nodeId);
+        qCInfo(logForwarder).noquote() << connection->describe() << "disconnected; no longer carried";
+        Q_EMIT nodeGone(connection->binding->nodeId);
+    }
+    // Pushes waiting on this connection end now, by name.
+    const auto ids = m_pushes.keys();
+    for (const QString &id : ids) {
+        auto it = m_pushes.constFind(id);
+        if (it != m_pushes.constEnd() && it.value()->connection == connection) {
+            const Refusal r = named(refusal::nodeConnectionLost,
+                                    QStringLiteral("node %1 closed its connection before it answered").arg(it.value()->nodeId));
+            finishPush(id, nullptr, &r);
+        }
+    }
+    connection->deleteLater();
+    Q_EMIT statusChanged();
+}
+
+void SessionForwarder::onFrame(NodeConnection *connection, const QByteArray &utf8)
+{
+    auto parsed = Envelope::parse(utf8);
+    if (!parsed) {
+        answerUnreadable(connection, utf8, parsed.refusal());
+        return;
+    }
+    const Frame &frame = parsed.value();
+    if (frame.phase == Phase::Response) {
+        auto it = m_pushes.constFind(frame.correlationId);
+        if (it == m_pushes.constEnd() || it.value()->connection != connection) {
+            qCDebug(logForwarder).noquote() << connection->describe() << "answered no pending push (" << frame.method << ")";
+            return;
+        }
+        finishPush(frame.correlationId, &frame, nullptr);
+        return;
+    }
+    QPointer<NodeConnection> origin = connection;
+    m_nodeMethods.dispatch(frame, Caller{connection}, [origin](QByteArray answer) {
+        if (origin)
+            origin->send(answer);
+    });
+}
+
+void SessionForwarder::answerUnreadable(NodeConnection *connection, const QByteArray &utf8, const Refusal &refusal)
+{
+    m_counters.countRefusal(refusal.name);
+    // Answer by name when a correlation id can be read at all; otherwise there is nobody to answer.
+    const QJsonDocument doc = QJsonDocument::fromJson(utf8);
+    const QJsonObject correlation = doc.object().value(QStringLiteral("correlation")).toObject();
+    const QString id = correlation.value(QStringLiteral("id")).toString();
+    qCWarning(logForwarder).noquote() << connection->describe() << "sent an unreadable frame:" << refusal.name;
+    if (id.isEmpty())
+        return;
+    const QString methodName = doc.object().value(QStringLiteral("method")).toString();
+    connection->send(Envelope::refusal(methodName, id, QByteArrayView("{}"), refusal));
+}
+
+void SessionForwarder::refuse(const MethodTable::Reply &reply, const Frame &frame, const Refusal &refusal)
+{
+    m_counters.countRefusal(refusal.name);
+    reply(MethodTable::refusalFor(frame, refusal));
+}
+
+std::optional<Refusal> SessionForwarder::checkBinding(const NodeConnection *connection, const SessionBinding &binding) const
+{
+    auto refused = [](const QString &why) { return named(refusal::sessionBindingRefused, why); };
+    if (!connection->binding)
+        return refused(QStringLiteral("this connection has registered no session"));
+    const SessionBinding &own = *connection->binding;
+    NodeConnection *current = m_registry.value(binding.nodeId);
+    if (own == binding) {
+        if (current == connection)
+            return std::nullopt;
+        return refused(QStringLiteral("the session of node %1 on this connection was superseded by a newer registration")
+                           .arg(binding.nodeId));
+    }
+    if (current && current != connection && current->binding && *current->binding == binding)
+        return refused(QStringLiteral("that session of node %1 was registered on another connection").arg(binding.nodeId));
+    if (binding.nodeId != own.nodeId)
+        return refused(QStringLiteral("the binding names node %1 but this connection registered node %2").arg(binding.nodeId, own.nodeId));
+    if (binding.clusterId != own.clusterId)
+        return refused(QStringLiteral("the binding names another cluster than the session registered here"));
+    if (binding.sessionId != own.sessionId)
+        return refused(QStringLiteral("the binding names a superseded session of node %1").arg(binding.nodeId));
+    if (binding.relayRegistrationGeneration < own.relayRegistrationGeneration)
+        return refused(QStringLiteral("the binding names an older relay registration generation (%1 < %2)")
+                           .arg(binding.relayRegistrationGeneration)
+                           .arg(own.relayRegistrationGeneration));
+    return refused(QStringLiteral("the binding is not the one this connection registered"));
+}
+
+void SessionForwarder::forwardUpstream(const Frame &frame, NodeConnection *connection, const MethodTable::Reply &reply)
+{
+    if (!connection)
+        return refuse(reply, frame, named(refusal::methodNotServed, QStringLiteral("node methods are served on the listener only")));
+    auto op = std::make_shared<Upstream>();
+    op->frame = frame;
+    op->connection = connection;
+    op->reply = reply;
+    op->registration = frame.method == method::registerPalletRuntimeSession;
+    op->arrivedAtMs = m_clock.nowMs();
+
+    if (!op->registration) {
+        auto binding = sessionOf(frame);
+        if (!binding)
+            return refuse(reply, frame, binding.refusal());
+        if (auto refusal = checkBinding(connection, binding.value())) {
+            qCInfo(logForwarder).noquote() << "refused" << frame.method << "from" << connection->describe() << ":" << refusal->name;
+            return refuse(reply, frame, *refusal);
+        }
+        if (!m_cloudly.isDispatchable())
+            return refuse(reply, frame, named(refusal::cloudlySessionUnavailable, QStringLiteral("no Cloudly session")));
+        return sendUpstream(op);
+    }
+
+    if (m_cloudly.isDispatchable())
+        return sendUpstream(op);
+    // A registration waits out a brief reconnect.
+    qCInfo(logForwarder).noquote() << "holding registerPalletRuntimeSession from" << connection->describe()
+                                   << "until the Cloudly session is back (at most" << m_timing.registrationWaitMs << "ms)";
+    op->waitTimer = m_clock.createTimer();
+    std::weak_ptr<Upstream> weak = op;
+    connect(op->waitTimer.get(), &ClockTimer::timeout, this, [this, weak] {
+        auto op = weak.lock();
+        if (!op)
+            return;
+        m_waitingForSession.removeAll(op);
+        if (op->connection)
+            op->connection->forwardsInFlight = qMax(0, op->connection->forwardsInFlight - 1);
+        refuse(op->reply, op->frame,
+               named(refusal::cloudlySessionUnavailable,
+                     QStringLiteral("no Cloudly session after waiting %1 ms").arg(m_timing.registrationWaitMs)));
+    });
+    op->waitTimer->start(m_timing.registrationWaitMs);
+    m_waitingForSession.append(op);
+    if (op->connection)
+        ++op->connection->forwardsInFlight;
+}
+
+void SessionForwarder::onDispatchable()
+{
+    const auto waiting = m_waitingForSession;
+    m_waitingForSession.clear();
+    for (const auto &op : waiting) {
+        op->waitTimer->stop();
+        if (op->connection)
+            --op->connection->forwardsInFlight;
+        sendUpstream(op);
+    }
+}
+
+void SessionForwarder::sendUpstream(const std::shared_ptr<Upstream> &op)
+{
+    const qint64 budget = op->registration
+                              ? qMax<qint64>(1, m_timing.registrationBudgetMs - (m_clock.nowMs() - op->arrivedAtMs))
+                              : m_timing.forwardTimeoutMs;
+    if (op->connection) {
+        ++op->connection->forwardsInFlight;
+        op->connection->lastMethod = op->frame.method;
+        op->connection->lastForwardAtMs = m_clock.nowMs();
+    }
+    m_counters.countForward();
+    qCDebug(logForwarder).noquote() << "forwarding" << op->frame.method << "from"
+                                    << (op->connection ? op->connection->describe() : QStringLiteral("a closed connection"));
+    op->callId = m_cloudly.call(op->frame.method, op->frame.request, budget,
+                                [this, op, budget](const CloudlyConnector::CallResult &result) {
+                                    CloudlyConnector::CallResult r = result;
+                                    if (!r.delivered && r.refusal.name == QLatin1String(refusal::cloudlyForwardTimeout))
+                                        r.refusal.reason = QStringLiteral("no answer from Cloudly within %1 ms")
+                                                               .arg(op->registration ? m_timing.registrationBudgetMs : budget);
+                                    finishUpstream(op, r);
+                                });
+    Q_EMIT statusChanged();
+}
+
+void SessionForwarder::finishUpstream(const std::shared_ptr<Upstream> &op, const CloudlyConnector::CallResult &result)
+{
+    NodeConnection *connection = op->connection.data();
+    if (connection)
+        connection->forwardsInFlight = qMax(0, connection->forwardsInFlight - 1);
+    if (!result.delivered) {
+        qCInfo(logForwarder).noquote() << op->frame.method << "for"
+                                       << (connection ? connection->describe() : QStringLiteral("a closed connection"))
+                                       << "not forwarded:" << result.refusal.name;
+        refuse(op->reply, op->frame, result.refusal);
+        Q_EMIT statusChanged();
+        return;
+    }
+    const Frame &answer = result.answer;
+    if (answer.hasError()) {
+        op->reply(Envelope::relayedError(op->frame.method, op->frame.correlationId, op->frame.request, answer.error, answer.retry));
+        Q_EMIT statusChanged();
+        return;
+    }
+    if (op->registration && connection) {
+        // The one value-free fact read from a registration answer: the binding Cloudly issued.
+        auto response = answer.responseObject();
+        std::optional<SessionBinding> binding;
+        if (response) {
+            const QJsonValue session = response.value().value(QStringLiteral("session"));
+            if (session.isObject()) {
+                auto read = SessionBinding::read(session.toObject(), QStringLiteral("response.session"));
+                if (read)
+                    binding = read.value();
+            }
+        }
+        if (binding) {
+            NodeConnection *previous = m_registry.value(binding->nodeId);
+            if (previous && previous != connection)
+                qCInfo(logForwarder).noquote() << "node" << binding->nodeId << "registered again on a new connection; the older one is superseded";
+            if (connection->binding && connection->binding->nodeId != binding->nodeId
+                && m_registry.value(connection->binding->nodeId) == connection)
+                m_registry.remove(connection->binding->nodeId);
+            connection->binding = *binding;
+            connection->registeredUnderCarrier = m_cloudly.carrierCount();
+            connection->registeredAtMs = m_clock.nowMs();
+            m_registry.insert(binding->nodeId, connection);
+            qCInfo(logForwarder).noquote() << "node" << binding->nodeId << "registered through this relay (carrier"
+                                           << connection->registeredUnderCarrier << ")";
+            Q_EMIT nodeRegistered(binding->nodeId);
+        } else {
+            qCWarning(logForwarder).noquote() << "Cloudly accepted a registration without a readable session binding; the connection stays unbound";
+        }
+    }
+    op->reply(Envelope::response(op->frame.method, op->frame.correlationId, op->frame.request, answer.response));
+    Q_EMIT statusChanged();
+}
+
+void SessionForwarder::pushDownstream(const Frame &frame, const MethodTable::Reply &reply)
+{
+    auto binding = sessionOf(frame);
+    if (!binding)
+        return refuse(reply, frame, binding.refusal());
+    const QString nodeId = binding->nodeId;
+    NodeConnection *connection = m_registry.value(nodeId);
+    if (!connection || !connection->isOpen()) {
+        qCInfo(logForwarder).noquote() << frame.method << "for node" << nodeId << "refused: not connected";
+        return refuse(reply, frame, named(refusal::nodeNotConnected, QStringLiteral("node %1 is not connected to this relay").arg(nodeId)));
+    }
+    const QString pushId = QStringLiteral("p%1").arg(m_nextPushId++);
+    auto push = std::make_shared<PendingPush>();
+    push->frame = frame;
+    push->connection = connection;
+    push->nodeId = nodeId;
+    push->reply = reply;
+    push->timer = m_clock.createTimer();
+    connect(push->timer.get(), &ClockTimer::timeout, this, [this, pushId, nodeId, methodName = frame.method] {
+        const Refusal r = named(refusal::nodePushTimeout, QStringLiteral("node %1 did not answer %2 within %3 ms")
+                                                              .arg(nodeId, methodName)
+                                                              .arg(m_timing.pushTimeoutMs));
+        finishPush(pushId, nullptr, &r);
+    });
+    push->timer->start(m_timing.pushTimeoutMs);
+    m_pushes.insert(pushId, push);
+    m_counters.countPush();
+    qCDebug(logForwarder).noquote() << "pushing" << frame.method << "to node" << nodeId;
+    connection->send(Envelope::request(frame.method, pushId, frame.request));
+}
+
+void SessionForwarder::finishPush(const QString &pushId, const Frame *answer, const Refusal *refusal)
+{
+    auto it = m_pushes.find(pushId);
+    if (it == m_pushes.end())
+        return;
+    std::shared_ptr<PendingPush> push = it.value();
+    m_pushes.erase(it);
+    push->timer->stop();
+    const Frame &request = push->frame;
+    if (refusal) {
+        qCInfo(logForwarder).noquote() << request.method << "to node" << push->nodeId << "ended:" << refusal->name;
+        refuse(push->reply, request, *refusal);
+        return;
+    }
+    if (answer->hasError())
+        push->reply(Envelope::relayedError(request.method, request.correlationId, request.request, answer->error, answer->retry));
+    else
+        push->reply(Envelope::response(request.method, request.correlationId, request.request, answer->response));
+}
+
+QList<status::CarriedNode> SessionForwarder::carriedNodes() const
+{
+    QList<status::CarriedNode> nodes;
+    for (auto it = m_registry.constBegin(); it != m_registry.constEnd(); ++it) {
+        const NodeConnection *c = it.value();
+        nodes.append(status::CarriedNode{it.key(), c->registeredAtMs, c->registeredUnderCarrier, c->lastMethod,
+                                         c->lastForwardAtMs, c->forwardsInFlight});
+    }
+    std::sort(nodes.begin(), nodes.end(), [](const auto &a, const auto &b) { return a.nodeId < b.nodeId; });
+    return nodes;
+}
+
+} // namespace coreflow

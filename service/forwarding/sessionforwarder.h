@@ -1,0 +1,88 @@
+#pragma once
+// SessionForwarder: carries node runtime sessions both ways and caches nothing (seed "Forwarding a
+// runtime session", rules FW-01..FW-25).
+//
+// Upstream (node -> Cloudly), the six node methods, request bytes untouched, correlation ids mapped
+// per hop:
+//  - registerPalletRuntimeSession waits up to registrationWaitMs (5000) for a reconnecting session,
+//    then forwards inside registrationBudgetMs (9000, counted from arrival). No session after the wait:
+//    "cloudly-session-unavailable: no Cloudly session after waiting 5000 ms". The answer's
+//    response.session binds this connection (and supersedes an older connection of the same node).
+//  - every other node method must carry request.session equal to the binding registered on this very
+//    connection, else session-binding-refused before forwarding; bounded at forwardTimeoutMs (8000).
+// Downstream (Cloudly -> node), the four pushes: routed by request.session.nodeId to that node's
+// connection, bounded at pushTimeoutMs (8000), the node's answer returned verbatim; unknown node:
+// "node-not-connected: node <id> is not connected to this relay". A connection's close drops its entry.
+// Log lines name a method and a node, never a body.
+#include "app/methodtable.h"
+#include "app/relaycounters.h"
+#include "cloudly/cloudlyconnector.h"
+#include "contract/timing.h"
+#include "nodeconnection.h"
+#include "status/relaystatus.h"
+#include "util/clock.h"
+
+#include <QHash>
+#include <QList>
+#include <memory>
+
+namespace coreflow {
+
+class SessionForwarder : public QObject {
+    Q_OBJECT
+public:
+    SessionForwarder(CloudlyConnector &cloudly, MethodTable &nodeMethods, MethodTable &cloudlyMethods,
+                     RelayCounters &counters, Clock &clock, const contract::RelayTiming &timing,
+                     QObject *parent = nullptr);
+    ~SessionForwarder() override;
+
+    // Takes ownership of a WebSocket session accepted by the listener.
+    void adoptSocket(QWebSocket *socket);
+    // The four pushes are answered while the listener runs and detached when it stops (FW-11, FW-12).
+    void attachPushHandlers();
+    void detachPushHandlers();
+    // Closes every node session (stop).
+    void closeAll(const QString &reason);
+
+    NodeConnection *carriedNode(const QString &nodeId) const { return m_registry.value(nodeId); }
+    int connectionCount() const { return int(m_connections.size()); }
+    QList<status::CarriedNode> carriedNodes() const;
+
+Q_SIGNALS:
+    void statusChanged();
+    void nodeRegistered(const QString &nodeId);
+    void nodeGone(const QString &nodeId);
+
+private:
+    struct Upstream;
+    struct PendingPush;
+
+    void onFrame(NodeConnection *connection, const QByteArray &utf8);
+    void onClosed(NodeConnection *connection);
+    void forwardUpstream(const contract::Frame &frame, NodeConnection *connection, const MethodTable::Reply &reply);
+    void sendUpstream(const std::shared_ptr<Upstream> &op);
+    void finishUpstream(const std::shared_ptr<Upstream> &op, const CloudlyConnector::CallResult &result);
+    void onDispatchable();
+    void pushDownstream(const contract::Frame &frame, const MethodTable::Reply &reply);
+    void finishPush(const QString &pushId, const contract::Frame *answer, const contract::Refusal *refusal);
+    std::optional<contract::Refusal> checkBinding(const NodeConnection *connection,
+                                                  const contract::SessionBinding &binding) const;
+    void refuse(const MethodTable::Reply &reply, const contract::Frame &frame, const contract::Refusal &refusal);
+    void answerUnreadable(NodeConnection *connection, const QByteArray &utf8, const contract::Refusal &refusal);
+
+    CloudlyConnector &m_cloudly;
+    MethodTable &m_nodeMethods;
+    MethodTable &m_cloudlyMethods;
+    RelayCounters &m_counters;
+    Clock &m_clock;
+    contract::RelayTiming m_timing;
+
+    QHash<quint64, NodeConnection *> m_connections;   // owned (parented to this)
+    QHash<QString, NodeConnection *> m_registry;      // nodeId -> connection that registered it last
+    QList<std::shared_ptr<Upstream>> m_waitingForSession;
+    QHash<QString, std::shared_ptr<PendingPush>> m_pushes;
+    quint64 m_nextConnectionId = 1;
+    quint64 m_nextPushId = 1;
+};
+
+} // namespace coreflow

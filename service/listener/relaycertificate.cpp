@@ -1,0 +1,95 @@
+#include "relaycertificate.h"
+
+#include <openssl/bio.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include <memory>
+
+namespace coreflow {
+
+namespace {
+
+contract::Refusal invalid(const QString &domain, const QString &reason)
+{
+    return contract::Refusal{QStringLiteral("relay-certificate-invalid"),
+                             QStringLiteral("certificate for %1 %2").arg(domain, reason)};
+}
+
+struct BioFree { void operator()(BIO *b) const { BIO_free(b); } };
+struct X509Free { void operator()(X509 *x) const { X509_free(x); } };
+struct PkeyFree { void operator()(EVP_PKEY *k) const { EVP_PKEY_free(k); } };
+
+} // namespace
+
+contract::Result<RelayCertificate> RelayCertificate::fromMaterial(const contract::RelayCertificateMaterial &material,
+                                                                  const QString &domain, qint64 nowMs)
+{
+    if (material.domain.compare(domain, Qt::CaseInsensitive) != 0)
+        return invalid(domain, QStringLiteral("was answered for another domain (%1)").arg(material.domain));
+    if (material.certificatePem.isEmpty())
+        return invalid(domain, QStringLiteral("is incomplete: no certificate"));
+    if (material.privateKeyPem.isEmpty())
+        return invalid(domain, QStringLiteral("is incomplete: no private key"));
+
+    const QList<QSslCertificate> chain = QSslCertificate::fromData(material.certificatePem, QSsl::Pem);
+    if (chain.isEmpty() || chain.first().isNull())
+        return invalid(domain, QStringLiteral("is incomplete: the certificate PEM holds no certificate"));
+
+    std::unique_ptr<BIO, BioFree> certBio(BIO_new_mem_buf(material.certificatePem.constData(), int(material.certificatePem.size())));
+    std::unique_ptr<X509, X509Free> leaf(PEM_read_bio_X509(certBio.get(), nullptr, nullptr, nullptr));
+    if (!leaf)
+        return invalid(domain, QStringLiteral("is incomplete: the leaf certificate does not parse"));
+    const QByteArray &keyPem = material.privateKeyPem.reveal();
+    std::unique_ptr<BIO, BioFree> keyBio(BIO_new_mem_buf(keyPem.constData(), int(keyPem.size())));
+    std::unique_ptr<EVP_PKEY, PkeyFree> key(PEM_read_bio_PrivateKey(keyBio.get(), nullptr, nullptr, nullptr));
+    if (!key)
+        return invalid(domain, QStringLiteral("is incomplete: the private key does not parse"));
+
+    const QByteArray host = domain.toUtf8();
+    if (X509_check_host(leaf.get(), host.constData(), size_t(host.size()), X509_CHECK_FLAG_NO_WILDCARDS, nullptr) != 1)
+        return invalid(domain, QStringLiteral("does not name that domain"));
+
+    const QSslCertificate &qleaf = chain.first();
+    if (qleaf.effectiveDate().toMSecsSinceEpoch() > nowMs)
+        return invalid(domain, QStringLiteral("is not valid yet (valid from %1)").arg(qleaf.effectiveDate().toString(Qt::ISODate)));
+    if (qleaf.expiryDate().toMSecsSinceEpoch() <= nowMs)
+        return invalid(domain, QStringLiteral("is expired (expired %1)").arg(qleaf.expiryDate().toString(Qt::ISODate)));
+
+    if (X509_check_private_key(leaf.get(), key.get()) != 1)
+        return invalid(domain, QStringLiteral("does not match its private key"));
+
+    QSsl::KeyAlgorithm algorithm = QSsl::Opaque;
+    switch (EVP_PKEY_get_base_id(key.get())) {
+    case EVP_PKEY_RSA: algorithm = QSsl::Rsa; break;
+    case EVP_PKEY_EC: algorithm = QSsl::Ec; break;
+    default: return invalid(domain, QStringLiteral("uses a key type the listener does not serve (RSA or EC expected)"));
+    }
+    QSslKey qkey(keyPem, algorithm, QSsl::Pem, QSsl::PrivateKey);
+    if (qkey.isNull())
+        return invalid(domain, QStringLiteral("has a private key TLS cannot load"));
+
+    RelayCertificate cert;
+    cert.m_chain = chain;
+    cert.m_key = qkey;
+    return cert;
+}
+
+QSslConfiguration RelayCertificate::serverConfiguration() const
+{
+    QSslConfiguration config = QSslConfiguration::defaultConfiguration();
+    config.setLocalCertificateChain(m_chain);
+    config.setPrivateKey(m_key);
+    config.setPeerVerifyMode(QSslSocket::VerifyNone);
+    config.setProtocol(QSsl::TlsV1_2OrLater);
+    return config;
+}
+
+qint64 RelayCertificate::notAfterMs() const
+{
+    return m_chain.isEmpty() ? 0 : m_chain.first().expiryDate().toMSecsSinceEpoch();
+}
+
+} // namespace coreflow

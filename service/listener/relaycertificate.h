@@ -1,0 +1,33 @@
+#pragma once
+// RelayCertificate: the listener's TLS material, obtained from Cloudly over the session and checked
+// before any listener is built (seed "Outage continuity" / rules LO-02..LO-07).
+//
+// fromMaterial() accepts the material only when: it is for the origin's domain; the PEM holds a leaf
+// certificate (then its chain) and a private key; the leaf names exactly that domain (OpenSSL
+// X509_check_host, no wildcards); it is valid now by the injected clock; and the key matches the
+// certificate (X509_check_private_key). Refusal name relay-certificate-invalid; the reason names the
+// domain and the failed check, never the material.
+#include "contract/result.h"
+#include "contract/types.h"
+
+#include <QSslCertificate>
+#include <QSslConfiguration>
+#include <QSslKey>
+
+namespace coreflow {
+
+class RelayCertificate {
+public:
+    static contract::Result<RelayCertificate> fromMaterial(const contract::RelayCertificateMaterial &material,
+                                                           const QString &domain, qint64 nowMs);
+
+    const QList<QSslCertificate> &chain() const { return m_chain; }
+    QSslConfiguration serverConfiguration() const;
+    qint64 notAfterMs() const;
+
+private:
+    QList<QSslCertificate> m_chain;
+    QSslKey m_key;
+};
+
+} // namespace coreflow

@@ -1,0 +1,94 @@
+// Envelope decoding and building (../shared/reference/envelope.md; rules CL-06, FW-20/21 context).
+#include "contract/envelope.h"
+#include "contract/refusalnames.h"
+
+#include <QJsonDocument>
+#include <QTest>
+
+using namespace coreflow::contract;
+
+class TstEnvelope : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // CL-06: the request member is kept as the exact bytes that arrived (key order, spacing, escapes).
+    void requestBytesAreKeptVerbatim_CL06()
+    {
+        const QByteArray body = R"({ "zeta" : 1,"alpha":[1, 2.50, "\u00e9"], "nested": {"b":true, "a":null} })";
+        const QByteArray frame = R"({"method":"reportRuntimeAssignmentObservation","request":)" + body
+                                 + R"(,"correlation":{"id":"n-1","phase":"request"},"localData":{"x":1}})";
+        auto parsed = Envelope::parse(frame);
+        QVERIFY(parsed.ok());
+        QCOMPARE(parsed->method, QStringLiteral("reportRuntimeAssignmentObservation"));
+        QCOMPARE(parsed->correlationId, QStringLiteral("n-1"));
+        QCOMPARE(parsed->phase, Phase::Request);
+        QCOMPARE(parsed->request.toByteArray(), body);
+        // Rebuilt with another correlation id: the body bytes are identical, localData is dropped.
+        const QByteArray rebuilt = Envelope::request(parsed->method, QStringLiteral("c7"), parsed->request);
+        QVERIFY(rebuilt.contains(body));
+        QVERIFY(!rebuilt.contains("localData"));
+        auto again = Envelope::parse(rebuilt);
+        QVERIFY(again.ok());
+        QCOMPARE(again->request.toByteArray(), body);
+        QCOMPARE(again->correlationId, QStringLiteral("c7"));
+    }
+
+    void responseAndErrorMembers()
+    {
+        const QByteArray frame = R"({"method":"m","request":{},"response":null,"error":{"text":"x-y: because","data":{"name":"x-y"}},"retry":{"waitForMs":5000,"reason":"r"},"correlation":{"id":"1","phase":"response"}})";
+        auto parsed = Envelope::parse(frame);
+        QVERIFY(parsed.ok());
+        QCOMPARE(parsed->phase, Phase::Response);
+        QVERIFY(parsed->response.isEmpty());
+        QVERIFY(parsed->hasError());
+        QCOMPARE(parsed->errorRefusal().name, QStringLiteral("x-y"));
+        QCOMPARE(parsed->errorRefusal().reason, QStringLiteral("because"));
+        QCOMPARE(parsed->retry.toByteArray(), QByteArray(R"({"waitForMs":5000,"reason":"r"})"));
+    }
+
+    void refusalFrameShape()
+    {
+        const Refusal r{QStringLiteral("node-not-connected"), QStringLiteral("node n1 is not connected to this relay")};
+        const QByteArray frame = Envelope::refusal(u"applyRuntimeAssignment", u"c\"1", QByteArrayView(R"({"a":1})"), r);
+        const QJsonObject o = QJsonDocument::fromJson(frame).object();
+        QCOMPARE(o.value("error").toObject().value("text").toString(), r.text());
+        QCOMPARE(o.value("error").toObject().value("data").toObject().value("name").toString(), r.name);
+        QCOMPARE(o.value("correlation").toObject().value("id").toString(), QStringLiteral("c\"1"));
+        QCOMPARE(o.value("correlation").toObject().value("phase").toString(), QStringLiteral("response"));
+        QVERIFY(o.value("response").isNull());
+    }
+
+    void malformedFramesAreNamedRefusals_data()
+    {
+        QTest::addColumn<QByteArray>("frame");
+        QTest::addColumn<QString>("reasonPart");
+        QTest::newRow("not json") << QByteArray("{nope") << "not JSON";
+        QTest::newRow("array") << QByteArray("[1]") << "not a JSON object";
+        QTest::newRow("no method") << QByteArray(R"({"request":{},"correlation":{"id":"1","phase":"request"}})") << "method is missing";
+        QTest::newRow("method type") << QByteArray(R"({"method":3,"request":{},"correlation":{"id":"1","phase":"request"}})") << "method is not a string";
+        QTest::newRow("no correlation") << QByteArray(R"({"method":"m","request":{}})") << "correlation is missing";
+        QTest::newRow("bad phase") << QByteArray(R"({"method":"m","request":{},"correlation":{"id":"1","phase":"x"}})") << "phase";
+        QTest::newRow("request not object") << QByteArray(R"({"method":"m","request":[],"correlation":{"id":"1","phase":"request"}})") << "request is not an object";
+        QTest::newRow("trailing") << QByteArray(R"({"method":"m","request":{},"correlation":{"id":"1","phase":"request"}} x)") << "JSON";
+        QTest::newRow("bad scalar inside body") << QByteArray(R"({"method":"m","request":{"a":tru},"correlation":{"id":"1","phase":"request"}})") << "not JSON";
+    }
+    void malformedFramesAreNamedRefusals()
+    {
+        QFETCH(QByteArray, frame);
+        QFETCH(QString, reasonPart);
+        auto parsed = Envelope::parse(frame);
+        QVERIFY(!parsed.ok());
+        QCOMPARE(parsed.refusal().name, QString(refusal::requestInvalid));
+        QVERIFY2(parsed.refusal().reason.contains(reasonPart), qPrintable(parsed.refusal().reason));
+    }
+
+    void frameTooLarge()
+    {
+        QByteArray big(Envelope::maxFrameBytes + 1, ' ');
+        auto parsed = Envelope::parse(big);
+        QVERIFY(!parsed.ok());
+        QCOMPARE(parsed.refusal().name, QString(refusal::frameTooLarge));
+    }
+};
+
+QTEST_GUILESS_MAIN(TstEnvelope)
+#include "tst_envelope.moc"
