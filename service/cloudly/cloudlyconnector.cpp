@@ -53,6 +53,11 @@ qint64 CloudlyConnector::identityRenewalDueMs() const
     return m_renewalTimer->isActive() ? m_renewalTimer->deadlineMs() : 0;
 }
 
+qint64 CloudlyConnector::reconnectDueMs() const
+{
+    return m_reconnectTimer->isActive() ? m_reconnectTimer->deadlineMs() : 0;
+}
+
 void CloudlyConnector::start()
 {
     if (m_started)

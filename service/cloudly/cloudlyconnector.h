@@ -59,6 +59,8 @@ public:
     qint64 carrierCount() const { return m_carrierCount; }
     qint64 reconnects() const { return m_reconnects; }
     qint64 identityRenewalDueMs() const;
+    // When the next reconnect attempt is due (clock ms), 0 when none is scheduled.
+    qint64 reconnectDueMs() const;
     std::optional<contract::ProtocolOffer> answeredOffer() const { return m_answeredOffer; }
     QString clusterId() const { return m_clusterId; }
     int callsInFlight() const { return int(m_pending.size()); }

@@ -1,0 +1,375 @@
+#include "statusserver.h"
+
+#include "contract/refusalnames.h"
+#include "status/statussocketpath.h"
+#include "statusaccesspolicy.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLocalServer>
+#include <QLocalSocket>
+#include <QLoggingCategory>
+#include <QRegularExpression>
+
+#include <cerrno>
+#include <cstring>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+Q_LOGGING_CATEGORY(lcStatusServer, "coreflow.status")
+
+namespace coreflow {
+
+namespace refusal = contract::refusal;
+
+struct StatusServer::Client {
+    QLocalSocket *socket = nullptr;
+    quint32 uid = 0;
+    QByteArray inBuffer;
+    bool helloed = false;
+    bool subscribed = false;
+    qint64 lastSnapshotAtMs = 0;
+    std::unique_ptr<ClockTimer> snapshotTimer;
+};
+
+namespace {
+
+QByteArray compact(const QJsonObject &o) { return QJsonDocument(o).toJson(QJsonDocument::Compact); }
+
+QByteArray refusalLine(QLatin1StringView name, const QString &reason)
+{
+    return compact(QJsonObject{{QStringLiteral("type"), QStringLiteral("refusal")},
+                               {QStringLiteral("name"), QString(name)},
+                               {QStringLiteral("reason"), reason}});
+}
+
+// A live server answers connect(); a stale socket file gives ECONNREFUSED.
+bool liveServerAt(const QString &path)
+{
+    const QByteArray p = QFile::encodeName(path);
+    sockaddr_un addr{};
+    if (size_t(p.size()) >= sizeof(addr.sun_path))
+        return false;
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, p.constData(), size_t(p.size()));
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    const bool live = ::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0;
+    ::close(fd);
+    return live;
+}
+
+QString describeType(const QJsonValue &type)
+{
+    if (!type.isString())
+        return QStringLiteral("a message without a type");
+    const QString t = type.toString();
+    // The type is echoed only when it is a short plain word, so a refusal never quotes client input.
+    static const QRegularExpression word(QStringLiteral("^[A-Za-z][A-Za-z0-9_-]{0,31}$"));
+    return word.match(t).hasMatch() ? QStringLiteral("message type \"%1\"").arg(t) : QStringLiteral("an unknown message type");
+}
+
+} // namespace
+
+QString StatusServer::defaultSocketPath() { return status::defaultStatusSocketPath(status::StatusSocketSide::Server); }
+
+StatusServer::StatusServer(StatusServerOptions options, std::function<status::RelayStatus()> snapshotProvider,
+                           Clock &clock, QObject *parent)
+    : QObject(parent), m_options(std::move(options)), m_provider(std::move(snapshotProvider)), m_clock(clock)
+{
+    if (m_options.socketPath.isEmpty())
+        m_options.socketPath = defaultSocketPath();
+    if (m_options.recentEventLimit < 0)
+        m_options.recentEventLimit = 0;
+}
+
+StatusServer::~StatusServer() { stop(); }
+
+bool StatusServer::start(QString *error)
+{
+    auto fail = [&](const QString &why) {
+        if (error)
+            *error = why;
+        qCWarning(lcStatusServer).noquote() << "status socket not started:" << why;
+        return false;
+    };
+    if (m_server)
+        return fail(QStringLiteral("already listening on %1").arg(m_options.socketPath));
+    const QString path = m_options.socketPath;
+    const QByteArray encoded = QFile::encodeName(path);
+    struct stat st{};
+    if (::lstat(encoded.constData(), &st) == 0) {
+        if (!S_ISSOCK(st.st_mode))
+            return fail(QStringLiteral("%1 exists and is not a socket; not removing it").arg(path));
+        if (liveServerAt(path))
+            return fail(QStringLiteral("another server is listening on %1").arg(path));
+        if (::unlink(encoded.constData()) != 0)
+            return fail(QStringLiteral("cannot remove stale socket %1: %2").arg(path, QString::fromLocal8Bit(std::strerror(errno))));
+        qCInfo(lcStatusServer).noquote() << "removed stale status socket" << path;
+    }
+    auto *server = new QLocalServer(this);
+    server->setMaxPendingConnections(64);
+    if (!server->listen(path)) {
+        const QString why = QStringLiteral("cannot listen on %1: %2").arg(path, server->errorString());
+        delete server;
+        return fail(why);
+    }
+    if (::chmod(encoded.constData(), mode_t(m_options.socketMode)) != 0) {
+        const QString why = QStringLiteral("cannot chmod %1 to %2: %3")
+                                .arg(path, QString::number(m_options.socketMode, 8), QString::fromLocal8Bit(std::strerror(errno)));
+        server->close();
+        delete server;
+        return fail(why);
+    }
+    m_server = server;
+    connect(m_server, &QLocalServer::newConnection, this, &StatusServer::onNewConnection);
+    qCInfo(lcStatusServer).noquote() << "status socket listening on" << path << "mode"
+                                     << QString::number(m_options.socketMode, 8) << "operator group"
+                                     << (m_options.operatorGroup.isEmpty() ? QStringLiteral("(none)") : m_options.operatorGroup);
+    return true;
+}
+
+void StatusServer::stop()
+{
+    const auto sockets = m_clients.keys();
+    for (QLocalSocket *s : sockets)
+        retireClient(s, false);
+    if (!sockets.isEmpty())
+        qCInfo(lcStatusServer).noquote() << "status clients closed: server stopping (" << sockets.size() << ")";
+    if (m_server) {
+        m_server->close(); // QLocalServer::close() removes the socket file it created
+        delete m_server;
+        m_server = nullptr;
+        qCInfo(lcStatusServer).noquote() << "status socket closed" << m_options.socketPath;
+    }
+}
+
+bool StatusServer::isListening() const { return m_server && m_server->isListening(); }
+
+int StatusServer::clientCount() const { return int(m_clients.size()); }
+
+void StatusServer::onNewConnection()
+{
+    const StatusAccessPolicy policy = StatusAccessPolicy::forCurrentProcess(m_options.operatorGroup);
+    while (QLocalSocket *socket = m_server->nextPendingConnection()) {
+        QString credError;
+        const auto peer = StatusAccessPolicy::readPeerCredentials(socket->socketDescriptor(), &credError);
+        const AccessDecision decision = peer ? policy.decide(*peer)
+                                             : AccessDecision{false, QStringLiteral("peer credentials unavailable (%1)").arg(credError)};
+        if (!decision.admitted) {
+            const quint32 uid = peer ? quint32(peer->uid) : quint32(-1);
+            qCWarning(lcStatusServer).noquote() << "status client refused:" << decision.reason;
+            // The refused peer is never read from; it gets one line and the socket is closed.
+            connect(socket, &QLocalSocket::disconnected, socket, &QObject::deleteLater);
+            socket->write(refusalLine(refusal::statusAccessDenied, decision.reason) + '\n');
+            socket->disconnectFromServer();
+            Q_EMIT clientRefused(uid, decision.reason);
+            continue;
+        }
+        auto client = std::make_shared<Client>();
+        client->socket = socket;
+        socket->setReadBufferSize(maxLineBytes + 64 * 1024); // a flood is never buffered beyond one line
+        client->uid = quint32(peer->uid);
+        client->snapshotTimer = m_clock.createTimer();
+        connect(client->snapshotTimer.get(), &ClockTimer::timeout, this, [this, socket] {
+            const auto it = m_clients.constFind(socket);
+            if (it != m_clients.constEnd())
+                sendSnapshot(**it, false);
+        });
+        m_clients.insert(socket, client);
+        connect(socket, &QLocalSocket::readyRead, this, [this, socket] { onReadyRead(socket); });
+        // Queued, so a disconnect noticed inside a write never re-enters the caller's loop.
+        connect(socket, &QLocalSocket::disconnected, this, [this, socket] {
+            if (retireClient(socket, false))
+                qCInfo(lcStatusServer).noquote() << "status client went away;" << m_clients.size() << "remain";
+        }, Qt::QueuedConnection);
+        qCInfo(lcStatusServer).noquote() << "status client admitted: uid" << client->uid << "(" + decision.reason + ")";
+        Q_EMIT clientAdmitted(client->uid);
+        if (socket->bytesAvailable() > 0)
+            onReadyRead(socket);
+    }
+}
+
+void StatusServer::onReadyRead(QLocalSocket *socket)
+{
+    const auto it = m_clients.constFind(socket);
+    if (it == m_clients.constEnd())
+        return;
+    const std::shared_ptr<Client> client = *it; // keeps the state alive while lines are handled
+    client->inBuffer.append(socket->readAll());
+    for (;;) {
+        const qsizetype nl = client->inBuffer.indexOf('\n');
+        if (nl < 0)
+            break;
+        const QByteArray line = client->inBuffer.left(nl);
+        client->inBuffer.remove(0, nl + 1);
+        if (line.size() > maxLineBytes) {
+            refuse(*client, QStringLiteral("line above %1 bytes; closing").arg(maxLineBytes));
+            if (retireClient(socket, true))
+                qCWarning(lcStatusServer).noquote() << "status client closed: sent a line above 1 MiB";
+            return;
+        }
+        handleLine(*client, line);
+        if (!m_clients.contains(socket))
+            return;
+    }
+    if (client->inBuffer.size() > maxLineBytes) {
+        refuse(*client, QStringLiteral("line above %1 bytes; closing").arg(maxLineBytes));
+        if (retireClient(socket, true))
+            qCWarning(lcStatusServer).noquote() << "status client closed: sent a line above 1 MiB";
+    }
+}
+
+void StatusServer::handleLine(Client &client, const QByteArray &rawLine)
+{
+    const QByteArray line = rawLine.trimmed();
+    if (line.isEmpty())
+        return;
+    QJsonParseError err{};
+    const QJsonDocument doc = QJsonDocument::fromJson(line, &err);
+    if (err.error != QJsonParseError::NoError || !doc.isObject()) {
+        refuse(client, QStringLiteral("not a JSON object; this socket is read-only and answers only hello"));
+        return;
+    }
+    const QJsonObject msg = doc.object();
+    const QJsonValue type = msg.value(QStringLiteral("type"));
+    if (type.toString() != QLatin1String("hello")) {
+        refuse(client, QStringLiteral("%1 is not served; this socket is read-only and answers only hello").arg(describeType(type)));
+        return;
+    }
+    if (client.helloed) {
+        refuse(client, QStringLiteral("hello already received on this connection"));
+        return;
+    }
+    const QJsonValue version = msg.value(QStringLiteral("version"));
+    if (!version.isDouble() || version.toDouble() != double(status::statusProtocolVersion)) {
+        refuse(client, QStringLiteral("hello version not spoken; this relay speaks version %1").arg(status::statusProtocolVersion));
+        return;
+    }
+    const QJsonValue subscribe = msg.value(QStringLiteral("subscribe"));
+    if (!subscribe.isUndefined() && !subscribe.isBool()) {
+        refuse(client, QStringLiteral("hello field subscribe must be true or false"));
+        return;
+    }
+    client.helloed = true;
+    client.subscribed = subscribe.toBool(false);
+    QLocalSocket *socket = client.socket;
+    sendSnapshot(client, true);
+    if (!m_clients.contains(socket) || !client.subscribed)
+        return;
+    for (const QByteArray &event : m_recentEvents)
+        if (!send(client, event))
+            return;
+}
+
+QByteArray StatusServer::snapshotLine(bool fresh)
+{
+    if (fresh || m_snapshotDirty || m_cachedSnapshot.isEmpty()) {
+        const status::RelayStatus s = m_provider ? m_provider() : status::RelayStatus{};
+        m_cachedSnapshot = compact(QJsonObject{{QStringLiteral("type"), QStringLiteral("snapshot")},
+                                               {QStringLiteral("version"), status::statusProtocolVersion},
+                                               {QStringLiteral("status"), s.toJson()}});
+        m_snapshotDirty = false;
+    }
+    return m_cachedSnapshot;
+}
+
+void StatusServer::sendSnapshot(Client &client, bool fresh)
+{
+    client.snapshotTimer->stop();
+    client.lastSnapshotAtMs = m_clock.nowMs();
+    send(client, snapshotLine(fresh));
+}
+
+void StatusServer::scheduleSnapshot(Client &client)
+{
+    if (!client.subscribed || client.snapshotTimer->isActive())
+        return; // not subscribed, or a snapshot is already due and will carry this change too
+    const qint64 wait = client.lastSnapshotAtMs + m_options.snapshotCoalesceMs - m_clock.nowMs();
+    client.snapshotTimer->start(qMax<qint64>(0, wait));
+}
+
+void StatusServer::statusChanged()
+{
+    m_snapshotDirty = true;
+    for (const auto &client : std::as_const(m_clients))
+        scheduleSnapshot(*client);
+}
+
+void StatusServer::publishEvent(const QString &kind, const QString &line)
+{
+    const QByteArray message = compact(QJsonObject{{QStringLiteral("type"), QStringLiteral("event")},
+                                                   {QStringLiteral("version"), status::statusProtocolVersion},
+                                                   {QStringLiteral("atMs"), double(m_clock.nowMs())},
+                                                   {QStringLiteral("kind"), kind},
+                                                   {QStringLiteral("line"), line}});
+    if (m_options.recentEventLimit > 0) {
+        m_recentEvents.push_back(message);
+        while (m_recentEvents.size() > size_t(m_options.recentEventLimit))
+            m_recentEvents.pop_front();
+    }
+    const auto clients = m_clients.values(); // send() may drop a client
+    for (const auto &client : clients)
+        if (client->subscribed && m_clients.contains(client->socket))
+            send(*client, message);
+}
+
+bool StatusServer::send(Client &client, const QByteArray &line)
+{
+    QLocalSocket *socket = client.socket;
+    const qint64 queued = socket->bytesToWrite();
+    if (queued + line.size() + 1 > m_options.maxQueuedBytes) {
+        ++m_slowDrops;
+        dropClient(socket, QStringLiteral("%1: %2 bytes unwritten and a %3-byte message due, bound %4 bytes")
+                               .arg(QString(refusal::statusConsumerTooSlow))
+                               .arg(queued)
+                               .arg(line.size() + 1)
+                               .arg(m_options.maxQueuedBytes));
+        return false;
+    }
+    socket->write(line);
+    socket->write("\n", 1);
+    return true;
+}
+
+void StatusServer::refuse(Client &client, const QString &reason)
+{
+    qCInfo(lcStatusServer).noquote() << "status client uid" << client.uid << "refused (status-read-only):" << reason;
+    send(client, refusalLine(refusal::statusReadOnly, reason));
+}
+
+void StatusServer::dropClient(QLocalSocket *socket, const QString &logReason)
+{
+    if (!retireClient(socket, false))
+        return;
+    qCWarning(lcStatusServer).noquote() << "status client disconnected:" << logReason;
+    Q_EMIT clientDropped(logReason);
+}
+
+bool StatusServer::retireClient(QLocalSocket *socket, bool graceful)
+{
+    const auto it = m_clients.find(socket);
+    if (it == m_clients.end())
+        return false;
+    const std::shared_ptr<Client> client = *it;
+    m_clients.erase(it);
+    // The timer may be the one emitting right now; never delete it synchronously.
+    client->snapshotTimer->stop();
+    client->snapshotTimer.release()->deleteLater();
+    socket->disconnect(this);
+    if (graceful) {
+        connect(socket, &QLocalSocket::disconnected, socket, &QObject::deleteLater);
+        socket->disconnectFromServer(); // flushes what is queued (the refusal line), then closes
+    } else {
+        socket->abort();
+        socket->deleteLater();
+    }
+    return true;
+}
+
+} // namespace coreflow

@@ -1,0 +1,116 @@
+#include "relayfixture.h"
+
+#include <QDateTime>
+#include <QSignalSpy>
+#include <QTcpServer>
+#include <QTest>
+#include <QUuid>
+
+namespace coreflow::testing {
+
+RelayFixture::RelayFixture(bool relayBlock)
+    : clock(QDateTime::currentMSecsSinceEpoch()),
+      bearer(QByteArrayLiteral("canary-bearer-") + QUuid::createUuid().toByteArray(QUuid::WithoutBraces))
+{
+    relayPort = freePort();
+    peers::LoopbackCloudly::Options options;
+    options.bearer = bearer;
+    if (relayBlock)
+        options.relayOrigin = QStringLiteral("https://localhost:%1").arg(relayPort);
+    cloudly = std::make_unique<peers::LoopbackCloudly>(ca, options);
+    if (!cloudly->listen())
+        qFatal("loopback Cloudly cannot listen");
+}
+
+RelayFixture::~RelayFixture()
+{
+    relay.reset();
+    cloudly.reset();
+}
+
+quint16 RelayFixture::freePort()
+{
+    QTcpServer probe;
+    probe.listen(QHostAddress::LocalHost, 0);
+    return probe.serverPort();
+}
+
+RelayConfiguration RelayFixture::configuration() const
+{
+    RelayConfiguration config;
+    config.cloudlyUrl = cloudly->url();
+    config.bearer = Secret(bearer);
+    config.nodeId = QStringLiteral("node-relay");
+    config.bindHostname = QStringLiteral("127.0.0.1");
+    config.bindPort = relayPort;
+    config.extraCaCertificates = {ca.caCertificate()};
+    return config;
+}
+
+Coreflow &RelayFixture::makeRelay(const RelayConfiguration &config)
+{
+    relay = std::make_unique<Coreflow>(config, clock);
+    return *relay;
+}
+
+bool RelayFixture::startRelay()
+{
+    if (!relay)
+        makeRelay(configuration());
+    QSignalSpy started(relay.get(), &Coreflow::started);
+    QSignalSpy failed(relay.get(), &Coreflow::startFailed);
+    relay->start();
+    for (int i = 0; i < 200 && started.isEmpty() && failed.isEmpty(); ++i)
+        QTest::qWait(50);
+    if (!failed.isEmpty())
+        qWarning("relay start failed: %s", qPrintable(failed.first().first().toString()));
+    return !started.isEmpty();
+}
+
+QString RelayFixture::waitForStartFailure()
+{
+    QSignalSpy failed(relay.get(), &Coreflow::startFailed);
+    for (int i = 0; i < 200 && failed.isEmpty(); ++i)
+        QTest::qWait(50);
+    return failed.isEmpty() ? QString() : failed.first().first().toString();
+}
+
+bool RelayFixture::stopRelay()
+{
+    QSignalSpy stopped(relay.get(), &Coreflow::stopped);
+    relay->stop();
+    for (int i = 0; i < 200 && stopped.isEmpty(); ++i)
+        QTest::qWait(50);
+    return !stopped.isEmpty() && stopped.first().first().toBool();
+}
+
+std::unique_ptr<peers::SimulatedPalletNode> RelayFixture::connectNode(const QString &nodeId)
+{
+    peers::SimulatedPalletNode::Options options;
+    options.nodeId = nodeId;
+    options.bearer = QByteArrayLiteral("node-bearer-") + nodeId.toUtf8();
+    options.url = QUrl(QStringLiteral("wss://localhost:%1/").arg(relayPort));
+    options.caCertificates = {ca.caCertificate()};
+    auto node = std::make_unique<peers::SimulatedPalletNode>(options);
+    QSignalSpy connected(node.get(), &peers::SimulatedPalletNode::connected);
+    node->open();
+    for (int i = 0; i < 200 && connected.isEmpty(); ++i)
+        QTest::qWait(25);
+    if (connected.isEmpty())
+        qWarning("node %s could not connect: %s", qPrintable(nodeId), qPrintable(node->lastError()));
+    return node;
+}
+
+std::unique_ptr<peers::SimulatedPalletNode> RelayFixture::registeredNode(const QString &nodeId)
+{
+    auto node = connectNode(nodeId);
+    QSignalSpy registered(node.get(), &peers::SimulatedPalletNode::sessionRegistered);
+    node->registerSession();
+    for (int i = 0; i < 200 && registered.isEmpty(); ++i)
+        QTest::qWait(25);
+    if (registered.isEmpty())
+        qWarning("node %s did not register", qPrintable(nodeId));
+    return node;
+}
+
+} // namespace coreflow::testing

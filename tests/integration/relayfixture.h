@@ -1,0 +1,47 @@
+#pragma once
+// RelayFixture: one relay (the composition root, in-process, on a ManualClock) between a LoopbackCloudly
+// and any number of SimulatedPalletNodes, all on real TLS sockets on 127.0.0.1. The clock starts at the
+// real time (certificates are checked against it) and moves only when a test advances it, so the
+// forwarding budgets are tested exactly, without sleeping.
+#include "app/coreflow.h"
+#include "loopbackcloudly.h"
+#include "simulatedpalletnode.h"
+#include "testcertificateauthority.h"
+#include "util/manualclock.h"
+
+#include <QTemporaryDir>
+#include <memory>
+
+namespace coreflow::testing {
+
+class RelayFixture {
+public:
+    explicit RelayFixture(bool relayBlock = true);
+    ~RelayFixture();
+
+    static quint16 freePort();
+
+    peers::TestCertificateAuthority ca;
+    ManualClock clock;
+    QByteArray bearer;
+    quint16 relayPort = 0;
+    std::unique_ptr<peers::LoopbackCloudly> cloudly;
+    std::unique_ptr<Coreflow> relay;
+    QTemporaryDir dir;
+
+    RelayConfiguration configuration() const;
+    // Builds the relay (not started) from configuration(); tests may change the config first.
+    Coreflow &makeRelay(const RelayConfiguration &config);
+    // makeRelay(configuration()) + start + wait for started(). false (with a QTest failure) otherwise.
+    bool startRelay();
+    // Waits for startFailed and returns its reason (empty on timeout).
+    QString waitForStartFailure();
+    bool stopRelay();
+
+    // A node connected to the relay listener (not registered).
+    std::unique_ptr<peers::SimulatedPalletNode> connectNode(const QString &nodeId);
+    // A node connected and registered through the relay.
+    std::unique_ptr<peers::SimulatedPalletNode> registeredNode(const QString &nodeId);
+};
+
+} // namespace coreflow::testing

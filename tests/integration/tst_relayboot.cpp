@@ -1,0 +1,196 @@
+// Boot and roll-back of the composition root against the loopback Cloudly (seed "Starting the relay",
+// "Cluster-side listener", "Outage continuity" listener rules).
+// Rules: ST-02, ST-03, ST-04, UC-08, UC-09, LO-01..LO-06, LO-08, LO-09, LO-10, CL-01, CL-02, CF-09, CF-10, OV-06.
+#include "logcapture.h"
+#include "relayfixture.h"
+
+#include "cloudly/cloudlyconnector.h"
+
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QSignalSpy>
+#include <QSslSocket>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QTest>
+
+using namespace coreflow;
+using namespace coreflow::testing;
+using coreflow::peers::Answer;
+
+class TstRelayBoot : public QObject {
+    Q_OBJECT
+    LogCapture log;
+
+    static bool portAccepts(quint16 port)
+    {
+        QTcpSocket probe;
+        probe.connectToHost(QHostAddress::LocalHost, port);
+        return probe.waitForConnected(1000);
+    }
+
+private Q_SLOTS:
+    void init()
+    {
+        log.install();
+        log.clear();
+    }
+
+    // ST-02, UC-08, UC-09, OV-06: session first (exchange, then registration), then config, certificate,
+    // listener, and only then the open line.
+    void bootsToOpenForDispatch_ST02_UC09()
+    {
+        RelayFixture f;
+        QVERIFY(!portAccepts(f.relayPort));
+        QVERIFY(f.startRelay());
+        QVERIFY(f.relay->isOpen());
+        QCOMPARE(log.count("the relay is open for Cloudly dispatch"), 1);
+        QStringList order;
+        for (const auto &frame : f.cloudly->frames())
+            if (frame.phase == contract::Phase::Request)
+                order << frame.method;
+        QCOMPARE(order, (QStringList{"exchangeClusterRelayAuthorization", "registerCloudlyClientSession",
+                                     "getClusterConfig", "getClusterRelayCertificate"}));
+        QCOMPARE(f.cloudly->lastRequest("getClusterRelayCertificate")->rawRequest, QByteArray(R"({"domain":"localhost"})"));
+        QVERIFY(portAccepts(f.relayPort));
+        QCOMPARE(f.relay->listenerPort(), f.relayPort);
+        QVERIFY(f.relay->checkReadiness().ready);
+        // A node verifies the listener against the certificate Cloudly issued for the origin's domain.
+        auto node = f.connectNode("node-a");
+        QVERIFY(node->isConnected());
+        QVERIFY(node->sslErrors().isEmpty());
+        QVERIFY(f.stopRelay());
+        QVERIFY(!portAccepts(f.relayPort));
+    }
+
+    // LO-08, LO-09: no relay block: no listener, the relay still opens for dispatch.
+    void noRelayBlockOpensNoListener_LO08_LO09()
+    {
+        RelayFixture f(false);
+        QVERIFY(f.startRelay());
+        QVERIFY(log.contains("its nodes target Cloudly directly"));
+        QCOMPARE(f.cloudly->callCount("getClusterRelayCertificate"), 0);
+        QVERIFY(!portAccepts(f.relayPort));
+        QCOMPARE(f.relay->statusSnapshot().listener.listening, false);
+    }
+
+    // ST-03, LO-01..LO-06, LO-10, CF-09/CF-10: every failing start step rolls back what started (the
+    // Cloudly session is closed, no port stays bound) and names its cause.
+    void failedStartRollsBack_ST03_data()
+    {
+        QTest::addColumn<QString>("scenario");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("bearer refused") << "bearer" << "relay-identity-unverified";
+        QTest::newRow("certificate for another domain LO-03") << "domain" << "does not name that domain";
+        QTest::newRow("expired certificate LO-05") << "expired" << "is expired";
+        QTest::newRow("key does not match LO-04") << "mismatch" << "does not match its private key";
+        QTest::newRow("origin port differs LO-01") << "port" << "listener-origin-port-mismatch";
+        QTest::newRow("node id missing CF-09") << "nodeid" << "COREFLOW_NODE_ID";
+        QTest::newRow("invalid relay block LO-10") << "block" << "relay.origin";
+        QTest::newRow("listener port taken") << "bind" << "listener-bind-failed";
+        QTest::newRow("config refused") << "config" << "Cloudly refused the cluster config read";
+    }
+    void failedStartRollsBack_ST03()
+    {
+        QFETCH(QString, scenario);
+        QFETCH(QString, expected);
+        RelayFixture f;
+        RelayConfiguration config = f.configuration();
+        QTcpServer occupier;
+        if (scenario == "bearer")
+            config.bearer = Secret(QByteArrayLiteral("not-the-bearer"));
+        else if (scenario == "domain")
+            f.cloudly->setRelayCertificate(f.ca.issueForHost("other.example.com"), "localhost");
+        else if (scenario == "expired")
+            f.cloudly->setRelayCertificate(f.ca.issueExpired("localhost", {"localhost"}, {}));
+        else if (scenario == "mismatch")
+            f.cloudly->setRelayCertificate(f.ca.issueMismatchedForHost("localhost"));
+        else if (scenario == "port")
+            f.cloudly->setRelayOrigin(QStringLiteral("https://localhost:%1").arg(f.relayPort + 1));
+        else if (scenario == "nodeid")
+            config.nodeId.clear();
+        else if (scenario == "block")
+            f.cloudly->setRelayOrigin(QStringLiteral("http://localhost:%1").arg(f.relayPort));
+        else if (scenario == "bind")
+            QVERIFY(occupier.listen(QHostAddress("127.0.0.1"), f.relayPort));
+        else if (scenario == "config")
+            f.cloudly->setAnswer("getClusterConfig", Answer::refuse(QLatin1StringView("relay-not-connected"), "not yet"));
+        f.makeRelay(config);
+        QSignalSpy started(f.relay.get(), &Coreflow::started);
+        f.relay->start();
+        const QString reason = f.waitForStartFailure();
+        QVERIFY2(reason.contains(expected), qPrintable(reason));
+        QVERIFY(started.isEmpty());
+        QVERIFY(!f.relay->isOpen());
+        QTRY_COMPARE(f.cloudly->connectionCount(), 0); // the Cloudly session was rolled back
+        if (scenario != "bind")
+            QVERIFY(!portAccepts(f.relayPort));
+        QVERIFY(!log.contains("the relay is open for Cloudly dispatch"));
+        QVERIFY(!reason.contains(QString::fromUtf8(f.bearer)));
+    }
+
+    // CL-02: an upgrade anywhere but "/" is refused before the 101; plain HTTP outside /v2/ is refused
+    // by name, not with a bare 404.
+    void listenerSurface_CL02()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        peers::SimulatedPalletNode::Options options;
+        options.url = QUrl(QStringLiteral("wss://localhost:%1/elsewhere").arg(f.relayPort));
+        options.caCertificates = {f.ca.caCertificate()};
+        peers::SimulatedPalletNode stray(options);
+        QSignalSpy failed(&stray, &peers::SimulatedPalletNode::connectionFailed);
+        QSignalSpy connected(&stray, &peers::SimulatedPalletNode::connected);
+        stray.open();
+        QTRY_VERIFY(!failed.isEmpty() || !connected.isEmpty());
+        QVERIFY(connected.isEmpty());
+
+        QNetworkAccessManager http;
+        QNetworkRequest request(QUrl(QStringLiteral("https://localhost:%1/foo").arg(f.relayPort)));
+        QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
+        tls.setCaCertificates({f.ca.caCertificate()});
+        request.setSslConfiguration(tls);
+        std::unique_ptr<QNetworkReply> reply(http.get(request));
+        QTRY_VERIFY(reply->isFinished());
+        QCOMPARE(reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 404);
+        QVERIFY(reply->readAll().contains("path-not-served"));
+    }
+
+    // CL-01: the two method tables are separate: a node cannot call a push, Cloudly cannot call a node method.
+    void lanesCannotAnswerEachOther_CL01()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        auto node = f.registeredNode("node-a");
+        QString text;
+        node->callWithSession("applyRuntimeAssignment", {}, [&](const contract::Frame &answer) { text = answer.errorRefusal().text(); });
+        QTRY_VERIFY(!text.isEmpty());
+        QVERIFY2(text.startsWith("method-not-served: the relay listener serves no method applyRuntimeAssignment"), qPrintable(text));
+
+        QString cloudlyText;
+        f.cloudly->push("registerPalletRuntimeSession", QByteArray(R"({"nodeId":"x"})"),
+                        [&](const contract::Frame &answer) { cloudlyText = answer.errorRefusal().text(); });
+        QTRY_VERIFY(!cloudlyText.isEmpty());
+        QVERIFY2(cloudlyText.startsWith("method-not-served: the Cloudly session serves no method registerPalletRuntimeSession"),
+                 qPrintable(cloudlyText));
+    }
+
+    // ST-02: before the open step the Cloudly lane serves no push (handlers are registered at "handlers").
+    void noDispatchBeforeOpen_ST02()
+    {
+        RelayFixture f;
+        f.cloudly->setAnswer("getClusterConfig", Answer::silence());
+        f.makeRelay(f.configuration());
+        f.relay->start();
+        QTRY_COMPARE(f.cloudly->callCount("getClusterConfig"), 1);
+        QString text;
+        f.cloudly->push("applyRuntimeAssignment", QByteArray(R"({"session":{"nodeId":"n","clusterId":"c","sessionId":"s","relayRegistrationGeneration":0}})"),
+                        [&](const contract::Frame &answer) { text = answer.errorRefusal().name; });
+        QTRY_VERIFY(!text.isEmpty());
+        QCOMPARE(text, QStringLiteral("method-not-served"));
+        QVERIFY(!f.relay->isOpen());
+    }
+};
+
+QTEST_GUILESS_MAIN(TstRelayBoot)
+#include "tst_relayboot.moc"

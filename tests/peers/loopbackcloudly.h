@@ -1,0 +1,214 @@
+#pragma once
+// LoopbackCloudly: an in-process stand-in for Cloudly (the control plane) on 127.0.0.1, written against
+// docs/contract.md only. It is a TLS WebSocket server (QWebSocketServer, SecureMode) whose certificate
+// (CN/DNS "localhost", IP 127.0.0.1 and ::1) is issued by a TestCertificateAuthority, so the relay dials
+// url() = wss://localhost:PORT/ and verifies Cloudly against that CA.
+//
+// Default behaviour (each method can be scripted with setHandler()/setAnswer()):
+//   exchangeClusterRelayAuthorization { authorization }
+//       -> { identity: { token, clusterId, expiresAt } } when authorization == Options.bearer
+//          byte-for-byte; else refusal relay-identity-unverified. token: fresh random string;
+//          expiresAt: Options.now() + Options.identityLifetimeMs (Unix ms).
+//   registerCloudlyClientSession { identity: { token }, offer }
+//       -> { offer: { sessionKind: "cloudlyClient", release: Options.release } } when the token was issued
+//          here and has not expired by Options.now() (and was not revoked); else relay-identity-unverified.
+//          sessionRegistered() is emitted after the answer is sent.
+//   refreshClusterIdentity { identity: { token } } -> { identity: <new ClusterIdentity> } (same token rule).
+//   getClusterConfig {} -> { cluster: { id: Options.clusterId, name: Options.clusterName,
+//                                       relay: { origin: Options.relayOrigin } | null, nodes: Options.clusterNodes } }
+//   getClusterRelayCertificate { domain }
+//       -> { certificate: { domain, certificatePem (leaf then CA), privateKeyPem (PKCS#8) } } issued by the
+//          CA for `domain` (DNS:domain; "localhost" also gets IP 127.0.0.1/::1), valid for
+//          Options.relayCertificateLifetimeMs from the real system time; or setRelayCertificate()'s material.
+//   registerPalletRuntimeSession { offer, nodeId, authorization, nodeInstanceNonce, ... }
+//       -> { offer: { sessionKind: "palletRuntime", release: Options.release },
+//            session: { nodeId, clusterId, sessionId: fresh UUID, relayRegistrationGeneration } }
+//          (palletSessionRegistered(binding) is emitted after the answer is sent). A missing/empty nodeId
+//          is refused request-invalid.
+//   getRuntimeManagedVpnCredential, getRuntimeRegistryCredential, reportRuntimeNetworkProtection,
+//   reportRuntimeAssignmentObservation, reportRuntimeAssignmentTerminalReceipt -> { accepted: true }
+//   any other method -> refusal "method-not-served: cloudly serves no method <name>".
+//
+// Any WebSocket peer may dial it (the relay, or a SimulatedPalletNode in a peer self-test); every
+// connected socket is answered the same way. Pushes go to the most recently connected open socket.
+//
+// Typical in-process integration test:
+//   TestCertificateAuthority ca;
+//   LoopbackCloudly cloudly(ca, {.bearer = "relay-bearer", .relayOrigin = "https://localhost:" + port});
+//   QVERIFY(cloudly.listen());
+//   ... start the relay with CLOUDLY_URL = cloudly.url(), CA file from ca.writeCaPem(...)
+//   QTRY_COMPARE(cloudly.callCount("registerCloudlyClientSession"), 1);
+#include "answer.h"
+#include "receivedframe.h"
+#include "testcertificateauthority.h"
+
+#include "contract/envelope.h"
+#include "contract/types.h"
+
+#include <QHash>
+#include <QHostAddress>
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QList>
+#include <QObject>
+#include <QPointer>
+#include <QUrl>
+#include <functional>
+#include <optional>
+
+class QWebSocket;
+class QWebSocketServer;
+
+namespace coreflow::peers {
+
+class LoopbackCloudly : public QObject {
+    Q_OBJECT
+public:
+    // (frame, request) -> what to do. `request` is frame.request parsed as an object ({} if unparsable).
+    using Handler = std::function<Answer(const contract::Frame &frame, const QJsonObject &request)>;
+    // Called with the relay's response-phase frame to a push (check frame.hasError()/errorRefusal()).
+    using PushCallback = std::function<void(const contract::Frame &answer)>;
+
+    struct Options {
+        QByteArray bearer;                                  // the relay authorization accepted verbatim
+        QString clusterId = QStringLiteral("cluster-1");
+        QString clusterName = QStringLiteral("Loopback cluster");
+        QString release = QStringLiteral("33.1.0");         // release in every answered offer
+        QString relayOrigin;                                // "https://host[:port]"; empty -> relay: null
+        QJsonArray clusterNodes;                            // getClusterConfig cluster.nodes (ClusterNode[])
+        qint64 identityLifetimeMs = 3600000;                // ClusterIdentity lifetime, ms
+        qint64 relayCertificateLifetimeMs = 24 * 3600 * 1000; // relay listener certificate lifetime, ms
+        std::function<qint64()> now;                        // Unix ms; default: system time
+        QHostAddress address = QHostAddress(QHostAddress::LocalHost);
+        quint16 port = 0;                                   // 0: any free port
+        std::optional<IssuedCertificate> serverCertificate; // Cloudly's own TLS cert; default: ca.issueLocalhost()
+    };
+
+    explicit LoopbackCloudly(const TestCertificateAuthority &ca, QObject *parent = nullptr);
+    LoopbackCloudly(const TestCertificateAuthority &ca, Options options, QObject *parent = nullptr);
+    ~LoopbackCloudly() override;
+
+    // --- Listening ---------------------------------------------------------------------------------
+    // Starts listening on Options.address:Options.port, or — after a previous listen() — on the port
+    // bound then (so stopListening() + listen() comes back on the same URL). Returns false on failure.
+    bool listen();
+    // Closes the listening socket (new dials are refused at TCP level); open sockets stay open.
+    void stopListening();
+    bool isListening() const;
+    quint16 port() const;            // the bound port (0 before the first listen())
+    QUrl url() const;                // wss://localhost:PORT/
+    // While true, every WebSocket upgrade is refused (the TLS handshake succeeds, the HTTP upgrade is
+    // answered with an error and the socket closed: the client never reaches "connected").
+    void refuseConnections(bool refuse);
+
+    // --- Connections -------------------------------------------------------------------------------
+    // Aborts every open socket (the relay sees its Cloudly session drop).
+    void dropRelaySockets();
+    // Closes every open socket with a WebSocket close frame (code, reason).
+    void closeRelaySockets(int closeCode = 1000, const QString &reason = {});
+    int connectionCount() const;       // open sockets now
+    int totalConnections() const;      // sockets accepted since construction (refused ones excluded)
+
+    // --- Scripting ---------------------------------------------------------------------------------
+    void setHandler(const QString &method, Handler handler);
+    // A fixed answer for every request of `method` (Answer::useDefault() restores the default).
+    void setAnswer(const QString &method, const Answer &answer);
+    void clearHandler(const QString &method);
+    void clearHandlers();
+    // The default behaviour for one request (for handlers that wrap it, e.g. add a delay).
+    Answer defaultAnswer(const contract::Frame &frame, const QJsonObject &request);
+
+    // getClusterRelayCertificate answers this material instead of issuing one; `domain` empty: echo the
+    // requested domain. resetRelayCertificate() restores issuing per request.
+    void setRelayCertificate(const IssuedCertificate &material, const QString &domain = {});
+    void setRelayCertificatePem(const QByteArray &certificatePem, const QByteArray &privateKeyPem,
+                                const QString &domain = {});
+    void resetRelayCertificate();
+    // The response object { certificate: { domain, certificatePem, privateKeyPem } } for material.
+    static QJsonObject certificateResponse(const QString &domain, const IssuedCertificate &material);
+
+    void setRelayRegistrationGeneration(qint64 generation);
+    qint64 relayRegistrationGeneration() const;
+    void setRelayOrigin(const QString &origin);           // "" -> relay: null
+    void setBearer(const QByteArray &bearer);
+    // Every identity token issued so far stops being valid (registerCloudlyClientSession and
+    // refreshClusterIdentity with it are refused relay-identity-unverified).
+    void revokeIdentityTokens();
+    Options &options() { return m_options; }
+
+    // --- Observation -------------------------------------------------------------------------------
+    const QList<ReceivedFrame> &frames() const { return m_frames; }   // every received text frame
+    QList<ReceivedFrame> requests(const QString &method) const;       // request-phase frames of method
+    int callCount(const QString &method) const;                       // request-phase frames of method
+    QByteArray lastRawRequest(const QString &method) const;           // its request bytes, empty if none
+    std::optional<ReceivedFrame> lastRequest(const QString &method) const;
+    void clearLog();
+    // Every identity answered (exchange and refresh), oldest first.
+    const QList<QJsonObject> &issuedIdentities() const { return m_issuedIdentities; }
+    // Every SessionBinding answered by registerPalletRuntimeSession, oldest first.
+    const QList<contract::SessionBinding> &issuedBindings() const { return m_issuedBindings; }
+    std::optional<contract::SessionBinding> bindingFor(const QString &nodeId) const; // the latest one
+    int registeredSessionCount() const { return m_registeredSessions; }
+
+    // --- Pushing (Cloudly -> relay) ---------------------------------------------------------------
+    // Sends a request frame { method, request: rawRequestJson (verbatim), correlation: { id: fresh,
+    // phase: "request" } } to the latest open socket; onAnswer gets the response-phase frame with that
+    // id. Returns the correlation id, or an empty string when no socket is open (onAnswer never runs).
+    QString push(const QString &method, const QByteArray &rawRequestJson, PushCallback onAnswer = {});
+    QString push(const QString &method, const QJsonObject &request, PushCallback onAnswer = {});
+    // Sends bytes verbatim as one text frame to the latest open socket. False when none is open.
+    bool pushRaw(const QByteArray &frame);
+    int pendingPushCount() const { return int(m_pendingPushes.size()); }
+
+Q_SIGNALS:
+    void frameReceived(const QString &method);         // any parsed frame (both phases)
+    void requestReceived(const QString &method);       // request-phase frames only
+    void invalidFrameReceived(const QByteArray &raw);  // Envelope::parse refused it
+    void relayConnected();
+    void relayDisconnected();
+    void sessionRegistered();                          // registerCloudlyClientSession answered ok
+    void palletSessionRegistered(const coreflow::contract::SessionBinding &binding);
+    void pushAnswered(const QString &method, const QString &correlationId);
+
+private:
+    struct PendingPush {
+        QString method;
+        QPointer<QWebSocket> socket;
+        PushCallback callback;
+    };
+
+    void onNewConnection();
+    void onTextMessage(QWebSocket *socket, const QByteArray &utf8);
+    void onSocketGone(QWebSocket *socket);
+    QWebSocket *latestSocket() const;
+    qint64 now() const;
+    QJsonObject newIdentity();
+    bool tokenValid(const QJsonObject &request) const;
+
+    Answer answerExchange(const QJsonObject &request);
+    Answer answerRegisterCloudlyClientSession(const QJsonObject &request);
+    Answer answerRefresh(const QJsonObject &request);
+    Answer answerClusterConfig();
+    Answer answerRelayCertificate(const QJsonObject &request);
+    Answer answerRegisterPalletRuntimeSession(const QJsonObject &request);
+
+    TestCertificateAuthority m_ca;
+    Options m_options;
+    QWebSocketServer *m_server = nullptr;
+    quint16 m_boundPort = 0;
+    bool m_refuse = false;
+    QList<QPointer<QWebSocket>> m_sockets;
+    int m_totalConnections = 0;
+    QHash<QString, Handler> m_handlers;
+    QList<ReceivedFrame> m_frames;
+    QHash<QString, qint64> m_tokens; // token -> expiresAt (Unix ms)
+    QList<QJsonObject> m_issuedIdentities;
+    QList<contract::SessionBinding> m_issuedBindings;
+    int m_registeredSessions = 0;
+    qint64 m_generation = 0;
+    std::optional<QJsonObject> m_certificateOverride; // { domain?, certificatePem, privateKeyPem }
+    QHash<QString, PendingPush> m_pendingPushes;
+    quint64 m_pushCounter = 0;
+};
+
+} // namespace coreflow::peers

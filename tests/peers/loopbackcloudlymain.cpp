@@ -1,0 +1,185 @@
+// coreflow-loopback-cloudly: LoopbackCloudly as a process, for the demo (resources/demo.sh).
+//
+//   coreflow-loopback-cloudly --bearer-file PATH [--port N] [--relay-origin https://host:port]
+//                             [--ca-dir DIR] [--nodes N] [--cluster-id ID] [--verbose]
+//
+// Prints one line per event on stdout. The first line is "cloudly listening at wss://localhost:PORT/".
+// After each node registers it pushes applyRuntimeAssignment { session, assignment: { id, image } } to
+// that node through the relay and prints "node <id> acknowledged applyRuntimeAssignment" per ack;
+// with --nodes N it prints "all N nodes acknowledged applyRuntimeAssignment" once N nodes have.
+// Exits 0 on SIGTERM/SIGINT, 2 on bad arguments, 1 when it cannot listen.
+#include "loopbackcloudly.h"
+#include "quitonsignal.h"
+#include "testcertificateauthority.h"
+
+#include "contract/methods.h"
+#include "contract/refusalnames.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFile>
+#include <QJsonObject>
+#include <QLoggingCategory>
+#include <QSet>
+#include <QTimer>
+
+#include <cstdio>
+#include <memory>
+
+using namespace coreflow;
+using namespace coreflow::peers;
+
+namespace {
+
+void say(const QString &line)
+{
+    std::fputs(line.toUtf8().constData(), stdout);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+}
+
+int fail(const QString &message, int code)
+{
+    std::fputs(("coreflow-loopback-cloudly: " + message + '\n').toUtf8().constData(), stderr);
+    return code;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("coreflow-loopback-cloudly"));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Loopback Cloudly for the Coreflow relay demo"));
+    parser.addHelpOption();
+    const QCommandLineOption portOpt(QStringLiteral("port"), QStringLiteral("Port on 127.0.0.1 (0: any free)."),
+                                     QStringLiteral("port"), QStringLiteral("0"));
+    const QCommandLineOption bearerFileOpt(QStringLiteral("bearer-file"),
+                                           QStringLiteral("File holding the relay bearer, read verbatim."),
+                                           QStringLiteral("path"));
+    const QCommandLineOption originOpt(QStringLiteral("relay-origin"),
+                                       QStringLiteral("https://host[:port] answered as cluster.relay.origin."),
+                                       QStringLiteral("origin"));
+    const QCommandLineOption caDirOpt(QStringLiteral("ca-dir"), QStringLiteral("Directory to write ca.pem into."),
+                                      QStringLiteral("dir"));
+    const QCommandLineOption nodesOpt(QStringLiteral("nodes"), QStringLiteral("Number of nodes expected."),
+                                      QStringLiteral("n"), QStringLiteral("0"));
+    const QCommandLineOption clusterOpt(QStringLiteral("cluster-id"), QStringLiteral("Cluster id."),
+                                        QStringLiteral("id"), QStringLiteral("cluster-1"));
+    const QCommandLineOption verboseOpt(QStringLiteral("verbose"), QStringLiteral("Log every frame to stderr."));
+    parser.addOptions({portOpt, bearerFileOpt, originOpt, caDirOpt, nodesOpt, clusterOpt, verboseOpt});
+    parser.process(app);
+
+    if (!parser.isSet(verboseOpt))
+        QLoggingCategory::setFilterRules(QStringLiteral("coreflow.peers.*.debug=false\ncoreflow.peers.*.info=false"));
+
+    bool ok = false;
+    const uint port = parser.value(portOpt).toUInt(&ok);
+    if (!ok || port > 65535)
+        return fail(QStringLiteral("--port must be a port number"), 2);
+    const int expectedNodes = parser.value(nodesOpt).toInt(&ok);
+    if (!ok || expectedNodes < 0)
+        return fail(QStringLiteral("--nodes must be a non-negative number"), 2);
+    if (!parser.isSet(bearerFileOpt))
+        return fail(QStringLiteral("--bearer-file is required"), 2);
+    QFile bearerFile(parser.value(bearerFileOpt));
+    if (!bearerFile.open(QIODevice::ReadOnly))
+        return fail(QStringLiteral("cannot read the bearer file: %1").arg(bearerFile.errorString()), 2);
+    const QByteArray bearer = bearerFile.readAll();
+    if (bearer.isEmpty())
+        return fail(QStringLiteral("the bearer file is empty"), 2);
+
+    QuitOnSignal quitOnSignal;
+    QObject::connect(&quitOnSignal, &QuitOnSignal::aboutToQuit, [](int) { say(QStringLiteral("stopping")); });
+
+    TestCertificateAuthority ca(QStringLiteral("Coreflow demo CA"));
+    if (ca.caCertificate().isNull())
+        return fail(QStringLiteral("could not create the test CA"), 1);
+    if (parser.isSet(caDirOpt)) {
+        const QString dir = parser.value(caDirOpt);
+        QDir().mkpath(dir);
+        const QString path = QDir(dir).filePath(QStringLiteral("ca.pem"));
+        if (!ca.writeCaPem(path))
+            return fail(QStringLiteral("cannot write %1").arg(path), 1);
+        say(QStringLiteral("CA certificate written to %1").arg(path));
+    }
+
+    LoopbackCloudly::Options options;
+    options.bearer = bearer;
+    options.clusterId = parser.value(clusterOpt);
+    options.relayOrigin = parser.value(originOpt);
+    options.port = quint16(port);
+    LoopbackCloudly cloudly(ca, options);
+    if (!cloudly.listen())
+        return fail(QStringLiteral("cannot listen on 127.0.0.1:%1").arg(port), 1);
+    say(QStringLiteral("cloudly listening at %1").arg(cloudly.url().toString()));
+
+    QObject::connect(&cloudly, &LoopbackCloudly::relayConnected, [] { say(QStringLiteral("relay connected")); });
+    QObject::connect(&cloudly, &LoopbackCloudly::relayDisconnected, [] { say(QStringLiteral("relay disconnected")); });
+    QObject::connect(&cloudly, &LoopbackCloudly::requestReceived, [](const QString &method) {
+        bool nodeMethod = false;
+        for (const auto &m : contract::method::nodeMethods)
+            nodeMethod = nodeMethod || method == m;
+        say(nodeMethod ? QStringLiteral("relay forwarded %1 from a node").arg(method)
+                       : QStringLiteral("relay called %1").arg(method));
+    });
+    QObject::connect(&cloudly, &LoopbackCloudly::sessionRegistered,
+                     [] { say(QStringLiteral("relay session registered (cloudlyClient)")); });
+
+    int assignmentCounter = 0;
+    QSet<QString> acknowledged;
+    bool announcedAll = false;
+    // Pushes the assignment; retries a few times when the relay has not routed the node yet.
+    std::shared_ptr<std::function<void(contract::SessionBinding, QString, int)>> pushAssignment =
+        std::make_shared<std::function<void(contract::SessionBinding, QString, int)>>();
+    *pushAssignment = [&, weak = std::weak_ptr(pushAssignment)](contract::SessionBinding binding, QString assignmentId,
+                                                                 int attempt) {
+        const QByteArray digest =
+            QCryptographicHash::hash(assignmentId.toUtf8(), QCryptographicHash::Sha256).toHex();
+        const QJsonObject request{
+            {QStringLiteral("session"), binding.toJson()},
+            {QStringLiteral("assignment"),
+             QJsonObject{{QStringLiteral("id"), assignmentId},
+                         {QStringLiteral("image"), QStringLiteral("registry.example/app@sha256:") + QString::fromLatin1(digest)}}}};
+        say(QStringLiteral("pushing applyRuntimeAssignment %1 to node %2").arg(assignmentId, binding.nodeId));
+        const QString id = cloudly.push(
+            QString(contract::method::applyRuntimeAssignment), request,
+            [&, weak, binding, assignmentId, attempt](const contract::Frame &answer) {
+                if (!answer.hasError()) {
+                    say(QStringLiteral("node %1 acknowledged applyRuntimeAssignment").arg(binding.nodeId));
+                    acknowledged.insert(binding.nodeId);
+                    if (expectedNodes > 0 && !announcedAll && acknowledged.size() >= expectedNodes) {
+                        announcedAll = true;
+                        say(QStringLiteral("all %1 nodes acknowledged applyRuntimeAssignment").arg(expectedNodes));
+                    }
+                    return;
+                }
+                const contract::Refusal refusal = answer.errorRefusal();
+                say(QStringLiteral("node %1 did not take applyRuntimeAssignment: %2").arg(binding.nodeId, refusal.text()));
+                if (refusal.name == contract::refusal::nodeNotConnected && attempt < 10) {
+                    QTimer::singleShot(200, &cloudly, [weak, binding, assignmentId, attempt] {
+                        if (auto fn = weak.lock())
+                            (*fn)(binding, assignmentId, attempt + 1);
+                    });
+                }
+            });
+        if (id.isEmpty())
+            say(QStringLiteral("cannot push to node %1: no relay connected").arg(binding.nodeId));
+    };
+    QObject::connect(&cloudly, &LoopbackCloudly::palletSessionRegistered, [&](const contract::SessionBinding &binding) {
+        say(QStringLiteral("node %1 registered: session %2, generation %3")
+                .arg(binding.nodeId, binding.sessionId)
+                .arg(binding.relayRegistrationGeneration));
+        const QString assignmentId = QStringLiteral("demo-assignment-%1").arg(++assignmentCounter);
+        // Next turn of the event loop: the registration answer is on the wire before the push.
+        QTimer::singleShot(0, &cloudly, [pushAssignment, binding, assignmentId] { (*pushAssignment)(binding, assignmentId, 1); });
+    });
+
+    const int rc = QCoreApplication::exec();
+    cloudly.dropRelaySockets();
+    return rc;
+}
