@@ -39,11 +39,10 @@ struct SessionForwarder::Upstream {
     quint64 callId = 0;
 };
 
-struct SessionForwarder::PendingPush {
-    Frame frame;                              // Cloudly's request
+struct SessionForwarder::PendingRequest {
     QPointer<NodeConnection> connection;
-    QString nodeId;
-    MethodTable::Reply reply;
+    QString method;
+    AnswerCallback callback;
     std::unique_ptr<ClockTimer> timer;
 };
 
@@ -110,16 +109,18 @@ void SessionForwarder::onClosed(NodeConnection *connection)
         qCInfo(logForwarder).noquote() << connection->describe() << "disconnected; no longer carried";
         Q_EMIT nodeGone(connection->binding->nodeId);
     }
-    // Pushes waiting on this connection end now, by name.
-    const auto ids = m_pushes.keys();
+    // Requests waiting on this connection end now, by name.
+    const auto ids = m_requests.keys();
     for (const QString &id : ids) {
-        auto it = m_pushes.constFind(id);
-        if (it != m_pushes.constEnd() && it.value()->connection == connection) {
+        auto it = m_requests.constFind(id);
+        if (it != m_requests.constEnd() && it.value()->connection == connection) {
             const Refusal r = named(refusal::nodeConnectionLost,
-                                    QStringLiteral("node %1 closed its connection before it answered").arg(it.value()->nodeId));
-            finishPush(id, nullptr, &r);
+                                    QStringLiteral("%1 closed its connection before it answered %2")
+                                        .arg(connection->describe(), it.value()->method));
+            finishRequest(id, nullptr, &r);
         }
     }
+    Q_EMIT connectionClosed(connection);
     connection->deleteLater();
     Q_EMIT statusChanged();
 }
@@ -133,12 +134,12 @@ void SessionForwarder::onFrame(NodeConnection *connection, const QByteArray &utf
     }
     const Frame &frame = parsed.value();
     if (frame.phase == Phase::Response) {
-        auto it = m_pushes.constFind(frame.correlationId);
-        if (it == m_pushes.constEnd() || it.value()->connection != connection) {
-            qCDebug(logForwarder).noquote() << connection->describe() << "answered no pending push (" << frame.method << ")";
+        auto it = m_requests.constFind(frame.correlationId);
+        if (it == m_requests.constEnd() || it.value()->connection != connection) {
+            qCDebug(logForwarder).noquote() << connection->describe() << "answered no pending request (" << frame.method << ")";
             return;
         }
-        finishPush(frame.correlationId, &frame, nullptr);
+        finishRequest(frame.correlationId, &frame, nullptr);
         return;
     }
     QPointer<NodeConnection> origin = connection;
@@ -344,44 +345,54 @@ void SessionForwarder::pushDownstream(const Frame &frame, const MethodTable::Rep
         qCInfo(logForwarder).noquote() << frame.method << "for node" << nodeId << "refused: not connected";
         return refuse(reply, frame, named(refusal::nodeNotConnected, QStringLiteral("node %1 is not connected to this relay").arg(nodeId)));
     }
-    const QString pushId = QStringLiteral("p%1").arg(m_nextPushId++);
-    auto push = std::make_shared<PendingPush>();
-    push->frame = frame;
-    push->connection = connection;
-    push->nodeId = nodeId;
-    push->reply = reply;
-    push->timer = m_clock.createTimer();
-    connect(push->timer.get(), &ClockTimer::timeout, this, [this, pushId, nodeId, methodName = frame.method] {
-        const Refusal r = named(refusal::nodePushTimeout, QStringLiteral("node %1 did not answer %2 within %3 ms")
-                                                              .arg(nodeId, methodName)
-                                                              .arg(m_timing.pushTimeoutMs));
-        finishPush(pushId, nullptr, &r);
-    });
-    push->timer->start(m_timing.pushTimeoutMs);
-    m_pushes.insert(pushId, push);
     m_counters.countPush();
     qCDebug(logForwarder).noquote() << "pushing" << frame.method << "to node" << nodeId;
-    connection->send(Envelope::request(frame.method, pushId, frame.request));
+    // The request frame is Cloudly's; it is kept (not copied) until the node answers.
+    requestConnection(connection, frame.method, frame.request, m_timing.pushTimeoutMs,
+                      [this, frame, reply, nodeId](const Frame *answer, const Refusal *refusal) {
+                          if (refusal) {
+                              qCInfo(logForwarder).noquote() << frame.method << "to node" << nodeId << "ended:" << refusal->name;
+                              return refuse(reply, frame, *refusal);
+                          }
+                          if (answer->hasError())
+                              reply(Envelope::relayedError(frame.method, frame.correlationId, frame.request, answer->error, answer->retry));
+                          else
+                              reply(Envelope::response(frame.method, frame.correlationId, frame.request, answer->response));
+                          Q_EMIT pushAnswered(nodeId, frame, *answer);
+                      });
 }
 
-void SessionForwarder::finishPush(const QString &pushId, const Frame *answer, const Refusal *refusal)
+QString SessionForwarder::requestConnection(NodeConnection *connection, const QString &method, QByteArrayView rawRequest,
+                                            qint64 timeoutMs, AnswerCallback callback)
 {
-    auto it = m_pushes.find(pushId);
-    if (it == m_pushes.end())
+    const QString requestId = QStringLiteral("p%1").arg(m_nextRequestId++);
+    auto pending = std::make_shared<PendingRequest>();
+    pending->connection = connection;
+    pending->method = method;
+    pending->callback = std::move(callback);
+    pending->timer = m_clock.createTimer();
+    const QString who = connection->describe();
+    connect(pending->timer.get(), &ClockTimer::timeout, this, [this, requestId, who, method, timeoutMs] {
+        const Refusal r = named(refusal::nodePushTimeout,
+                                QStringLiteral("%1 did not answer %2 within %3 ms").arg(who, method).arg(timeoutMs));
+        finishRequest(requestId, nullptr, &r);
+    });
+    pending->timer->start(timeoutMs);
+    m_requests.insert(requestId, pending);
+    connection->send(Envelope::request(method, requestId, rawRequest));
+    return requestId;
+}
+
+void SessionForwarder::finishRequest(const QString &requestId, const Frame *answer, const Refusal *refusal)
+{
+    auto it = m_requests.find(requestId);
+    if (it == m_requests.end())
         return;
-    std::shared_ptr<PendingPush> push = it.value();
-    m_pushes.erase(it);
-    push->timer->stop();
-    const Frame &request = push->frame;
-    if (refusal) {
-        qCInfo(logForwarder).noquote() << request.method << "to node" << push->nodeId << "ended:" << refusal->name;
-        refuse(push->reply, request, *refusal);
-        return;
-    }
-    if (answer->hasError())
-        push->reply(Envelope::relayedError(request.method, request.correlationId, request.request, answer->error, answer->retry));
-    else
-        push->reply(Envelope::response(request.method, request.correlationId, request.request, answer->response));
+    std::shared_ptr<PendingRequest> pending = it.value();
+    m_requests.erase(it);
+    pending->timer->stop();
+    if (pending->callback)
+        pending->callback(answer, refusal);
 }
 
 QList<status::CarriedNode> SessionForwarder::carriedNodes() const

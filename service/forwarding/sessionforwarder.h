@@ -44,7 +44,15 @@ public:
     // Closes every node session (stop).
     void closeAll(const QString &reason);
 
+    // Sends a request to one listener connection and routes its answer back: answer set, or refusal set
+    // (node-push-timeout after timeoutMs naming timeoutWhat, node-connection-lost when it closes first).
+    // Returns the relay-side correlation id. Used by the pushes and by other lanes on the listener.
+    using AnswerCallback = std::function<void(const contract::Frame *answer, const contract::Refusal *refusal)>;
+    QString requestConnection(NodeConnection *connection, const QString &method, QByteArrayView rawRequest,
+                              qint64 timeoutMs, AnswerCallback callback);
+
     NodeConnection *carriedNode(const QString &nodeId) const { return m_registry.value(nodeId); }
+    QList<NodeConnection *> carriedConnections() const { return m_registry.values(); }
     int connectionCount() const { return int(m_connections.size()); }
     QList<status::CarriedNode> carriedNodes() const;
 
@@ -52,10 +60,15 @@ Q_SIGNALS:
     void statusChanged();
     void nodeRegistered(const QString &nodeId);
     void nodeGone(const QString &nodeId);
+    // A node acknowledged (or refused) a push; answer is its response-phase frame. Value-free facts such
+    // as an acknowledged projection are read from it by whoever needs them (the escrow).
+    void pushAnswered(const QString &nodeId, const coreflow::contract::Frame &push, const coreflow::contract::Frame &answer);
+    // Any listener connection closed (registered or not), before it is deleted.
+    void connectionClosed(NodeConnection *connection);
 
 private:
     struct Upstream;
-    struct PendingPush;
+    struct PendingRequest;
 
     void onFrame(NodeConnection *connection, const QByteArray &utf8);
     void onClosed(NodeConnection *connection);
@@ -64,7 +77,7 @@ private:
     void finishUpstream(const std::shared_ptr<Upstream> &op, const CloudlyConnector::CallResult &result);
     void onDispatchable();
     void pushDownstream(const contract::Frame &frame, const MethodTable::Reply &reply);
-    void finishPush(const QString &pushId, const contract::Frame *answer, const contract::Refusal *refusal);
+    void finishRequest(const QString &requestId, const contract::Frame *answer, const contract::Refusal *refusal);
     std::optional<contract::Refusal> checkBinding(const NodeConnection *connection,
                                                   const contract::SessionBinding &binding) const;
     void refuse(const MethodTable::Reply &reply, const contract::Frame &frame, const contract::Refusal &refusal);
@@ -80,9 +93,9 @@ private:
     QHash<quint64, NodeConnection *> m_connections;   // owned (parented to this)
     QHash<QString, NodeConnection *> m_registry;      // nodeId -> connection that registered it last
     QList<std::shared_ptr<Upstream>> m_waitingForSession;
-    QHash<QString, std::shared_ptr<PendingPush>> m_pushes;
+    QHash<QString, std::shared_ptr<PendingRequest>> m_requests; // relay-side id -> request to a connection
     quint64 m_nextConnectionId = 1;
-    quint64 m_nextPushId = 1;
+    quint64 m_nextRequestId = 1;
 };
 
 } // namespace coreflow
