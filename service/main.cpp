@@ -4,6 +4,7 @@
 // stopping; 2 usage error.
 #include "app/coreflow.h"
 #include "app/relayconfiguration.h"
+#include "app/epolleventdispatcher.h"
 #include "app/signalwatcher.h"
 #include "contract/offers.h"
 
@@ -31,6 +32,15 @@ void writeLogLine(QtMsgType type, const QMessageLogContext &context, const QStri
 
 int main(int argc, char *argv[])
 {
+    // epoll instead of Qt's poll()-based dispatcher: a loop turn costs O(ready sockets), not O(nodes)
+    // (bench/README.md). COREFLOW_EVENT_DISPATCHER=qt keeps Qt's default.
+    if (qgetenv("COREFLOW_EVENT_DISPATCHER") != "qt") {
+        auto *dispatcher = new coreflow::EpollEventDispatcher;
+        if (dispatcher->isValid())
+            QCoreApplication::setEventDispatcher(dispatcher);
+        else
+            delete dispatcher;
+    }
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("coreflow"));
     QCoreApplication::setApplicationVersion(QStringLiteral(COREFLOW_BUILD_VERSION));

@@ -1,12 +1,19 @@
 #include "coreflow.h"
 
 #include "app/logging.h"
+#include "app/readinessboard.h"
+#include "registration/relayregistration.h"
 #include "cloudly/cloudlyconnector.h"
 #include "contract/exactkeyreader.h"
 #include "contract/methods.h"
 #include "contract/offers.h"
 #include "contract/refusalnames.h"
+#include "escrow/forwardercourier.h"
+#include "escrow/leaseescrow.h"
+#include "forwarding/reregistrationwave.h"
 #include "forwarding/sessionforwarder.h"
+#include "app/namedrefusals.h"
+#include "ingress/clusteringress.h"
 #include "listener/relaycertificate.h"
 #include "listener/relaylistener.h"
 #include "status/statusserver.h"
@@ -27,12 +34,93 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     : QObject(parent), m_config(std::move(configuration)), m_clock(clock), m_timing(timing)
 {
     m_startedAtMs = m_clock.nowMs();
+    m_readiness = std::make_unique<ReadinessBoard>();
     m_cloudly = std::make_unique<CloudlyConnector>(m_config.cloudlyUrl, m_config.bearer, m_config.extraCaCertificates,
                                                    m_cloudlyMethods, m_clock, m_timing);
+    m_registration = std::make_unique<RelayRegistration>(*m_cloudly, *m_readiness, m_clock, m_timing);
+    // Negotiation on both hops only changes what the relay says about itself (seed "Protocol version").
+    connect(m_readiness.get(), &ReadinessBoard::changed, this, &Coreflow::notifyStatus);
+    connect(m_cloudly.get(), &CloudlyConnector::cloudlyOfferRefused, m_readiness.get(),
+            [this](const QString &peer, const QString &own, const QString &line) {
+                m_readiness->setOfferDisagreement(QStringLiteral("cloudly"), peer, own, line);
+            });
+    connect(m_cloudly.get(), &CloudlyConnector::cloudlyAnswerNotContract, m_readiness.get(),
+            [this](const QString &line) { m_readiness->setAnswerNotContract(QStringLiteral("cloudly"), line); });
+    connect(m_cloudly.get(), &CloudlyConnector::cloudlyOfferServed, m_readiness.get(),
+            [this] { m_readiness->clearHop(QStringLiteral("cloudly")); });
     m_forwarder = std::make_unique<SessionForwarder>(*m_cloudly, m_nodeMethods, m_cloudlyMethods, m_counters, m_clock, m_timing);
     m_stopDeadline = m_clock.createTimer(this);
     connect(m_cloudly.get(), &CloudlyConnector::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_forwarder.get(), &SessionForwarder::statusChanged, this, &Coreflow::notifyStatus);
+    connect(m_forwarder.get(), &SessionForwarder::offerRefused, m_readiness.get(),
+            [this](const QString &peer, const QString &own, const QString &line) {
+                m_readiness->setOfferDisagreement(QStringLiteral("palletRuntime"), peer, own, line);
+            });
+    connect(m_forwarder.get(), &SessionForwarder::offerServed, m_readiness.get(),
+            [this] { m_readiness->clearHop(QStringLiteral("palletRuntime")); });
+    // Outage continuity and the DNS lease renewal escrow (seed "Outage continuity", "DNS lease renewal
+    // escrow"; docs/contract.md §8.4, §9).
+    m_escrowCourier = std::make_unique<ForwarderCourier>(*m_forwarder);
+    m_escrow = std::make_unique<LeaseEscrow>(*m_escrowCourier, m_clock, m_timing, &m_counters);
+    m_wave = std::make_unique<ReregistrationWave>(
+        m_clock, m_timing,
+        [this] {
+            QList<ReregistrationWave::Member> members;
+            for (NodeConnection *c : m_forwarder->carriedConnections())
+                if (c->binding)
+                    members.append(ReregistrationWave::Member{c->binding->nodeId, c->connectionId(), c->registeredUnderCarrier});
+            return members;
+        },
+        [this](const ReregistrationWave::Member &member, qint64 olderThan) {
+            NodeConnection *c = m_forwarder->carriedNode(member.nodeId);
+            if (!c || c->connectionId() != member.connectionId || c->registeredUnderCarrier >= olderThan || !c->isOpen())
+                return false;
+            c->close(QWebSocketProtocol::CloseCode(4000), QStringLiteral("cloudly session changed; register again"));
+            return true;
+        });
+    connect(m_cloudly.get(), &CloudlyConnector::sessionLost, m_escrow.get(), &LeaseEscrow::sessionLost);
+    connect(m_cloudly.get(), &CloudlyConnector::sessionLost, m_wave.get(), &ReregistrationWave::sessionLost);
+    connect(m_cloudly.get(), &CloudlyConnector::dispatchable, m_escrow.get(), [this](qint64, bool) { m_escrow->sessionDispatchable(); });
+    connect(m_cloudly.get(), &CloudlyConnector::dispatchable, m_wave.get(), &ReregistrationWave::carrierDispatchable);
+    connect(m_forwarder.get(), &SessionForwarder::nodeRegistered, m_escrow.get(), [this](const QString &nodeId) {
+        const NodeConnection *c = m_forwarder->carriedNode(nodeId);
+        if (c && c->binding)
+            m_escrow->nodeRegistered(*c->binding);
+    });
+    connect(m_forwarder.get(), &SessionForwarder::pushAnswered, m_escrow.get(), &LeaseEscrow::pushAnswered);
+    connect(m_escrow.get(), &LeaseEscrow::statusChanged, this, &Coreflow::notifyStatus);
+    connect(m_escrow.get(), &LeaseEscrow::eventLine, this, [this](const QString &line) {
+        if (m_statusServer)
+            m_statusServer->publishEvent(QStringLiteral("escrow"), line);
+    });
+    connect(m_wave.get(), &ReregistrationWave::nodeAsked, this, [this](const QString &nodeId, qint64) {
+        if (m_statusServer)
+            m_statusServer->publishEvent(QStringLiteral("node"),
+                                         QStringLiteral("node %1 asked to re-register: this relay's Cloudly session changed").arg(nodeId));
+    });
+    // The cluster ingress lane and route table custody (seed "Cluster ingress"); the retired Swarm and
+    // pending-function methods answered by name (seed "Pending relay functions").
+    m_ingress = std::make_unique<ClusterIngress>(*m_cloudly, *m_forwarder, m_nodeMethods, m_cloudlyMethods, m_counters, m_timing);
+    connect(m_ingress.get(), &ClusterIngress::statusChanged, this, &Coreflow::notifyStatus);
+    m_namedRefusals = std::make_unique<NamedRefusals>(m_cloudlyMethods, m_counters);
+    // Registering this relay (seed "Registering this relay"): what an acceptance re-reads, what the
+    // refusals end, and the park (docs/contract.md §6.6).
+    connect(m_ingress.get(), &ClusterIngress::offerRefused, m_readiness.get(),
+            [this](const QString &peer, const QString &own, const QString &line) {
+                m_readiness->setOfferDisagreement(QStringLiteral("clusterIngress"), peer, own, line);
+            });
+    connect(m_ingress.get(), &ClusterIngress::offerAccepted, m_readiness.get(),
+            [this] { m_readiness->clearHop(QStringLiteral("clusterIngress")); });
+    connect(m_registration.get(), &RelayRegistration::accepted, m_ingress.get(), &ClusterIngress::refreshRouteTable);
+    connect(m_registration.get(), &RelayRegistration::refusedByName, m_escrow.get(), [this](const QString &name) {
+        if (RelayRegistration::statesThisRelayIsNotDispatchedTo(name))
+            m_escrow->dropAll(name);
+    });
+    connect(m_registration.get(), &RelayRegistration::parked, m_escrow.get(), [this](const QString &) { m_escrow->park(); });
+    connect(m_registration.get(), &RelayRegistration::parked, this, [this](const QString &line) {
+        if (m_statusServer)
+            m_statusServer->publishEvent(QStringLiteral("registration"), line);
+    });
     // The node lane answers the escrow hold by name: custody is Cloudly's to hand over, on its own
     // session only (seed "DNS lease renewal escrow", ES-04).
     m_nodeMethods.add(QString(method::holdRuntimeNetworkDnsLeaseRenewals), [this](const Frame &frame, const Caller &, MethodTable::Reply reply) {
@@ -46,6 +134,12 @@ Coreflow::~Coreflow()
 {
     // Parts are destroyed in reverse order of construction; the forwarder detaches its handlers first.
     m_listener.reset();
+    m_cloudlyMethods.remove(QString(method::holdRuntimeNetworkDnsLeaseRenewals));
+    m_wave.reset();
+    m_escrow.reset();
+    m_escrowCourier.reset();
+    m_namedRefusals.reset();
+    m_ingress.reset();
     m_forwarder.reset();
     m_cloudly.reset();
     m_statusServer.reset();
@@ -194,8 +288,13 @@ void Coreflow::startListener(const RelayCertificate &certificate)
 void Coreflow::attachHandlers()
 {
     m_step = Step::Handlers;
+    // The escrow hold is served on the Cloudly-facing table only (ES-04; node lane: escrow-cloudly-only).
+    m_cloudlyMethods.add(QString(method::holdRuntimeNetworkDnsLeaseRenewals), [this](const Frame &frame, const Caller &, MethodTable::Reply reply) {
+        m_escrow->hold(frame, std::move(reply));
+    });
     if (m_listener) {
         m_forwarder->attachPushHandlers();
+        m_ingress->attachCloudlyHandlers();
         m_handlersAttached = true;
     }
     open();
@@ -206,6 +305,11 @@ void Coreflow::open()
     m_step = Step::Open;
     m_open = true;
     qCInfo(logApp) << "the relay is open for Cloudly dispatch";
+    // Registering is not a start step: the relay registers once it is open (ST-04), and only when it
+    // serves a listener (RR-04).
+    if (m_listener)
+        m_registration->start(RelayEndpoint{QStringLiteral(COREFLOW_BUILD_VERSION), m_config.nodeId, m_config.bindHostname,
+                                            m_listener->boundPort(), m_clusterConfig->relay->origin.toString()});
     if (m_statusServer)
         m_statusServer->publishEvent(QStringLiteral("lifecycle"), QStringLiteral("the relay is open for Cloudly dispatch"));
     notifyStatus();
@@ -252,11 +356,18 @@ void Coreflow::teardown(std::function<void(bool)> done)
     m_stopDeadline->disconnect(this);
     connect(m_stopDeadline.get(), &ClockTimer::timeout, this, [finish] { finish(false); });
     m_stopDeadline->start(kStopDeadlineMs);
-    // Reverse order: handlers, listener (and the sessions it handed out), Cloudly session, status socket.
+    // Reverse order: registration, handlers, listener (and the sessions it handed out), Cloudly session,
+    // status socket.
+    m_registration->stop();
     if (m_handlersAttached) {
         m_forwarder->detachPushHandlers();
+        m_ingress->detachCloudlyHandlers();
         m_handlersAttached = false;
     }
+    // The escrow stops (timer cleared, runs dropped) before the forwarder empties its registry (ES-27).
+    m_cloudlyMethods.remove(QString(method::holdRuntimeNetworkDnsLeaseRenewals));
+    m_escrow->stop();
+    m_wave->stop();
     if (m_listener)
         m_listener->close();
     m_forwarder->closeAll(QStringLiteral("relay stopping"));
@@ -273,10 +384,12 @@ void Coreflow::notifyStatus()
 Readiness Coreflow::checkReadiness() const
 {
     Readiness r;
-    if (!m_cloudly->isDispatchable())
+    if (!m_cloudly->isDispatchable() && m_readiness->hopServes(QStringLiteral("cloudly")))
         r.refusals.append(status::ReadinessRefusal{QStringLiteral("cloudly"), std::nullopt, std::nullopt,
-                                                   QStringLiteral("no Cloudly session")});
-    if (!m_open)
+                                                   m_cloudly->isParked() ? QStringLiteral("no Cloudly session (parked: not reconnecting)")
+                                                                         : QStringLiteral("no Cloudly session")});
+    r.refusals += m_readiness->refusals();
+    if (!m_open && m_step != Step::Open)
         r.refusals.append(status::ReadinessRefusal{QStringLiteral("relay"), std::nullopt, std::nullopt,
                                                    QStringLiteral("the relay is not open for dispatch")});
     r.ready = r.refusals.isEmpty();
@@ -294,6 +407,12 @@ status::RelayStatus Coreflow::statusSnapshot() const
     const Readiness readiness = checkReadiness();
     s.ready = readiness.ready;
     s.refusals = readiness.refusals;
+    s.parked = m_readiness->isParked();
+    s.parkedLine = m_readiness->parkedLine();
+    if (const auto credential = m_registration->pinnedCredential()) {
+        s.cloudly.credentialId = credential->id;
+        s.cloudly.credentialGeneration = credential->generation;
+    }
     s.cloudly.connected = m_cloudly->isConnected();
     s.cloudly.dispatchable = m_cloudly->isDispatchable();
     s.cloudly.carrierCount = m_cloudly->carrierCount();
@@ -305,6 +424,8 @@ status::RelayStatus Coreflow::statusSnapshot() const
     s.listener.origin = (m_clusterConfig && m_clusterConfig->relay) ? m_clusterConfig->relay->origin.toString() : QString();
     s.listener.note = m_listenerNote;
     s.nodes = m_forwarder->carriedNodes();
+    s.escrow = m_escrow->statusRuns();
+    s.ingress = m_ingress->status();
     s.counters.forwards = m_counters.forwards();
     s.counters.pushes = m_counters.pushes();
     s.counters.reconnects = m_cloudly->reconnects();

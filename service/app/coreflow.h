@@ -24,6 +24,13 @@
 namespace coreflow {
 
 class CloudlyConnector;
+class ReadinessBoard;
+class RelayRegistration;
+class ForwarderCourier;
+class LeaseEscrow;
+class ReregistrationWave;
+class ClusterIngress;
+class NamedRefusals;
 class RelayListener;
 class SessionForwarder;
 class StatusServer;
@@ -51,7 +58,12 @@ public:
     quint16 listenerPort() const;
     CloudlyConnector *cloudly() const { return m_cloudly.get(); }
     SessionForwarder *forwarder() const { return m_forwarder.get(); }
+    LeaseEscrow *escrow() const { return m_escrow.get(); }
+    ReregistrationWave *reregistrationWave() const { return m_wave.get(); }
+    ClusterIngress *clusterIngress() const { return m_ingress.get(); }
     StatusServer *statusServer() const { return m_statusServer.get(); }
+    RelayRegistration *registration() const { return m_registration.get(); }
+    ReadinessBoard *readiness() const { return m_readiness.get(); }
     const std::optional<contract::ClusterConfig> &clusterConfig() const { return m_clusterConfig; }
     MethodTable &cloudlyMethods() { return m_cloudlyMethods; }
     MethodTable &nodeMethods() { return m_nodeMethods; }
@@ -88,8 +100,15 @@ private:
     RelayCounters m_counters;
 
     std::unique_ptr<StatusServer> m_statusServer;
+    std::unique_ptr<ReadinessBoard> m_readiness;
     std::unique_ptr<CloudlyConnector> m_cloudly;
+    std::unique_ptr<RelayRegistration> m_registration;
     std::unique_ptr<SessionForwarder> m_forwarder;
+    std::unique_ptr<ForwarderCourier> m_escrowCourier;
+    std::unique_ptr<LeaseEscrow> m_escrow;
+    std::unique_ptr<ReregistrationWave> m_wave;
+    std::unique_ptr<ClusterIngress> m_ingress;
+    std::unique_ptr<NamedRefusals> m_namedRefusals;
     std::unique_ptr<RelayListener> m_listener;
     std::unique_ptr<ClockTimer> m_stopDeadline;
     ListenerHttpHandler *m_httpHandler = nullptr;

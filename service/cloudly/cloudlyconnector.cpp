@@ -25,6 +25,13 @@ CloudlyConnector::CloudlyConnector(QUrl url, Secret bearer, QList<QSslCertificat
     m_reconnectTimer = m_clock.createTimer(this);
     m_renewalTimer = m_clock.createTimer(this);
     m_handshakeTimer = m_clock.createTimer(this);
+    m_reofferTimer = m_clock.createTimer(this);
+    connect(m_reofferTimer.get(), &ClockTimer::timeout, this, [this] {
+        if (isConnected() && !m_dispatchable && !m_parked && !m_stopping) {
+            qCInfo(logCloudly) << "offering this relay's contract to Cloudly again";
+            registerSession();
+        }
+    });
     connect(m_reconnectTimer.get(), &ClockTimer::timeout, this, &CloudlyConnector::connectNow);
     connect(m_renewalTimer.get(), &ClockTimer::timeout, this, &CloudlyConnector::renewIdentity);
     connect(m_handshakeTimer.get(), &ClockTimer::timeout, this, [this] {
@@ -53,6 +60,28 @@ qint64 CloudlyConnector::identityRenewalDueMs() const
     return m_renewalTimer->isActive() ? m_renewalTimer->deadlineMs() : 0;
 }
 
+qint64 CloudlyConnector::reofferDueMs() const
+{
+    return m_reofferTimer->isActive() ? m_reofferTimer->deadlineMs() : 0;
+}
+
+void CloudlyConnector::park()
+{
+    m_parked = true;
+    m_renewalTimer->stop();
+    m_reofferTimer->stop();
+    m_reconnectTimer->stop();
+    Q_EMIT statusChanged();
+}
+
+void CloudlyConnector::scheduleReoffer()
+{
+    m_handshakeTimer->stop();
+    if (!m_parked && !m_stopping)
+        m_reofferTimer->start(m_timing.refusedOfferRetryIntervalMs);
+    Q_EMIT statusChanged();
+}
+
 qint64 CloudlyConnector::reconnectDueMs() const
 {
     return m_reconnectTimer->isActive() ? m_reconnectTimer->deadlineMs() : 0;
@@ -68,8 +97,10 @@ void CloudlyConnector::start()
 
 void CloudlyConnector::connectNow()
 {
-    if (m_stopping)
+    if (m_stopping || m_parked)
         return;
+    m_socketCounted = false;
+    m_reofferTimer->stop();
     if (m_socket) {
         m_socket->disconnect(this);
         m_socket->abort();
@@ -130,42 +161,83 @@ void CloudlyConnector::authenticate()
         m_identityIssuedAtMs = m_clock.nowMs();
         m_clusterId = m_identity->clusterId;
         qCInfo(logCloudly).noquote() << "authenticated as cluster" << m_clusterId;
-        registerSession(true);
+        registerSession();
     });
 }
 
-void CloudlyConnector::registerSession(bool newCarrier)
+void CloudlyConnector::registerSession()
 {
     if (!m_identity)
         return;
+    const ProtocolOffer own = offerForCloudlySession();
     const QByteArray body = Envelope::compact(QJsonObject{
         {QStringLiteral("identity"), QJsonObject{{QStringLiteral("token"), QString::fromUtf8(m_identity->token.reveal())}}},
-        {QStringLiteral("offer"), offerForCloudlySession().toJson()}});
-    sendCall(QString(method::registerCloudlyClientSession), body, m_timing.cloudlyCallTimeoutMs, [this, newCarrier](const CallResult &r) {
+        {QStringLiteral("offer"), own.toJson()}});
+    sendCall(QString(method::registerCloudlyClientSession), body, m_timing.cloudlyCallTimeoutMs, [this, own](const CallResult &r) {
         if (!r.delivered)
             return handshakeFailed(r.refusal, false);
-        if (r.answer.hasError())
-            return handshakeFailed(r.answer.errorRefusal(), true);
+        if (r.answer.hasError()) {
+            const Refusal error = r.answer.errorRefusal();
+            if (error.name != QLatin1String(refusal::protocolOfferRefused))
+                return handshakeFailed(error, true);
+            // Cloudly's view: peerOffer is ours, ownOffer is Cloudly's.
+            auto theirs = ProtocolOffer::read(error.data.value(QStringLiteral("ownOffer")).toObject(), QStringLiteral("error.data.ownOffer"));
+            const QString cloudlyOffer = theirs ? theirs->describe() : QStringLiteral("an unreadable offer");
+            const QString line = QStringLiteral("Cloudly refused this relay's offer %1; Cloudly speaks %2 (offered again every %3 ms)")
+                                     .arg(own.describe(), cloudlyOffer)
+                                     .arg(m_timing.refusedOfferRetryIntervalMs);
+            qCWarning(logCloudly).noquote() << line;
+            Q_EMIT cloudlyOfferRefused(cloudlyOffer, own.describe(), line);
+            return scheduleReoffer();
+        }
+        std::optional<ProtocolOffer> answered;
+        std::optional<Refusal> problem;
         auto response = r.answer.responseObject();
-        if (!response)
-            return handshakeFailed(response.refusal(), true);
-        ExactKeyReader reader(response.value(), QStringLiteral("response"));
-        const QJsonObject offerJson = reader.requiredObject(QStringLiteral("offer"));
-        if (auto refusal = reader.finish())
-            return handshakeFailed(*refusal, true);
-        auto offer = ProtocolOffer::read(offerJson, QStringLiteral("response.offer"));
-        if (!offer)
-            return handshakeFailed(offer.refusal(), true);
-        m_answeredOffer = offer.value();
+        if (!response) {
+            problem = response.refusal();
+        } else {
+            ExactKeyReader reader(response.value(), QStringLiteral("response"));
+            const QJsonObject offerJson = reader.requiredObject(QStringLiteral("offer"));
+            problem = reader.finish();
+            if (!problem) {
+                auto offer = ProtocolOffer::read(offerJson, QStringLiteral("response.offer"));
+                if (!offer)
+                    problem = offer.refusal();
+                else
+                    answered = offer.value();
+            }
+        }
+        if (problem) {
+            const QString line = QStringLiteral("Cloudly's answer to registerCloudlyClientSession is not the contract's: %1 (offered again every %2 ms)")
+                                     .arg(problem->reason)
+                                     .arg(m_timing.refusedOfferRetryIntervalMs);
+            qCWarning(logCloudly).noquote() << line;
+            Q_EMIT cloudlyAnswerNotContract(line);
+            return scheduleReoffer();
+        }
+        if (!servesCloudlyOffer(*answered)) {
+            const QString line = QStringLiteral("Cloudly answered with %1, which this relay (%2) cannot serve (offered again every %3 ms)")
+                                     .arg(answered->describe(), own.describe())
+                                     .arg(m_timing.refusedOfferRetryIntervalMs);
+            qCWarning(logCloudly).noquote() << line;
+            Q_EMIT cloudlyOfferRefused(answered->describe(), own.describe(), line);
+            return scheduleReoffer();
+        }
+        m_answeredOffer = answered;
         m_handshakeTimer->stop();
+        m_reofferTimer->stop();
         m_backoffAttempt = 0;
         m_dispatchable = true;
         m_everDispatchable = true;
-        if (newCarrier)
+        const bool newCarrier = !m_socketCounted;
+        if (newCarrier) {
+            m_socketCounted = true;
             ++m_carrierCount;
+        }
         scheduleRenewal();
         qCInfo(logCloudly).noquote() << (newCarrier ? "Cloudly session registered; carrier" : "Cloudly session re-registered after identity renewal; carrier")
                                      << m_carrierCount << "Cloudly offered" << m_answeredOffer->describe();
+        Q_EMIT cloudlyOfferServed();
         Q_EMIT dispatchable(m_carrierCount, newCarrier);
         Q_EMIT statusChanged();
     });
@@ -173,19 +245,20 @@ void CloudlyConnector::registerSession(bool newCarrier)
 
 void CloudlyConnector::scheduleRenewal()
 {
-    if (!m_identity)
+    if (!m_identity || m_parked)
         return;
     const qint64 now = m_clock.nowMs();
     const qint64 lifetime = qMax<qint64>(0, m_identity->expiresAtMs - m_identityIssuedAtMs);
     const qint64 byLead = m_identity->expiresAtMs - m_timing.identityRenewalLeadMs;
     const qint64 byFraction = m_identityIssuedAtMs + qint64(double(lifetime) * m_timing.identityRenewalMaxFraction);
-    const qint64 at = qMin(byLead, byFraction);
+    // Never sooner than half the lifetime: a short-lived identity must not turn into a renewal storm.
+    const qint64 at = qMax(qMin(byLead, byFraction), m_identityIssuedAtMs + lifetime / 2);
     m_renewalTimer->start(qMax<qint64>(0, at - now));
 }
 
 void CloudlyConnector::renewIdentity()
 {
-    if (!m_identity || !m_dispatchable || m_stopping)
+    if (!m_identity || !m_dispatchable || m_stopping || m_parked)
         return;
     qCInfo(logCloudly) << "renewing the Cloudly identity on the open socket";
     const QByteArray body = Envelope::compact(QJsonObject{
@@ -211,7 +284,7 @@ void CloudlyConnector::renewIdentity()
                     } else {
                         m_identity = std::move(identity).value();
                         m_identityIssuedAtMs = m_clock.nowMs();
-                        registerSession(false);
+                        registerSession();
                         return;
                     }
                 }
@@ -242,6 +315,7 @@ void CloudlyConnector::onDisconnected()
     m_dispatchable = false;
     m_renewalTimer->stop();
     m_handshakeTimer->stop();
+    m_reofferTimer->stop();
     const QString why = m_socket ? m_socket->errorString() : QString();
     failAllPending(named(refusal::cloudlySessionLost, QStringLiteral("the Cloudly session closed before it answered")));
     if (wasDispatchable) {
@@ -254,6 +328,10 @@ void CloudlyConnector::onDisconnected()
     Q_EMIT statusChanged();
     if (m_stopping) {
         maybeFinishStop();
+        return;
+    }
+    if (m_parked) {
+        qCWarning(logCloudly) << "parked: not reconnecting; only a restart holding the bearer of the current generation serves this cluster again";
         return;
     }
     scheduleReconnect();
@@ -371,6 +449,7 @@ void CloudlyConnector::stop(std::function<void()> done)
     m_reconnectTimer->stop();
     m_renewalTimer->stop();
     m_handshakeTimer->stop();
+    m_reofferTimer->stop();
     if (!m_pending.empty())
         qCInfo(logCloudly) << "stopping: waiting for" << m_pending.size() << "Cloudly call(s) in flight";
     maybeFinishStop();

@@ -72,6 +72,13 @@ public:
     // Test hook: closes the current socket as if the network dropped it.
     void abortSocketForTest();
 
+    // Parking (docs/contract.md §6.6.1, D-18): no identity renewal, no re-offer, and no reconnect once
+    // the socket is gone — the bearer this process holds is no longer accepted. The open socket stays.
+    void park();
+    bool isParked() const { return m_parked; }
+    // When the refused Cloudly-hop offer is offered again (clock ms), 0 when none is scheduled.
+    qint64 reofferDueMs() const;
+
 Q_SIGNALS:
     // After every successful registerCloudlyClientSession. newCarrier: a new socket (the count rose);
     // false for an identity renewal on the unbroken socket.
@@ -81,6 +88,11 @@ Q_SIGNALS:
     // contract. The composition root fails the start with it.
     void startRefused(const contract::Refusal &refusal);
     void statusChanged();
+    // Cloudly-hop negotiation on registerCloudlyClientSession (docs/contract.md §2.3): the two kinds of
+    // refusal, held apart, and the served answer that clears both. Offers as "kind@release".
+    void cloudlyOfferRefused(const QString &peerOffer, const QString &ownOffer, const QString &line);
+    void cloudlyAnswerNotContract(const QString &line);
+    void cloudlyOfferServed();
 
 private:
     struct Pending {
@@ -99,7 +111,8 @@ private:
     void finishCall(quint64 id, CallResult result);
     void failAllPending(const contract::Refusal &refusal);
     void authenticate();
-    void registerSession(bool newCarrier);
+    void registerSession();
+    void scheduleReoffer();
     void scheduleRenewal();
     void renewIdentity();
     void scheduleReconnect();
@@ -117,6 +130,7 @@ private:
     std::unique_ptr<ClockTimer> m_reconnectTimer;
     std::unique_ptr<ClockTimer> m_renewalTimer;
     std::unique_ptr<ClockTimer> m_handshakeTimer;
+    std::unique_ptr<ClockTimer> m_reofferTimer;
     std::unordered_map<quint64, Pending> m_pending;
     quint64 m_nextCallId = 1;
 
@@ -128,6 +142,8 @@ private:
     bool m_everDispatchable = false;
     bool m_started = false;
     bool m_stopping = false;
+    bool m_parked = false;
+    bool m_socketCounted = false; // this socket already raised the carrier count
     std::function<void()> m_stopDone;
     qint64 m_carrierCount = 0;
     qint64 m_reconnects = 0;

@@ -3,6 +3,7 @@
 #include "app/logging.h"
 #include "contract/exactkeyreader.h"
 #include "contract/methods.h"
+#include "contract/offers.h"
 #include "contract/refusalnames.h"
 
 #include <QJsonDocument>
@@ -17,6 +18,18 @@ Refusal named(QLatin1StringView name, const QString &reason) { return Refusal{QS
 // Reads request.session as a SessionBinding (exact keys). path names the member for the refusal.
 Result<SessionBinding> sessionOf(const Frame &frame)
 {
+    // Fast path: slice request.session out of the carried body and parse only that (the body is
+    // forwarded byte-for-byte and never needs a QJsonObject of its own).
+    bool readable = false;
+    const std::optional<QByteArrayView> member = frame.requestMember("session", &readable);
+    if (readable) {
+        if (!member)
+            return named(refusal::requestInvalid, QStringLiteral("field request.session is missing"));
+        const QJsonDocument doc = member->startsWith('{') ? QJsonDocument::fromJson(member->toByteArray()) : QJsonDocument();
+        if (!doc.isObject())
+            return named(refusal::requestInvalid, QStringLiteral("field request.session is not an object"));
+        return SessionBinding::read(doc.object(), QStringLiteral("request.session"));
+    }
     auto request = frame.requestObject();
     if (!request)
         return request.refusal();
@@ -221,6 +234,30 @@ void SessionForwarder::forwardUpstream(const Frame &frame, NodeConnection *conne
         return sendUpstream(op);
     }
 
+    // The peer's offer is judged before anything else is read, before any bearer travels and before
+    // anything is forwarded (PV-07..PV-09).
+    auto request = frame.requestObject();
+    if (!request)
+        return refuse(reply, frame, request.refusal());
+    if (auto refusal = judgePeerOffer(request.value().value(QStringLiteral("offer")), sessionKind::palletRuntime)) {
+        const QJsonObject peer = refusal->data.value(QStringLiteral("peerOffer")).toObject();
+        const QString peerText = peer.isEmpty() ? QStringLiteral("no readable offer")
+                                                : peer.value(QStringLiteral("sessionKind")).toString() + QLatin1Char('@')
+                                                      + peer.value(QStringLiteral("release")).toString();
+        qCWarning(logForwarder).noquote() << "refused registerPalletRuntimeSession from" << connection->describe() << ":"
+                                          << refusal->text();
+        Q_EMIT offerRefused(peerText, offerForPalletRuntime().describe(),
+                            QStringLiteral("a node offered %1; %2").arg(peerText, refusal->reason));
+        return refuse(reply, frame, *refusal);
+    }
+    Q_EMIT offerServed();
+    {
+        const QJsonValue nodeId = request.value().value(QStringLiteral("nodeId"));
+        if (!nodeId.isString() || nodeId.toString().isEmpty())
+            return refuse(reply, frame, named(refusal::requestInvalid, nodeId.isUndefined()
+                                                                           ? QStringLiteral("field request.nodeId is missing")
+                                                                           : QStringLiteral("field request.nodeId is not a non-empty string")));
+    }
     if (m_cloudly.isDispatchable())
         return sendUpstream(op);
     // A registration waits out a brief reconnect.

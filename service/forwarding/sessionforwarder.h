@@ -58,6 +58,10 @@ public:
 
 Q_SIGNALS:
     void statusChanged();
+    // Cluster-hop negotiation for palletRuntime (docs/contract.md §2.2): a node's offer was refused
+    // (offers as "kind@release") or a servable offer arrived (which clears the refusal at once, PV-24).
+    void offerRefused(const QString &peerOffer, const QString &ownOffer, const QString &line);
+    void offerServed();
     void nodeRegistered(const QString &nodeId);
     void nodeGone(const QString &nodeId);
     // A node acknowledged (or refused) a push; answer is its response-phase frame. Value-free facts such

@@ -59,6 +59,11 @@ std::optional<contract::Refusal> RelayListener::listen(const QString &hostname, 
         delete server;
         return failed(why);
     }
+    // Frames are small request/answer pairs: without TCP_NODELAY, Nagle holds an answer back until the
+    // peer's delayed ACK (milliseconds of added latency per hop; bench/README.md).
+    connect(server, &QSslServer::startedEncryptionHandshake, this, [](QSslSocket *socket) {
+        socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+    });
     connect(server, &QSslServer::errorOccurred, this, [](QSslSocket *, QAbstractSocket::SocketError error) {
         qCDebug(logListener) << "TLS connection failed during handshake:" << error;
     });

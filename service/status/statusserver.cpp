@@ -11,6 +11,7 @@
 #include <QLocalServer>
 #include <QLocalSocket>
 #include <QLoggingCategory>
+#include <QPointer>
 #include <QRegularExpression>
 
 #include <cerrno>
@@ -94,8 +95,7 @@ bool StatusServer::start(QString *error)
 {
     auto fail = [&](const QString &why) {
         if (error)
-            *error = why;
-        qCWarning(lcStatusServer).noquote() << "status socket not started:" << why;
+            *error = why; // the caller logs it (one line per event)
         return false;
     };
     if (m_server)
@@ -127,6 +127,11 @@ bool StatusServer::start(QString *error)
         return fail(why);
     }
     m_server = server;
+    // Resolved once here, not per connection: a slow NSS lookup must never stall the relay's loop.
+    m_policy = std::make_unique<StatusAccessPolicy>(StatusAccessPolicy::forCurrentProcess(m_options.operatorGroup));
+    if (!m_options.operatorGroup.isEmpty() && !m_policy->operatorGid())
+        qCWarning(lcStatusServer).noquote() << "operator group" << m_options.operatorGroup
+                                            << "does not exist on this host; only root and the service user are admitted";
     connect(m_server, &QLocalServer::newConnection, this, &StatusServer::onNewConnection);
     qCInfo(lcStatusServer).noquote() << "status socket listening on" << path << "mode"
                                      << QString::number(m_options.socketMode, 8) << "operator group"
@@ -155,7 +160,7 @@ int StatusServer::clientCount() const { return int(m_clients.size()); }
 
 void StatusServer::onNewConnection()
 {
-    const StatusAccessPolicy policy = StatusAccessPolicy::forCurrentProcess(m_options.operatorGroup);
+    const StatusAccessPolicy &policy = *m_policy;
     while (QLocalSocket *socket = m_server->nextPendingConnection()) {
         QString credError;
         const auto peer = StatusAccessPolicy::readPeerCredentials(socket->socketDescriptor(), &credError);
@@ -175,7 +180,7 @@ void StatusServer::onNewConnection()
         client->socket = socket;
         socket->setReadBufferSize(maxLineBytes + 64 * 1024); // a flood is never buffered beyond one line
         client->uid = quint32(peer->uid);
-        client->snapshotTimer = m_clock.createTimer();
+        client->snapshotTimer = m_clock.createTimer(this);
         connect(client->snapshotTimer.get(), &ClockTimer::timeout, this, [this, socket] {
             const auto it = m_clients.constFind(socket);
             if (it != m_clients.constEnd())
@@ -184,8 +189,8 @@ void StatusServer::onNewConnection()
         m_clients.insert(socket, client);
         connect(socket, &QLocalSocket::readyRead, this, [this, socket] { onReadyRead(socket); });
         // Queued, so a disconnect noticed inside a write never re-enters the caller's loop.
-        connect(socket, &QLocalSocket::disconnected, this, [this, socket] {
-            if (retireClient(socket, false))
+        connect(socket, &QLocalSocket::disconnected, this, [this, guard = QPointer<QLocalSocket>(socket)] {
+            if (guard && retireClient(guard, false))
                 qCInfo(lcStatusServer).noquote() << "status client went away;" << m_clients.size() << "remain";
         }, Qt::QueuedConnection);
         qCInfo(lcStatusServer).noquote() << "status client admitted: uid" << client->uid << "(" + decision.reason + ")";

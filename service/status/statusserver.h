@@ -40,6 +40,8 @@ class QLocalSocket;
 
 namespace coreflow {
 
+class StatusAccessPolicy;
+
 struct StatusServerOptions {
     QString socketPath;                        // empty: StatusServer::defaultSocketPath()
     QString operatorGroup;                     // group name whose members may read; empty: none
@@ -66,7 +68,8 @@ public:
     ~StatusServer() override;
 
     // Removes a stale socket file at the path (refuses when a live server answers there or the path is
-    // not a socket), listens, and chmods the socket to options.socketMode. false + *error on failure.
+    // not a socket), listens, chmods the socket to options.socketMode and resolves the operator group
+    // (getgrnam, once). false + *error (one line, for the caller to log) on failure.
     bool start(QString *error);
     // Closes every client and removes the socket file. Idempotent.
     void stop();
@@ -105,6 +108,7 @@ private:
     std::function<status::RelayStatus()> m_provider;
     Clock &m_clock;
     QLocalServer *m_server = nullptr;
+    std::unique_ptr<StatusAccessPolicy> m_policy; // resolved in start()
     QHash<QLocalSocket *, std::shared_ptr<Client>> m_clients;
     std::deque<QByteArray> m_recentEvents; // serialized event lines
     QByteArray m_cachedSnapshot;

@@ -63,6 +63,53 @@ Result<QJsonObject> objectOf(QByteArrayView raw, const QString &member)
 Result<QJsonObject> Frame::requestObject() const { return objectOf(request, QStringLiteral("request")); }
 Result<QJsonObject> Frame::responseObject() const { return objectOf(response, QStringLiteral("response")); }
 
+std::optional<QByteArrayView> Frame::requestMember(std::string_view key, bool *readable) const
+{
+    *readable = false;
+    if (request.isEmpty() || raw.isEmpty())
+        return std::nullopt;
+    const char *begin = raw.constData();
+    const char *data = request.constData();
+    if (data < begin || data + request.size() > begin + raw.size())
+        return std::nullopt; // not a view into raw (e.g. the "{}" default): nothing to find
+    // parse() reserved SIMDJSON_PADDING bytes after raw, so the view may be read up to raw's capacity.
+    const size_t capacity = size_t(begin + raw.capacity() - data);
+    if (capacity < size_t(request.size()) + simdjson::SIMDJSON_PADDING)
+        return std::nullopt;
+    thread_local simdjson::ondemand::parser parser;
+    simdjson::ondemand::document doc;
+    if (parser.iterate(simdjson::padded_string_view(data, size_t(request.size()), capacity)).get(doc) != simdjson::SUCCESS)
+        return std::nullopt;
+    simdjson::ondemand::object object;
+    if (doc.get_object().get(object) != simdjson::SUCCESS)
+        return std::nullopt;
+    std::optional<QByteArrayView> found;
+    bool complete = true;
+    for (auto field : object) {
+        std::string_view k;
+        if (field.unescaped_key().get(k) != simdjson::SUCCESS) {
+            complete = false;
+            break;
+        }
+        if (k != key)
+            continue; // on-demand skips the unread value
+        simdjson::ondemand::value value;
+        std::string_view rawValue;
+        if (field.value().get(value) != simdjson::SUCCESS || rawJsonOf(value).get(rawValue) != simdjson::SUCCESS) {
+            complete = false;
+            break;
+        }
+        QByteArrayView v = viewOf(raw, rawValue);
+        if (v.isEmpty()) {
+            complete = false;
+            break;
+        }
+        found = v;
+    }
+    *readable = complete;
+    return complete ? found : std::nullopt;
+}
+
 Refusal Frame::errorRefusal() const
 {
     auto obj = objectOf(error, QStringLiteral("error"));
@@ -193,6 +240,24 @@ Result<Frame> Envelope::parse(QByteArray utf8)
 
 QByteArray Envelope::jsonString(QStringView text)
 {
+    // Fast path for what travels on every frame (method names, correlation ids): printable ASCII with
+    // nothing to escape is its own JSON text. Anything else takes the QJsonDocument path below.
+    bool plain = true;
+    for (const QChar ch : text) {
+        const char16_t u = ch.unicode();
+        if (u < 0x20 || u > 0x7e || u == u'"' || u == u'\\') {
+            plain = false;
+            break;
+        }
+    }
+    if (plain) {
+        QByteArray quoted;
+        quoted.reserve(text.size() + 2);
+        quoted += '"';
+        quoted += QStringView(text).toLatin1();
+        quoted += '"';
+        return quoted;
+    }
     QByteArray out = QJsonDocument(QJsonArray{text.toString()}).toJson(QJsonDocument::Compact);
     return out.mid(1, out.size() - 2);
 }

@@ -16,6 +16,8 @@
 #include <QByteArrayView>
 #include <QJsonObject>
 #include <QString>
+#include <optional>
+#include <string_view>
 
 namespace coreflow::contract {
 
@@ -36,6 +38,12 @@ struct Frame {
     // relay must read, e.g. request.session). Returns request-invalid naming the member on failure.
     Result<QJsonObject> requestObject() const;
     Result<QJsonObject> responseObject() const;
+    // The raw JSON of one top-level member of the request body (the last one when a key repeats, as
+    // QJsonDocument reads it), without parsing the rest: the relay reads request.session of a forwarded
+    // body this way instead of building a QJsonObject of the whole (carried) body. nullopt when absent.
+    // *readable is false when this reader cannot run on the frame (a Frame not made by parse(), or an
+    // unreadable body); the caller then reads requestObject() instead.
+    std::optional<QByteArrayView> requestMember(std::string_view key, bool *readable) const;
     Refusal errorRefusal() const;
 };
 

@@ -1,6 +1,7 @@
 #include "offers.h"
 
 #include "exactkeyreader.h"
+#include "refusalnames.h"
 
 #include <QRegularExpression>
 
@@ -42,5 +43,39 @@ ProtocolOffer offerForPalletRuntime() { return ProtocolOffer{QString(sessionKind
 ProtocolOffer offerForClusterIngress() { return ProtocolOffer{QString(sessionKind::clusterIngress), contractRelease()}; }
 Release oldestAcceptedPalletRuntime() { return Release{32, 10, 1}; }
 Release oldestAcceptedClusterIngress() { return Release{32, 0, 0}; }
+
+std::optional<Refusal> judgePeerOffer(const QJsonValue &offerValue, QLatin1StringView kind)
+{
+    const bool pallet = kind == sessionKind::palletRuntime;
+    const ProtocolOffer own = pallet ? offerForPalletRuntime() : offerForClusterIngress();
+    const Release oldest = pallet ? oldestAcceptedPalletRuntime() : oldestAcceptedClusterIngress();
+    const Release mine = *Release::parse(own.release);
+    std::optional<ProtocolOffer> peer;
+    if (offerValue.isObject()) {
+        auto read = ProtocolOffer::read(offerValue.toObject(), QStringLiteral("request.offer"));
+        if (read)
+            peer = read.value();
+    }
+    if (peer && peer->sessionKind == kind) {
+        const Release theirs = *Release::parse(peer->release);
+        if (!(theirs < oldest) && theirs.major <= mine.major)
+            return std::nullopt;
+    }
+    Refusal refusal;
+    refusal.name = QString(refusal::protocolOfferRefused);
+    refusal.reason = QStringLiteral("this relay serves %1 from %2 (it speaks %3); the peer offered %4")
+                         .arg(QString(kind), oldest.toString(), own.release,
+                              peer ? peer->describe() : QStringLiteral("no readable offer"));
+    refusal.data = QJsonObject{{QStringLiteral("peerOffer"), peer ? QJsonValue(peer->toJson()) : QJsonValue(QJsonValue::Null)},
+                               {QStringLiteral("ownOffer"), own.toJson()}};
+    return refusal;
+}
+
+bool servesCloudlyOffer(const ProtocolOffer &answered)
+{
+    const auto theirs = Release::parse(answered.release);
+    const auto mine = Release::parse(contractRelease());
+    return answered.sessionKind == sessionKind::cloudlyClient && theirs && mine && theirs->major == mine->major;
+}
 
 } // namespace coreflow::contract

@@ -8,6 +8,8 @@
 #include "result.h"
 
 #include <QJsonObject>
+#include <QJsonValue>
+#include <optional>
 #include <QString>
 
 namespace coreflow::contract {
@@ -43,5 +45,14 @@ ProtocolOffer offerForPalletRuntime();
 ProtocolOffer offerForClusterIngress();
 Release oldestAcceptedPalletRuntime();   // 32.10.1
 Release oldestAcceptedClusterIngress();  // 32.0.0
+
+// Judges a cluster-hop peer's request.offer (docs/contract.md §2.2) for a session kind this relay serves
+// (palletRuntime or clusterIngress): servable when it reads exactly, names that kind, is at least the
+// kind's oldest accepted release and not of a newer major than this build. Otherwise the refusal
+// protocol-offer-refused with error.data { peerOffer: ProtocolOffer | null, ownOffer: ProtocolOffer }.
+// offerValue is request.offer as found (undefined when absent).
+std::optional<Refusal> judgePeerOffer(const QJsonValue &offerValue, QLatin1StringView kind);
+// Whether Cloudly's answered offer is one this build serves (cloudlyClient, same major).
+bool servesCloudlyOffer(const ProtocolOffer &answered);
 
 } // namespace coreflow::contract

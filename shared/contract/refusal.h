@@ -11,6 +11,9 @@ namespace coreflow::contract {
 struct Refusal {
     QString name;
     QString reason;
+    // Further value-free members of error.data beside "name" (e.g. peerOffer/ownOffer of
+    // protocol-offer-refused). Never secret material.
+    QJsonObject data = {};
 
     QString text() const { return name + QStringLiteral(": ") + reason; }
     QJsonObject toErrorJson() const;

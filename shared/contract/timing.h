@@ -23,6 +23,7 @@ struct RelayTiming {
     qint64 escrowReofferIntervalMs = 30000;
     // seed "Cluster ingress"
     qint64 ingressRetryAfterMs = 5000;
+    qint64 ingressRequestTimeoutMs = 8000; // route-table hint and traffic-statistics bound (CI-11, CI-20)
     // Cloudly session (seed leaves these open; Decision D-11)
     qint64 reconnectInitialBackoffMs = 500;
     qint64 reconnectMaxBackoffMs = 30000;

@@ -289,10 +289,37 @@ Answer LoopbackCloudly::defaultAnswer(const contract::Frame &frame, const QJsonO
         return answerRelayCertificate(request);
     if (m == method::registerPalletRuntimeSession)
         return answerRegisterPalletRuntimeSession(request);
+    if (m == method::registerClusterIngress)
+        return answerRegisterClusterIngress(request);
+    if (m == method::registerClusterRelay)
+        return answerRegisterClusterRelay(request);
+    if (m == method::getClusterRouteTable)
+        return Answer::respond({{QStringLiteral("routeTable"), m_routeTable}});
     for (const auto &nodeMethod : method::nodeMethods)
         if (m == nodeMethod)
             return Answer::respond({{QStringLiteral("accepted"), true}});
+    for (const auto &nodeMethod : method::nodeSecretMethods)
+        if (m == nodeMethod)
+            return Answer::respond({{QStringLiteral("accepted"), true}});
     return Answer::refuse(refusal::methodNotServed, QStringLiteral("cloudly serves no method %1").arg(m));
+}
+
+Answer LoopbackCloudly::answerRegisterClusterRelay(const QJsonObject &request)
+{
+    if (!request.value(QStringLiteral("relay")).isObject() || !request.value(QStringLiteral("offer")).isObject()
+        || !request.value(QStringLiteral("registrationSequence")).isDouble())
+        return Answer::refuse(refusal::requestInvalid, QStringLiteral("registerClusterRelay needs relay, registrationSequence and offer"));
+    if (m_options.relayOrigin.isEmpty())
+        return Answer::refuse(refusal::relayClusterNotEnabled, QStringLiteral("no relay is enabled for this cluster"));
+    ++m_relayRecordGeneration;
+    return Answer::respond(QJsonObject{
+        {QStringLiteral("offer"), QJsonObject{{QStringLiteral("sessionKind"), QStringLiteral("cloudlyClient")},
+                                              {QStringLiteral("release"), m_options.release}}},
+        {QStringLiteral("origin"), m_options.relayOrigin},
+        {QStringLiteral("credential"), QJsonObject{{QStringLiteral("id"), m_relayCredentialId},
+                                                   {QStringLiteral("generation"), double(m_relayCredentialGeneration)}}},
+        {QStringLiteral("registration"), QJsonObject{{QStringLiteral("id"), QStringLiteral("relay-registration-1")},
+                                                     {QStringLiteral("generation"), double(m_relayRecordGeneration)}}}});
 }
 
 qint64 LoopbackCloudly::now() const
@@ -381,6 +408,18 @@ Answer LoopbackCloudly::answerRelayCertificate(const QJsonObject &request)
     if (issued.isNull())
         return Answer::refuse(QLatin1StringView("certificate-unavailable"), QStringLiteral("the test CA failed"));
     return Answer::respond(certificateResponse(domain, issued));
+}
+
+Answer LoopbackCloudly::answerRegisterClusterIngress(const QJsonObject &request)
+{
+    const QJsonValue ingressId = request.value(QStringLiteral("ingressId"));
+    if (!ingressId.isString() || ingressId.toString().isEmpty())
+        return Answer::refuse(refusal::requestInvalid, QStringLiteral("field ingressId is missing or not a string"));
+    return Answer::respond(
+        {{QStringLiteral("offer"),
+          contract::ProtocolOffer{QString(contract::sessionKind::clusterIngress), m_options.release}.toJson()},
+         {QStringLiteral("ingress"), QJsonObject{{QStringLiteral("id"), ingressId.toString()},
+                                                 {QStringLiteral("generation"), ++m_ingressGeneration}}}});
 }
 
 Answer LoopbackCloudly::answerRegisterPalletRuntimeSession(const QJsonObject &request)

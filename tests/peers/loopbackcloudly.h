@@ -27,6 +27,10 @@
 //          is refused request-invalid.
 //   getRuntimeManagedVpnCredential, getRuntimeRegistryCredential, reportRuntimeNetworkProtection,
 //   reportRuntimeAssignmentObservation, reportRuntimeAssignmentTerminalReceipt -> { accepted: true }
+//   registerClusterIngress { offer, ingressId, nodeId, authorization }
+//       -> { offer: { sessionKind: "clusterIngress", release: Options.release },
+//            ingress: { id: ingressId, generation: n } } (n counts accepted ingress registrations from 1).
+//   getClusterRouteTable {} -> { routeTable: setClusterRouteTable()'s value } (null until one is set).
 //   any other method -> refusal "method-not-served: cloudly serves no method <name>".
 //
 // Any WebSocket peer may dial it (the relay, or a SimulatedPalletNode in a peer self-test); every
@@ -128,6 +132,17 @@ public:
     static QJsonObject certificateResponse(const QString &domain, const IssuedCertificate &material);
 
     void setRelayRegistrationGeneration(qint64 generation);
+    // What getClusterRouteTable answers as routeTable: a ClusterRouteTable object, or null (the default).
+    void setClusterRouteTable(const QJsonValue &table) { m_routeTable = table; }
+    // registerClusterRelay's default acceptance: { offer, origin: Options.relayOrigin, credential:
+    // { id, generation } (settable; "rotating" the generation makes later acceptances name another
+    // one), registration: { id: "relay-registration-1", generation: +1 per acceptance } }.
+    void setRelayCredential(const QString &id, qint64 generation)
+    {
+        m_relayCredentialId = id;
+        m_relayCredentialGeneration = generation;
+    }
+    qint64 relayRegistrationRecordGeneration() const { return m_relayRecordGeneration; }
     qint64 relayRegistrationGeneration() const;
     void setRelayOrigin(const QString &origin);           // "" -> relay: null
     void setBearer(const QByteArray &bearer);
@@ -191,6 +206,8 @@ private:
     Answer answerClusterConfig();
     Answer answerRelayCertificate(const QJsonObject &request);
     Answer answerRegisterPalletRuntimeSession(const QJsonObject &request);
+    Answer answerRegisterClusterIngress(const QJsonObject &request);
+    Answer answerRegisterClusterRelay(const QJsonObject &request);
 
     TestCertificateAuthority m_ca;
     Options m_options;
@@ -206,6 +223,11 @@ private:
     QList<contract::SessionBinding> m_issuedBindings;
     int m_registeredSessions = 0;
     qint64 m_generation = 0;
+    QJsonValue m_routeTable = QJsonValue(QJsonValue::Null);
+    QString m_relayCredentialId = QStringLiteral("relay-credential-1");
+    qint64 m_relayCredentialGeneration = 1;
+    qint64 m_relayRecordGeneration = 0;
+    qint64 m_ingressGeneration = 0;
     std::optional<QJsonObject> m_certificateOverride; // { domain?, certificatePem, privateKeyPem }
     QHash<QString, PendingPush> m_pendingPushes;
     quint64 m_pushCounter = 0;

@@ -1,0 +1,15 @@
+#pragma once
+// BindingsTableModel: platform bindings. Columns: Name, Capability, Node, Status, Reason.
+#include "rowtablemodel.h"
+#include "status/relaystatus.h"
+
+namespace coreflow::console {
+
+class BindingsTableModel : public RowTableModel {
+    Q_OBJECT
+public:
+    explicit BindingsTableModel(QObject *parent = nullptr);
+    void setBindings(const QList<status::PlatformBinding> &bindings);
+};
+
+} // namespace coreflow::console

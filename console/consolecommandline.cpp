@@ -1,0 +1,100 @@
+#include "consolecommandline.h"
+
+#include "status/statussocketpath.h"
+
+namespace coreflow::console {
+
+ConsoleCommandLine ConsoleCommandLine::parse(const QStringList &arguments)
+{
+    ConsoleCommandLine cl;
+    QStringList modes;
+    bool help = false;
+    bool version = false;
+    for (int i = 1; i < arguments.size(); ++i) {
+        const QString &a = arguments[i];
+        if (a == QLatin1String("--text") || a == QLatin1String("--json") || a == QLatin1String("--watch")) {
+            modes << a;
+        } else if (a == QLatin1String("--help") || a == QLatin1String("-h")) {
+            help = true;
+        } else if (a == QLatin1String("--version")) {
+            version = true;
+        } else if (a == QLatin1String("--socket")) {
+            if (i + 1 >= arguments.size() || arguments[i + 1].isEmpty()) {
+                cl.mode = Mode::UsageError;
+                cl.error = QStringLiteral("--socket needs a PATH");
+                return cl;
+            }
+            cl.socketPath = arguments[++i];
+        } else if (a.startsWith(QLatin1String("--socket="))) {
+            cl.socketPath = a.mid(9);
+            if (cl.socketPath.isEmpty()) {
+                cl.mode = Mode::UsageError;
+                cl.error = QStringLiteral("--socket needs a PATH");
+                return cl;
+            }
+        } else {
+            cl.mode = Mode::UsageError;
+            cl.error = QStringLiteral("unknown argument: %1").arg(a);
+            return cl;
+        }
+    }
+    if (help) {
+        cl.mode = Mode::Help;
+        return cl;
+    }
+    if (version) {
+        cl.mode = Mode::Version;
+        return cl;
+    }
+    if (modes.size() > 1) {
+        cl.mode = Mode::UsageError;
+        cl.error = QStringLiteral("choose one of --text, --json, --watch (got %1)").arg(modes.join(QLatin1Char(' ')));
+        return cl;
+    }
+    if (modes.isEmpty())
+        cl.mode = Mode::Gui;
+    else if (modes[0] == QLatin1String("--text"))
+        cl.mode = Mode::Text;
+    else if (modes[0] == QLatin1String("--json"))
+        cl.mode = Mode::Json;
+    else
+        cl.mode = Mode::Watch;
+    if (cl.socketPath.isEmpty())
+        cl.socketPath = status::defaultStatusSocketPath(status::StatusSocketSide::Client);
+    return cl;
+}
+
+QString ConsoleCommandLine::helpText()
+{
+    return QStringLiteral(
+               "Usage: coreflow-console [--text | --json | --watch] [--socket PATH]\n"
+               "\n"
+               "Shows a coreflow relay's live status, read-only, from its status socket.\n"
+               "\n"
+               "Modes:\n"
+               "  (none)         the desktop window (needs a display)\n"
+               "  --text         print one snapshot as plain text and exit (no display needed)\n"
+               "  --json         print one snapshot as JSON (the status object) and exit\n"
+               "  --watch        a refreshing plain-text view; reconnects on its own; Ctrl-C ends it\n"
+               "\n"
+               "Options:\n"
+               "  --socket PATH  the status socket (default: %1)\n"
+               "  --help         this text\n"
+               "  --version      the console's build\n"
+               "\n"
+               "Exit codes:\n"
+               "  0  ok\n"
+               "  2  usage error\n"
+               "  3  cannot connect (no relay listening at the socket, or it closed before a snapshot)\n"
+               "  4  access refused (socket permissions, or the relay's status-access-denied)\n"
+               "  5  protocol error (the peer does not speak status protocol version 1)\n")
+        .arg(status::defaultStatusSocketPath(status::StatusSocketSide::Client));
+}
+
+QString ConsoleCommandLine::versionText()
+{
+    return QStringLiteral("coreflow-console %1 (contract %2, status protocol 1)\n")
+        .arg(QStringLiteral(COREFLOW_BUILD_VERSION), QStringLiteral(COREFLOW_CONTRACT_RELEASE));
+}
+
+} // namespace coreflow::console

@@ -1,0 +1,5 @@
+#include "consolelog.h"
+
+namespace coreflow::console {
+Q_LOGGING_CATEGORY(lcConsole, "coreflow.console")
+}

@@ -1,0 +1,32 @@
+#include "escrowtablemodel.h"
+
+#include "terminalview.h"
+
+namespace coreflow::console {
+
+EscrowTableModel::EscrowTableModel(QObject *parent)
+    : RowTableModel({tr("Node"), tr("Projection"), tr("Generation"), tr("Renewals"), tr("Current window (UTC)"),
+                     tr("Next window (UTC)"), tr("Last offer")},
+                    parent)
+{
+}
+
+void EscrowTableModel::setRuns(const QList<status::EscrowRun> &runs)
+{
+    QList<Row> rows;
+    rows.reserve(runs.size());
+    for (const auto &e : runs) {
+        const QString window = (e.currentWindowStartMs == 0 && e.currentWindowEndMs == 0)
+                                   ? QStringLiteral("-")
+                                   : TerminalView::isoUtc(e.currentWindowStartMs) + QStringLiteral("..")
+                                         + TerminalView::isoUtc(e.currentWindowEndMs);
+        rows.append(Row{{e.nodeId, TerminalView::orDash(e.projectionId), QString::number(e.projectionGeneration),
+                         QString::number(e.renewalCount), window, TerminalView::isoUtc(e.nextWindowStartMs),
+                         TerminalView::orDash(e.lastOfferResult)},
+                        {QVariant(), QVariant(), e.projectionGeneration, e.renewalCount, e.currentWindowStartMs,
+                         e.nextWindowStartMs, QVariant()}});
+    }
+    setRows(std::move(rows));
+}
+
+} // namespace coreflow::console

@@ -1,0 +1,19 @@
+#pragma once
+// KeyValueTableModel: a two-column Property/Value table for the single-object panes (Relay overview,
+// Ingress, VPN hub).
+#include "rowtablemodel.h"
+
+#include <utility>
+
+namespace coreflow::console {
+
+class KeyValueTableModel : public RowTableModel {
+    Q_OBJECT
+public:
+    explicit KeyValueTableModel(QObject *parent = nullptr);
+    void setPairs(const QList<std::pair<QString, QString>> &pairs);
+    // The value shown for a property, or a null QString.
+    QString value(const QString &property) const;
+};
+
+} // namespace coreflow::console

@@ -1,0 +1,78 @@
+// coreflow-console: the operator's read-only view of a relay (desktop window or terminal modes).
+// Usage and exit codes: consolecommandline.h / `coreflow-console --help`.
+#include "consolecommandline.h"
+#include "consoleexitcodes.h"
+#include "mainwindow.h"
+#include "statusclient.h"
+#include "terminalrunner.h"
+#include "util/clock.h"
+
+#include <QApplication>
+#include <QCoreApplication>
+#include <QFile>
+#include <QLoggingCategory>
+
+#include <cstdio>
+
+using namespace coreflow;
+using namespace coreflow::console;
+
+namespace {
+int writeAndReturn(FILE *stream, const QString &text, int code)
+{
+    const QByteArray bytes = text.toUtf8();
+    std::fwrite(bytes.constData(), 1, size_t(bytes.size()), stream);
+    std::fflush(stream);
+    return code;
+}
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QStringList arguments;
+    for (int i = 0; i < argc; ++i)
+        arguments << QString::fromLocal8Bit(argv[i]);
+    const ConsoleCommandLine cl = ConsoleCommandLine::parse(arguments);
+
+    switch (cl.mode) {
+    case ConsoleCommandLine::Mode::Help: return writeAndReturn(stdout, ConsoleCommandLine::helpText(), exitcode::ok);
+    case ConsoleCommandLine::Mode::Version: return writeAndReturn(stdout, ConsoleCommandLine::versionText(), exitcode::ok);
+    case ConsoleCommandLine::Mode::UsageError:
+        return writeAndReturn(stderr, QStringLiteral("coreflow-console: %1\nTry coreflow-console --help.\n").arg(cl.error),
+                              exitcode::usage);
+    default: break;
+    }
+
+    SystemClock clock;
+    if (cl.headless()) {
+        // Terminal modes never touch a display: a plain QCoreApplication.
+        QCoreApplication app(argc, argv);
+        QCoreApplication::setApplicationName(QStringLiteral("coreflow-console"));
+        // The terminal modes report on stdout/stderr themselves; the log lines would only repeat them
+        // (and break the --watch screen). QT_LOGGING_RULES still turns them on.
+        if (qEnvironmentVariableIsEmpty("QT_LOGGING_RULES"))
+            QLoggingCategory::setFilterRules(QStringLiteral("coreflow.console.info=false\ncoreflow.console.warning=false"));
+        QFile out;
+        QFile err;
+        out.open(1, QIODevice::WriteOnly | QIODevice::Unbuffered, QFileDevice::DontCloseHandle);
+        err.open(2, QIODevice::WriteOnly | QIODevice::Unbuffered, QFileDevice::DontCloseHandle);
+        const auto mode = cl.mode == ConsoleCommandLine::Mode::Text   ? TerminalRunner::Mode::Text
+                          : cl.mode == ConsoleCommandLine::Mode::Json ? TerminalRunner::Mode::Json
+                                                                      : TerminalRunner::Mode::Watch;
+        TerminalRunner runner(mode, cl.socketPath, clock, &out, &err);
+        QObject::connect(&runner, &TerminalRunner::finished, &app, &QCoreApplication::exit, Qt::QueuedConnection);
+        runner.start();
+        return app.exec();
+    }
+
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("coreflow-console"));
+    StatusClient::Options options;
+    options.socketPath = cl.socketPath;
+    StatusClient client(options, clock);
+    MainWindow window(cl.socketPath);
+    window.attachClient(&client);
+    window.show();
+    client.start();
+    return app.exec();
+}

@@ -1,0 +1,25 @@
+#include "nodestablemodel.h"
+
+#include "terminalview.h"
+
+namespace coreflow::console {
+
+NodesTableModel::NodesTableModel(QObject *parent)
+    : RowTableModel({tr("Node"), tr("Since (UTC)"), tr("Carriers"), tr("Last method"), tr("Last forward (UTC)"), tr("In flight")},
+                    parent)
+{
+}
+
+void NodesTableModel::setNodes(const QList<status::CarriedNode> &nodes)
+{
+    QList<Row> rows;
+    rows.reserve(nodes.size());
+    for (const auto &n : nodes)
+        rows.append(Row{{n.nodeId, TerminalView::isoUtc(n.sinceMs), QString::number(n.carrierCount),
+                         TerminalView::orDash(n.lastMethod), TerminalView::isoUtc(n.lastForwardAtMs),
+                         QString::number(n.forwardsInFlight)},
+                        {QVariant(), n.sinceMs, n.carrierCount, QVariant(), n.lastForwardAtMs, n.forwardsInFlight}});
+    setRows(std::move(rows));
+}
+
+} // namespace coreflow::console

@@ -1,0 +1,43 @@
+#pragma once
+// TerminalView: the console's plain-text and JSON renderings of a RelayStatus (--text, --watch, --json).
+//
+// renderText() has a stable layout, so scripts and golden tests can rely on it: sections in this order,
+// each a heading line followed by two-space-indented lines, one blank line between sections:
+//   RELAY, READINESS, CLOUDLY SESSION, LISTENER, NODES (n), ESCROW (n), INGRESS, BINDINGS (n), VPN HUB,
+//   COUNTERS.
+// Key/value lines pad the key to 20 columns. Tables (NODES, ESCROW, BINDINGS) have an upper-case header
+// row, columns separated by two spaces and padded to their widest cell, no trailing blanks; rows are
+// sorted by node id (bindings by name). Times are ISO-8601 UTC with seconds ("2023-11-14T22:13:20Z");
+// 0 is "-". Booleans are "yes"/"no"; empty strings and nulls are "-". The text ends with a newline.
+//
+// renderJson() is the status object (RelayStatus::toJson()) pretty-printed with sorted keys.
+#include "statusevent.h"
+#include "status/relaystatus.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QString>
+
+namespace coreflow::console {
+
+class TerminalView {
+public:
+    static QString renderText(const status::RelayStatus &status);
+    static QByteArray renderJson(const status::RelayStatus &status);
+    // --watch: a header line (socket, connection state, last update) then renderText(), then up to
+    // `eventTail` recent events. No terminal control codes (the caller clears the screen).
+    static QString renderWatch(const QString &socketPath, const QString &connectionLine,
+                               const std::optional<status::RelayStatus> &status, const QList<StatusEvent> &recentEvents,
+                               int eventTail = 10);
+
+    static QString isoUtc(qint64 unixMs);             // "-" for 0
+    static QString yesNo(bool value) { return value ? QStringLiteral("yes") : QStringLiteral("no"); }
+    static QString orDash(const QString &value) { return value.isEmpty() ? QStringLiteral("-") : value; }
+    static QString refusalLine(const status::ReadinessRefusal &refusal); // "hop: line [peer offer X; own offer Y]"
+    // Columns padded to their widest cell, joined by two spaces, trailing blanks trimmed; each line
+    // prefixed with `indent`.
+    static QStringList formatTable(const QStringList &headers, const QList<QStringList> &rows,
+                                   const QString &indent = QStringLiteral("  "));
+};
+
+} // namespace coreflow::console

@@ -1,0 +1,70 @@
+#pragma once
+// EpollEventDispatcher: the relay's main-thread event dispatcher (Linux epoll).
+//
+// Why: Qt's default dispatchers (glib, and QEventDispatcherUNIX) hand every registered socket
+// notifier to poll() on every turn of the loop and keep notifiers in lists, so each loop turn and
+// each write-notifier toggle costs O(open sockets). With thousands of node sessions that dominated
+// the relay's CPU per forwarded frame (bench/README.md: glib poll, sock_poll, tcp_poll and
+// unregisterSocketNotifier at the top of the profile). Here a notifier change is one epoll_ctl and a
+// loop turn costs O(ready sockets + due timers).
+//
+// Semantics follow QEventDispatcherUNIX: level-triggered socket activation (QEvent::SockAct sent to
+// the notifier), timers fired by sending QTimerEvent (all timer types treated as precise, ms
+// resolution), posted events sent at the start of each turn, wakeUp() through an eventfd.
+// Installed by main() for the main thread only (COREFLOW_EVENT_DISPATCHER=qt keeps Qt's default).
+#include <QAbstractEventDispatcher>
+#include <QHash>
+
+#include <atomic>
+#include <map>
+#include <utility>
+
+namespace coreflow {
+
+class EpollEventDispatcher final : public QAbstractEventDispatcher {
+    Q_OBJECT
+public:
+    explicit EpollEventDispatcher(QObject *parent = nullptr);
+    ~EpollEventDispatcher() override;
+
+    bool isValid() const { return m_epoll >= 0 && m_wake >= 0; }
+
+    bool processEvents(QEventLoop::ProcessEventsFlags flags) override;
+    void registerSocketNotifier(QSocketNotifier *notifier) override;
+    void unregisterSocketNotifier(QSocketNotifier *notifier) override;
+    void registerTimer(int timerId, qint64 interval, Qt::TimerType timerType, QObject *object) override;
+    bool unregisterTimer(int timerId) override;
+    bool unregisterTimers(QObject *object) override;
+    QList<TimerInfo> registeredTimers(QObject *object) const override;
+    int remainingTime(int timerId) override;
+    void wakeUp() override;
+    void interrupt() override;
+
+private:
+    struct FdNotifiers {
+        QSocketNotifier *read = nullptr;
+        QSocketNotifier *write = nullptr;
+        QSocketNotifier *exception = nullptr;
+        quint32 events = 0; // the epoll interest last set
+    };
+    struct Timer {
+        qint64 intervalMs = 0;
+        Qt::TimerType type = Qt::CoarseTimer;
+        QObject *object = nullptr;
+        qint64 deadlineNs = 0;
+    };
+
+    void updateInterest(int fd, FdNotifiers &entry);
+    void activate(int fd, quint32 events);
+    bool fireTimers();
+    int waitTimeoutMs() const;
+
+    int m_epoll = -1;
+    int m_wake = -1;
+    std::atomic<bool> m_interrupt{false};
+    QHash<int, FdNotifiers> m_fds;
+    QHash<int, Timer> m_timers;
+    std::map<std::pair<qint64, int>, int> m_deadlines; // (deadlineNs, timerId) -> timerId
+};
+
+} // namespace coreflow

@@ -1,0 +1,30 @@
+#include "forwardercourier.h"
+
+#include "contract/methods.h"
+#include "contract/refusalnames.h"
+#include "forwarding/sessionforwarder.h"
+
+namespace coreflow {
+
+using namespace contract;
+
+std::optional<SessionBinding> ForwarderCourier::currentBinding(const QString &nodeId) const
+{
+    const NodeConnection *c = m_forwarder.carriedNode(nodeId);
+    if (!c || !c->binding)
+        return std::nullopt;
+    return c->binding;
+}
+
+void ForwarderCourier::deliver(const QString &nodeId, const QByteArray &rawRequest, qint64 timeoutMs, Delivered done)
+{
+    NodeConnection *c = m_forwarder.carriedNode(nodeId);
+    if (!c || !c->isOpen()) {
+        const Refusal r{QString(refusal::nodeNotConnected), QStringLiteral("node %1 is not connected to this relay").arg(nodeId)};
+        done(nullptr, &r);
+        return;
+    }
+    m_forwarder.requestConnection(c, QString(method::applyRuntimeNetworkDnsLeaseRenewal), rawRequest, timeoutMs, std::move(done));
+}
+
+} // namespace coreflow

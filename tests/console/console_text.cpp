@@ -1,0 +1,126 @@
+// console_text: --text and --json renderings of fixture snapshots against golden files
+// (tests/console/golden/), directly and end to end through a live status socket.
+// Regenerate goldens after an intended layout change: COREFLOW_UPDATE_GOLDEN=1 ./console_text
+#include "consolefixtures.h"
+#include "consoleexitcodes.h"
+#include "statusserver.h"
+#include "terminalrunner.h"
+#include "terminalview.h"
+#include "util/manualclock.h"
+
+#include <QBuffer>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace coreflow;
+using namespace coreflow::console;
+using namespace coreflow::consoletest;
+
+namespace {
+
+status::RelayStatus fixtureByName(const QString &name)
+{
+    if (name == QLatin1String("ready"))
+        return readyStatus();
+    if (name == QLatin1String("refused"))
+        return refusedStatus();
+    if (name == QLatin1String("parked"))
+        return parkedStatus();
+    return fiftyNodesStatus();
+}
+
+QByteArray golden(const QString &file, const QByteArray &actual)
+{
+    const QString path = QStringLiteral(COREFLOW_GOLDEN_DIR "/") + file;
+    if (qEnvironmentVariableIsSet("COREFLOW_UPDATE_GOLDEN")) {
+        QFile f(path);
+        if (f.open(QIODevice::WriteOnly))
+            f.write(actual);
+        return actual;
+    }
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return QByteArray("<missing golden ") + path.toUtf8() + ">";
+    return f.readAll();
+}
+
+} // namespace
+
+class ConsoleTextTest : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void goldens_data()
+    {
+        QTest::addColumn<QString>("fixture");
+        for (const char *n : {"ready", "refused", "parked", "nodes50"})
+            QTest::newRow(n) << QString::fromLatin1(n);
+    }
+
+    void goldens()
+    {
+        QFETCH(QString, fixture);
+        const status::RelayStatus s = fixtureByName(fixture);
+        const QByteArray text = TerminalView::renderText(s).toUtf8();
+        const QByteArray json = TerminalView::renderJson(s);
+        QCOMPARE(text, golden(fixture + QStringLiteral(".txt"), text));
+        QCOMPARE(json, golden(fixture + QStringLiteral(".json"), json));
+        // The JSON is the status object and reads back to the same status.
+        QCOMPARE(status::RelayStatus::fromJson(QJsonDocument::fromJson(json).object()), s);
+    }
+
+    void textLayoutIsStable()
+    {
+        const QString text = TerminalView::renderText(fiftyNodesStatus());
+        // Section order, as documented.
+        QStringList headings;
+        for (const QString &line : text.split(QLatin1Char('\n')))
+            if (!line.isEmpty() && !line.startsWith(QLatin1Char(' ')))
+                headings << line;
+        QCOMPARE(headings, (QStringList{"RELAY", "READINESS", "CLOUDLY SESSION", "LISTENER", "NODES (50)", "ESCROW (0)",
+                                        "INGRESS", "BINDINGS (0)", "VPN HUB", "COUNTERS"}));
+        QVERIFY(!text.contains(QStringLiteral(" \n"))); // no trailing blanks
+        QVERIFY(text.contains(QStringLiteral("2023-11-14T22:13:20Z")));
+        // Rendering is a pure function of the status: node order in the input does not matter.
+        status::RelayStatus shuffled = fiftyNodesStatus();
+        std::reverse(shuffled.nodes.begin(), shuffled.nodes.end());
+        QCOMPARE(TerminalView::renderText(shuffled), text);
+        QCOMPARE(TerminalView::isoUtc(0), QStringLiteral("-"));
+        QCOMPARE(TerminalView::isoUtc(t0 + 999), QStringLiteral("2023-11-14T22:13:20Z"));
+    }
+
+    void endToEndThroughTheSocket_data() { goldens_data(); }
+
+    void endToEndThroughTheSocket()
+    {
+        QFETCH(QString, fixture);
+        QTemporaryDir dir;
+        ManualClock serverClock;
+        const status::RelayStatus s = fixtureByName(fixture);
+        StatusServer server({dir.filePath(QStringLiteral("status.sock")), {}}, [&] { return s; }, serverClock);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+
+        for (const auto mode : {TerminalRunner::Mode::Text, TerminalRunner::Mode::Json}) {
+            SystemClock clock;
+            QBuffer out;
+            QBuffer err;
+            out.open(QIODevice::WriteOnly);
+            err.open(QIODevice::WriteOnly);
+            TerminalRunner runner(mode, server.socketPath(), clock, &out, &err);
+            QSignalSpy finished(&runner, &TerminalRunner::finished);
+            runner.start();
+            QVERIFY(finished.wait(5000));
+            QCOMPARE(finished[0][0].toInt(), exitcode::ok);
+            QCOMPARE(err.data(), QByteArray());
+            const QString file = fixture + (mode == TerminalRunner::Mode::Text ? QStringLiteral(".txt") : QStringLiteral(".json"));
+            QCOMPARE(out.data(), golden(file, out.data()));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(ConsoleTextTest)
+#include "console_text.moc"

@@ -1,0 +1,85 @@
+#include "consolefixtures.h"
+
+namespace coreflow::consoletest {
+
+namespace {
+status::RelayStatus base()
+{
+    status::RelayStatus s;
+    s.build = QStringLiteral("0.1.0");
+    s.contractRelease = QStringLiteral("33.1.0");
+    s.nodeId = QStringLiteral("relay-fra-1");
+    s.startedAtMs = t0;
+    s.generatedAtMs = t0 + 3'600'000;
+    s.ready = true;
+    s.cloudly = {true, true, 4, t0 + 86'400'000, QStringLiteral("cred-8c1f"), 3, QStringLiteral("wss://cloudly.example.net/relay")};
+    s.listener = {true, QStringLiteral("0.0.0.0"), 8443, QStringLiteral("https://relay-fra-1.example.net"), QString()};
+    s.ingress = {true, 17, 12, 9};
+    s.vpn = {true, QStringLiteral("10.70.0.1"), 4433, 5, 3};
+    s.counters.forwards = 1234;
+    s.counters.pushes = 321;
+    s.counters.reconnects = 2;
+    s.counters.refusalsByName.insert(QStringLiteral("node-not-connected"), 3);
+    s.counters.refusalsByName.insert(QStringLiteral("method-not-served"), 1);
+    return s;
+}
+} // namespace
+
+status::RelayStatus readyStatus()
+{
+    status::RelayStatus s = base();
+    s.nodes = {
+        {QStringLiteral("node-b"), t0 + 60'000, 2, QStringLiteral("pushContainerStatus"), t0 + 3'500'000, 1},
+        {QStringLiteral("node-a"), t0 + 30'000, 1, QStringLiteral("getServiceConfig"), t0 + 3'590'000, 0},
+        {QStringLiteral("node-c"), t0 + 90'000, 5, QString(), 0, 0},
+    };
+    s.escrow = {
+        {QStringLiteral("node-a"), QStringLiteral("proj-a1"), 4, 2, t0 + 3'000'000, t0 + 3'900'000, t0 + 3'900'000,
+         QStringLiteral("accepted")},
+        {QStringLiteral("node-b"), QStringLiteral("proj-b7"), 1, 0, 0, 0, t0 + 7'200'000, QString()},
+    };
+    s.bindings = {{QStringLiteral("corestore-main"), QStringLiteral("corestore"), QStringLiteral("node-a"),
+                   QStringLiteral("bound"), QString()}};
+    return s;
+}
+
+status::RelayStatus refusedStatus()
+{
+    status::RelayStatus s = base();
+    s.ready = false;
+    s.cloudly.connected = false;
+    s.cloudly.dispatchable = false;
+    s.cloudly.carrierCount = 0;
+    s.ingress = {false, std::nullopt, 0, 0};
+    s.vpn = {false, QString(), 0, std::nullopt, 0};
+    s.refusals = {
+        {QStringLiteral("cloudly"), QStringLiteral("33.0.0"), QStringLiteral("33.1.0"),
+         QStringLiteral("Cloudly offers contract 33.0.0; this relay needs 33.1.0")},
+        {QStringLiteral("clusterIngress"), std::nullopt, std::nullopt,
+         QStringLiteral("cluster-ingress-registration-refused: not-ready")},
+    };
+    return s;
+}
+
+status::RelayStatus parkedStatus()
+{
+    status::RelayStatus s = base();
+    s.ready = false;
+    s.parked = true;
+    s.parkedLine = QStringLiteral("relay-credential-generation-stale: credential generation 3 is behind 4");
+    s.refusals = {{QStringLiteral("registration"), std::nullopt, std::nullopt,
+                   QStringLiteral("relay-credential-generation-stale: parked until the credential is renewed")}};
+    return s;
+}
+
+status::RelayStatus fiftyNodesStatus()
+{
+    status::RelayStatus s = base();
+    for (int i = 0; i < 50; ++i)
+        s.nodes.append({QStringLiteral("node-%1").arg(i, 2, 10, QLatin1Char('0')), t0 + i * 1000, (i * 7) % 11,
+                        i % 2 ? QStringLiteral("pushContainerStatus") : QStringLiteral("getServiceConfig"),
+                        t0 + 3'000'000 + i * 500, i % 3});
+    return s;
+}
+
+} // namespace coreflow::consoletest

@@ -1,0 +1,283 @@
+// The DNS lease renewal escrow end to end: a relay between a LoopbackCloudly that hands it runs and then
+// goes away, and SimulatedPalletNodes that admit a renewal only when its window is current by their own
+// clock (the fixture's ManualClock). Rules: ES-03, ES-04, ES-08, ES-18..ES-27, ES-30..ES-32, ES-38,
+// OC-11 (renewal bytes never logged), FW-24.
+#include "dnsleaserenewalrunbuilder.h"
+#include "logcapture.h"
+#include "relayfixture.h"
+
+#include "cloudly/cloudlyconnector.h"
+#include "contract/methods.h"
+#include "contract/refusalnames.h"
+#include "escrow/leaseescrow.h"
+
+#include <QJsonDocument>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace coreflow;
+using namespace coreflow::testing;
+using coreflow::peers::Answer;
+using Builder = coreflow::peers::DnsLeaseRenewalRunBuilder;
+
+namespace {
+constexpr qint64 minute = 60000;
+const QString holdMethod = QStringLiteral("holdRuntimeNetworkDnsLeaseRenewals");
+const QString renewalMethod = QStringLiteral("applyRuntimeNetworkDnsLeaseRenewal");
+QByteArray bytes(const QJsonObject &o) { return QJsonDocument(o).toJson(QJsonDocument::Compact); }
+} // namespace
+
+class TstEscrow : public QObject {
+    Q_OBJECT
+    LogCapture log;
+
+    static void takeSessionDown(RelayFixture &f)
+    {
+        f.cloudly->refuseConnections(true);
+        f.cloudly->dropRelaySockets();
+        QTRY_VERIFY(!f.relay->cloudly()->isDispatchable());
+    }
+
+    static void bringSessionBack(RelayFixture &f)
+    {
+        f.cloudly->refuseConnections(false);
+        for (int i = 0; i < 200 && !f.relay->cloudly()->isDispatchable(); ++i) {
+            const qint64 due = f.relay->cloudly()->reconnectDueMs();
+            if (due > 0)
+                f.clock.advance(qMax<qint64>(0, due - f.clock.nowMs()));
+            QTest::qWait(20);
+        }
+        QVERIFY(f.relay->cloudly()->isDispatchable());
+    }
+
+    // Cloudly hands the relay a run for the node; returns the answer frame.
+    static contract::Frame hold(RelayFixture &f, const QJsonObject &request)
+    {
+        std::optional<contract::Frame> answer;
+        f.cloudly->push(holdMethod, request, [&](const contract::Frame &a) { answer = a; });
+        for (int i = 0; i < 200 && !answer; ++i)
+            QTest::qWait(10);
+        return answer.value_or(contract::Frame{});
+    }
+
+    // The node admits a renewal only when its window is current by its clock (the shared ManualClock).
+    static void admitByClock(RelayFixture &f, peers::SimulatedPalletNode &node)
+    {
+        node.setPushHandler(renewalMethod, [&f](const contract::Frame &, const QJsonObject &request) {
+            return Builder::acknowledge(request, f.clock.nowMs());
+        });
+    }
+
+    static qint64 pushedSequence(const peers::SimulatedPalletNode &node)
+    {
+        const QJsonObject request = QJsonDocument::fromJson(node.lastPushRawRequest(renewalMethod)).object();
+        return qint64(request.value("renewal").toObject().value("sequence").toDouble());
+    }
+
+private Q_SLOTS:
+    void init()
+    {
+        log.install();
+        log.clear();
+    }
+
+    // ES-03, ES-04, ES-08: served on the Cloudly lane only and answered { held }; a node asking is
+    // refused escrow-cloudly-only; a node this relay does not carry is escrow-node-not-carried.
+    void holdOnCloudlyLaneOnly_ES03_ES04_ES08()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        auto node = f.registeredNode("node-a");
+        const auto b = *node->session();
+        const auto p = Builder::projection("proj-1", 1);
+        const QJsonObject request = Builder::holdRequest(b, p, Builder::grid(b, p, f.clock.nowMs(), 3));
+        const contract::Frame answer = hold(f, request);
+        QVERIFY(!answer.hasError());
+        QCOMPARE(answer.responseObject().value(), (QJsonObject{{"held", 3}}));
+
+        QString refused;
+        node->call(holdMethod, request, [&](const contract::Frame &x) { refused = x.errorRefusal().name; });
+        QTRY_COMPARE(refused, QString(contract::refusal::escrowCloudlyOnly));
+
+        contract::SessionBinding stranger{"node-z", "cluster-1", "s-z", 0};
+        const contract::Frame notCarried = hold(f, Builder::holdRequest(stranger, p, Builder::grid(stranger, p, f.clock.nowMs(), 1)));
+        QCOMPARE(notCarried.errorRefusal().name, QString(contract::refusal::escrowNodeNotCarried));
+        QCOMPARE(f.relay->statusSnapshot().escrow.size(), 1);
+    }
+
+    // ES-18, ES-20, ES-19, ES-21, ES-22, ES-30: nothing while the session is up; the moment it is lost
+    // the latest window open for the margin is offered with the node's current binding and Cloudly's
+    // bytes; the next one at its start + 30 s, not a millisecond earlier; the node verifies the window.
+    void outageOffersTheRightWindows_ES18_ES19_ES20_ES21_ES22_ES30()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        auto node = f.registeredNode("node-a");
+        admitByClock(f, *node);
+        const auto b = *node->session();
+        const auto p = Builder::projection("proj-1", 1);
+        const qint64 t0 = f.clock.nowMs() - 12 * minute;
+        const QJsonArray renewals = Builder::grid(b, p, t0, 5);
+        QVERIFY(!hold(f, Builder::holdRequest(b, p, renewals)).hasError());
+        f.clock.advance(30000); // session up: nothing is released (ES-18)
+        QTest::qWait(50);
+        QCOMPARE(node->pushCount(renewalMethod), 0);
+
+        takeSessionDown(f);
+        QTRY_COMPARE(node->pushCount(renewalMethod), 1);
+        QCOMPARE(pushedSequence(*node), 2); // windows 1 and 2 overlap: the later one
+        const QJsonObject offered = QJsonDocument::fromJson(node->lastPushRawRequest(renewalMethod)).object();
+        QCOMPARE(offered.value("session").toObject(), b.toJson());
+        QVERIFY(node->lastPushRawRequest(renewalMethod).contains(bytes(renewals.at(1).toObject())));
+        QTRY_COMPARE(f.relay->statusSnapshot().escrow.value(0).lastOfferResult, QStringLiteral("admitted"));
+
+        // Window 3 opens at t0 + 20 min; it is offered at t0 + 20 min + 30 s (ES-19, ES-21).
+        f.clock.advance(t0 + 20 * minute + 29999 - f.clock.nowMs());
+        QTest::qWait(100);
+        QCOMPARE(node->pushCount(renewalMethod), 1);
+        f.clock.advance(1);
+        QTRY_COMPARE(node->pushCount(renewalMethod), 2);
+        QCOMPARE(pushedSequence(*node), 3);
+        QTRY_COMPARE(f.relay->statusSnapshot().escrow.value(0).lastOfferResult, QStringLiteral("admitted"));
+        const auto row = f.relay->statusSnapshot().escrow.value(0);
+        QCOMPARE(row.currentWindowStartMs, t0 + 20 * minute);
+        QCOMPARE(row.nextWindowStartMs, t0 + 30 * minute);
+
+        // ES-26: the session is back: the timer is cleared and nothing more is offered.
+        bringSessionBack(f);
+        QCOMPARE(f.relay->escrow()->releaseDueMs(), -1);
+        f.clock.advance(15 * minute);
+        QTest::qWait(100);
+        QCOMPARE(node->pushCount(renewalMethod), 2);
+        // OC-11, ES-01: a renewal's signature never reaches a log line.
+        const QString signature = renewals.at(1).toObject().value("signature").toString();
+        QVERIFY(!log.contains(signature));
+    }
+
+    // ES-24, ES-25: a node that refuses is offered the same renewal every 30 s until the window before
+    // it ends, and then no more until the next window opens.
+    void refusedOfferCadence_ES24_ES25()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        auto node = f.registeredNode("node-a");
+        node->setPushAnswer(renewalMethod, Answer::refuse(QLatin1StringView("dns-lease-clock-unqualified"), QStringLiteral("no NTS sample")));
+        const auto b = *node->session();
+        const auto p = Builder::projection("proj-1", 1);
+        const qint64 t0 = f.clock.nowMs() - 10 * minute - 10000; // window 2 opens (with margin) in 20 s
+        QVERIFY(!hold(f, Builder::holdRequest(b, p, Builder::grid(b, p, t0, 3))).hasError());
+        // The escrow announces every answered offer with statusChanged (and nothing else here).
+        QSignalSpy answered(f.relay->escrow(), &LeaseEscrow::statusChanged);
+        takeSessionDown(f);
+        QTRY_COMPARE(node->pushCount(renewalMethod), 1);
+        QCOMPARE(pushedSequence(*node), 1);
+        QTRY_COMPARE(answered.size(), 1);
+        // Walk the escrow's own timer: every offer of window 2 happens in [t0+10m30s, t0+15m).
+        QList<qint64> offersOfWindow2;
+        for (int i = 0; i < 40; ++i) {
+            const qint64 due = f.relay->escrow()->releaseDueMs();
+            QVERIFY(due > 0);
+            if (due >= t0 + 20 * minute)
+                break; // the next thing is window 3's opening
+            const int before = node->pushCount(renewalMethod);
+            const int answers = int(answered.size());
+            f.clock.advance(due - f.clock.nowMs());
+            QTRY_COMPARE(node->pushCount(renewalMethod), before + 1);
+            QCOMPARE(pushedSequence(*node), 2);
+            offersOfWindow2 << f.clock.nowMs();
+            QTRY_COMPARE(int(answered.size()), answers + 1);
+        }
+        QCOMPARE(offersOfWindow2.size(), 9);
+        QCOMPARE(offersOfWindow2.first(), t0 + 10 * minute + 30000);
+        for (int k = 1; k < offersOfWindow2.size(); ++k)
+            QCOMPARE(offersOfWindow2.at(k) - offersOfWindow2.at(k - 1), 30000);
+        QVERIFY(offersOfWindow2.last() < t0 + 15 * minute);
+        QCOMPARE(f.relay->escrow()->releaseDueMs(), t0 + 20 * minute + 30000);
+    }
+
+    // ES-31: a registration answered with another binding drops the run; the identical binding keeps it.
+    void registrationDropsOnlyANewBinding_ES31()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        auto node = f.registeredNode("node-a");
+        const auto b = *node->session();
+        const auto p = Builder::projection("proj-1", 1);
+        QVERIFY(!hold(f, Builder::holdRequest(b, p, Builder::grid(b, p, f.clock.nowMs(), 2))).hasError());
+        // Cloudly answers an identical registration with the historical binding.
+        f.cloudly->setHandler("registerPalletRuntimeSession", [&f, b](const contract::Frame &frame, const QJsonObject &request) {
+            Answer a = f.cloudly->defaultAnswer(frame, request);
+            QJsonObject response = QJsonDocument::fromJson(a.rawResponse).object();
+            response["session"] = b.toJson();
+            return Answer::respond(response);
+        });
+        bool again = false;
+        node->registerSession([&](const contract::Frame &x) { again = !x.hasError(); });
+        QTRY_VERIFY(again);
+        QVERIFY(f.relay->escrow()->holdsRunFor("node-a"));
+        f.cloudly->clearHandler("registerPalletRuntimeSession");
+        again = false;
+        node->registerSession([&](const contract::Frame &x) { again = !x.hasError(); });
+        QTRY_VERIFY(again);
+        QTRY_VERIFY(!f.relay->escrow()->holdsRunFor("node-a"));
+        QVERIFY(log.contains("node node-a: DNS lease renewal run dropped: the node registered another session"));
+    }
+
+    // ES-32, FW-24, D-08: the node's projection ACK retires a run it no longer renews.
+    void projectionAckRetiresTheRun_ES32_FW24()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        auto node = f.registeredNode("node-a");
+        const auto b = *node->session();
+        const auto p = Builder::projection("proj-1", 2);
+        QVERIFY(!hold(f, Builder::holdRequest(b, p, Builder::grid(b, p, f.clock.nowMs(), 2))).hasError());
+        auto ackWith = [&](const QJsonObject &projection) {
+            node->setPushAnswer("applyRuntimeNetworkProjection", Answer::respond(QJsonObject{{"projection", projection}, {"admitted", true}}));
+            bool answered = false;
+            f.cloudly->push("applyRuntimeNetworkProjection", QJsonObject{{"session", b.toJson()}, {"projection", projection}},
+                            [&](const contract::Frame &) { answered = true; });
+            QTRY_VERIFY(answered);
+        };
+        ackWith(Builder::projection("proj-1", 1)); // an earlier generation keeps it (D-08)
+        QVERIFY(f.relay->escrow()->holdsRunFor("node-a"));
+        ackWith(Builder::projection("proj-1", 3));
+        QVERIFY(!f.relay->escrow()->holdsRunFor("node-a"));
+    }
+
+    // ES-23: a node that is gone is not reached; its run is kept (it cannot register without Cloudly).
+    void goneNodeNotReached_ES23()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        auto node = f.registeredNode("node-a");
+        const auto b = *node->session();
+        const auto p = Builder::projection("proj-1", 1);
+        QVERIFY(!hold(f, Builder::holdRequest(b, p, Builder::grid(b, p, f.clock.nowMs() - minute, 2))).hasError());
+        node->close();
+        QTRY_VERIFY(f.relay->statusSnapshot().nodes.isEmpty());
+        takeSessionDown(f);
+        QTRY_COMPARE(f.relay->statusSnapshot().escrow.value(0).lastOfferResult, QString(contract::refusal::nodeNotConnected));
+        QCOMPARE(node->pushCount(renewalMethod), 0);
+    }
+
+    // ES-27, ES-38: stopping the relay stops the escrow before the node registry empties: nothing held,
+    // no timer, nothing offered afterwards.
+    void stopDropsCustody_ES27_ES38()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        auto node = f.registeredNode("node-a");
+        const auto b = *node->session();
+        const auto p = Builder::projection("proj-1", 1);
+        QVERIFY(!hold(f, Builder::holdRequest(b, p, Builder::grid(b, p, f.clock.nowMs(), 3))).hasError());
+        QVERIFY(f.stopRelay());
+        QCOMPARE(f.relay->escrow()->runCount(), 0);
+        QCOMPARE(f.relay->escrow()->releaseDueMs(), -1);
+        QVERIFY(f.relay->statusSnapshot().escrow.isEmpty());
+        QVERIFY(log.contains("escrow stopped; dropped the DNS lease renewal runs of 1 nodes"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TstEscrow)
+#include "tst_escrow.moc"

@@ -1,0 +1,143 @@
+// Outage continuity: after this relay's Cloudly session reconnects, the nodes registered under the old
+// carrier are asked to register again, spaced on the injected clock; an identity renewal on the
+// unbroken socket and a session that is still away close nobody.
+// Rules: OC-02, OC-03, OC-04, OC-05, OC-06, OC-07, OC-08, OC-09, OC-12.
+#include "logcapture.h"
+#include "relayfixture.h"
+
+#include "cloudly/cloudlyconnector.h"
+#include "forwarding/reregistrationwave.h"
+
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace coreflow;
+using namespace coreflow::testing;
+
+class TstOutageContinuity : public QObject {
+    Q_OBJECT
+    LogCapture log;
+
+    static void bringSessionBack(RelayFixture &f)
+    {
+        f.cloudly->refuseConnections(false);
+        for (int i = 0; i < 200 && !f.relay->cloudly()->isDispatchable(); ++i) {
+            const qint64 due = f.relay->cloudly()->reconnectDueMs();
+            if (due > 0)
+                f.clock.advance(qMax<qint64>(0, due - f.clock.nowMs()));
+            QTest::qWait(20);
+        }
+        QVERIFY(f.relay->cloudly()->isDispatchable());
+    }
+
+    static std::vector<std::unique_ptr<peers::SimulatedPalletNode>> registerNodes(RelayFixture &f, int n)
+    {
+        std::vector<std::unique_ptr<peers::SimulatedPalletNode>> nodes;
+        for (int i = 0; i < n; ++i)
+            nodes.push_back(f.registeredNode(QStringLiteral("node-%1").arg(i, 2, 10, QLatin1Char('0'))));
+        return nodes;
+    }
+
+private Q_SLOTS:
+    void init()
+    {
+        log.install();
+        log.clear();
+    }
+
+    // OC-03, OC-04, OC-05, OC-06, OC-07: a reconnect raises the carrier count; once dispatchable again,
+    // a 20-node wave closes every node 75 ms apart (well inside 5000 ms), each said out loud; the nodes
+    // see close code 4000. OC-08, OC-12: nodes that registered again under the new count stay open, and
+    // the relay itself registers nobody.
+    void twentyNodeWaveAfterReconnect_OC03_OC04_OC05_OC06_OC07_OC08_OC12()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        auto nodes = registerNodes(f, 20);
+        QCOMPARE(f.relay->statusSnapshot().nodes.size(), 20);
+        QCOMPARE(f.relay->cloudly()->carrierCount(), 1);
+        const int registrationsBefore = f.cloudly->callCount("registerPalletRuntimeSession");
+
+        QSignalSpy asked(f.relay->reregistrationWave(), &ReregistrationWave::nodeAsked);
+        f.cloudly->refuseConnections(true);
+        f.cloudly->dropRelaySockets();
+        QTRY_VERIFY(!f.relay->cloudly()->isDispatchable());
+        QCOMPARE(asked.size(), 0);
+        bringSessionBack(f);
+        QCOMPARE(f.relay->cloudly()->carrierCount(), 2);
+        QCOMPARE(asked.size(), 1); // the first close at once
+        const qint64 start = asked.at(0).at(1).toLongLong();
+        f.clock.advance(5000);
+        QCOMPARE(asked.size(), 20);
+        for (int i = 0; i < 20; ++i) {
+            QCOMPARE(asked.at(i).at(1).toLongLong() - start, i * 75);
+            QCOMPARE(asked.at(i).at(0).toString(), QStringLiteral("node-%1").arg(i, 2, 10, QLatin1Char('0')));
+        }
+        QVERIFY(asked.last().at(1).toLongLong() - start < 5000);
+        for (auto &node : nodes) {
+            QTRY_VERIFY(!node->isConnected());
+            QCOMPARE(node->closeCode(), 4000);
+            QVERIFY(log.contains(QStringLiteral("node %1 asked to re-register: this relay's Cloudly session changed").arg(node->nodeId())));
+        }
+        QTRY_VERIFY(f.relay->statusSnapshot().nodes.isEmpty());
+        QCOMPARE(f.cloudly->callCount("registerPalletRuntimeSession"), registrationsBefore); // OC-12
+
+        // The nodes come back and register under carrier 2: nobody is closed again.
+        std::vector<std::unique_ptr<peers::SimulatedPalletNode>> again = registerNodes(f, 20);
+        QCOMPARE(f.relay->statusSnapshot().nodes.size(), 20);
+        for (const auto &n : f.relay->statusSnapshot().nodes)
+            QCOMPARE(n.carrierCount, 2);
+        f.clock.advance(10000);
+        QTest::qWait(100);
+        QCOMPARE(asked.size(), 20);
+        for (auto &node : again)
+            QVERIFY(node->isConnected());
+    }
+
+    // OC-02: an identity renewal on the unbroken socket keeps the carrier count and closes no node.
+    void identityRenewalClosesNobody_OC02()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        auto nodes = registerNodes(f, 3);
+        const qint64 due = f.relay->cloudly()->identityRenewalDueMs();
+        QVERIFY(due > f.clock.nowMs());
+        QSignalSpy dispatchable(f.relay->cloudly(), &CloudlyConnector::dispatchable);
+        f.clock.advance(due - f.clock.nowMs());
+        QTRY_COMPARE(dispatchable.size(), 1);
+        QCOMPARE(dispatchable.at(0).at(1).toBool(), false); // same carrier
+        QCOMPARE(f.relay->cloudly()->carrierCount(), 1);
+        f.clock.advance(5000);
+        QTest::qWait(100);
+        for (auto &node : nodes)
+            QVERIFY(node->isConnected());
+        QVERIFY(!log.contains("asked to re-register"));
+    }
+
+    // OC-09: while the relay has no session nobody is closed, however long it takes; the wave starts
+    // only once the session is dispatchable again.
+    void noCloseWhileDisconnected_OC09()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        auto nodes = registerNodes(f, 3);
+        f.cloudly->refuseConnections(true);
+        f.cloudly->dropRelaySockets();
+        QTRY_VERIFY(!f.relay->cloudly()->isDispatchable());
+        for (int s = 0; s < 60; ++s) {
+            f.clock.advance(1000);
+            QTest::qWait(5);
+        }
+        QTest::qWait(100);
+        for (auto &node : nodes)
+            QVERIFY(node->isConnected());
+        QVERIFY(!log.contains("asked to re-register"));
+        bringSessionBack(f);
+        f.clock.advance(5000);
+        for (auto &node : nodes)
+            QTRY_VERIFY(!node->isConnected());
+    }
+};
+
+QTEST_GUILESS_MAIN(TstOutageContinuity)
+#include "tst_outagecontinuity.moc"

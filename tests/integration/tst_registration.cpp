@@ -1,0 +1,407 @@
+// Protocol negotiation on both hops, relay registration, readiness and parking (seed "Protocol
+// version", "Registering this relay"; docs/contract.md §2, §6.6, §6.6.1).
+// Rules: PV-02, PV-03, PV-05..PV-10, PV-12..PV-24, RR-01..RR-10, RR-15, RR-16, RR-18..RR-20, RR-23,
+// RR-25..RR-33, ON-01.
+#include "logcapture.h"
+#include "relayfixture.h"
+
+#include "app/readinessboard.h"
+#include "cloudly/cloudlyconnector.h"
+#include "registration/relayregistration.h"
+
+#include <QJsonDocument>
+#include <QTest>
+
+using namespace coreflow;
+using namespace coreflow::testing;
+using coreflow::peers::Answer;
+
+namespace {
+QJsonObject bodyOf(const peers::ReceivedFrame &frame) { return QJsonDocument::fromJson(frame.rawRequest).object(); }
+
+Answer acceptance(const QString &origin, const QString &credentialId, qint64 credentialGeneration, qint64 recordGeneration,
+                  const QString &release = QStringLiteral("33.1.0"))
+{
+    return Answer::respond(QJsonObject{
+        {"offer", QJsonObject{{"sessionKind", "cloudlyClient"}, {"release", release}}},
+        {"origin", origin},
+        {"credential", QJsonObject{{"id", credentialId}, {"generation", double(credentialGeneration)}}},
+        {"registration", QJsonObject{{"id", "relay-registration-1"}, {"generation", double(recordGeneration)}}}});
+}
+
+QStringList lines(const Readiness &r)
+{
+    QStringList out;
+    for (const auto &x : r.refusals)
+        out << x.hop + ": " + x.line;
+    return out;
+}
+} // namespace
+
+class TstRegistration : public QObject {
+    Q_OBJECT
+    LogCapture log;
+
+    static void renewIdentity(RelayFixture &f)
+    {
+        const qint64 due = f.relay->cloudly()->identityRenewalDueMs();
+        QVERIFY(due > 0);
+        const int before = f.cloudly->callCount("registerCloudlyClientSession");
+        f.clock.advance(due - f.clock.nowMs());
+        QTRY_COMPARE(f.cloudly->callCount("registerCloudlyClientSession"), before + 1);
+    }
+
+    static void reconnect(RelayFixture &f)
+    {
+        const int before = f.cloudly->callCount("registerCloudlyClientSession");
+        f.cloudly->dropRelaySockets();
+        for (int i = 0; i < 200 && f.cloudly->callCount("registerCloudlyClientSession") == before; ++i) {
+            const qint64 due = f.relay->cloudly()->reconnectDueMs();
+            if (due > 0)
+                f.clock.advance(due - f.clock.nowMs());
+            QTest::qWait(20);
+        }
+        QTRY_VERIFY(f.relay->cloudly()->isDispatchable());
+    }
+
+private Q_SLOTS:
+    void init()
+    {
+        log.install();
+        log.clear();
+    }
+
+    // RR-01..RR-03, RR-05, RR-07, RR-08, RR-10, RR-22, PV-02: sent after open, on every reconnect and
+    // every identity renewal; the bound endpoint verbatim; the same offer as the session registration.
+    void registersOnEveryRegistrationOfItsSession_RR01_RR02_RR08()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), 1);
+        QTRY_VERIFY(f.relay->checkReadiness().ready);
+        renewIdentity(f);
+        QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), 2);
+        reconnect(f);
+        QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), 3);
+        const auto sent = f.cloudly->requests("registerClusterRelay");
+        for (int i = 0; i < sent.size(); ++i) {
+            const QJsonObject body = bodyOf(sent.at(i));
+            QCOMPARE(body.keys(), (QStringList{"offer", "registrationSequence", "relay"}));
+            QCOMPARE(body.value("registrationSequence").toInt(), i);
+            const QJsonObject relay = body.value("relay").toObject();
+            QCOMPARE(relay.keys(), (QStringList{"listenAddress", "listenPort", "nodeId", "version"}));
+            QCOMPARE(relay.value("version").toString(), QStringLiteral("0.1.0"));
+            QCOMPARE(relay.value("nodeId").toString(), QStringLiteral("node-relay"));
+            QCOMPARE(relay.value("listenAddress").toString(), QStringLiteral("127.0.0.1"));
+            QCOMPARE(relay.value("listenPort").toInt(), int(f.relayPort));
+            QVERIFY(!sent.at(i).rawRequest.contains(f.bearer));
+        }
+        // PV-02: one offer source for both carriers.
+        const QJsonObject sessionOffer = bodyOf(*f.cloudly->lastRequest("registerCloudlyClientSession")).value("offer").toObject();
+        QCOMPARE(bodyOf(sent.first()).value("offer").toObject(), sessionOffer);
+        QCOMPARE(sessionOffer.value("release").toString(), QStringLiteral("33.1.0"));
+        // RR-24: the credential is pinned and stated once (id and generation only).
+        QCOMPARE(log.count("this relay is bound to cluster relay credential relay-credential-1 generation 1"), 1);
+        QCOMPARE(f.relay->statusSnapshot().cloudly.credentialId, QStringLiteral("relay-credential-1"));
+    }
+
+    // RR-04: no relay block, no listener, no registration.
+    void noRelayBlockRegistersNothing_RR04()
+    {
+        RelayFixture f(false);
+        QVERIFY(f.startRelay());
+        QTest::qWait(200);
+        QCOMPARE(f.cloudly->callCount("registerClusterRelay"), 0);
+    }
+
+    // RR-08: the sequence restarts at 0 with the process (a new composition root).
+    void sequenceRestartsPerProcess_RR08()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), 1);
+        QVERIFY(f.stopRelay());
+        f.relay.reset();
+        QVERIFY(f.startRelay());
+        QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), 2);
+        QCOMPARE(bodyOf(f.cloudly->requests("registerClusterRelay").last()).value("registrationSequence").toInt(), 0);
+    }
+
+    // RR-15, RR-16, RR-18, RR-19, RR-33: each refusal is logged by name, nothing is torn down, and the
+    // relay registers again on its next renewal.
+    void refusalsAreLoggedAndChangeNothing_RR15_data()
+    {
+        QTest::addColumn<QString>("name");
+        for (const char *n : {"relay-cluster-not-enabled", "relay-node-foreign", "relay-node-unknown", "relay-identity-unverified",
+                              "relay-sequence-not-advancing"})
+            QTest::newRow(n) << QString::fromLatin1(n);
+    }
+    void refusalsAreLoggedAndChangeNothing_RR15()
+    {
+        QFETCH(QString, name);
+        RelayFixture f;
+        f.cloudly->setAnswer("registerClusterRelay", Answer::refuse(QLatin1StringView(name.toLatin1()), "by the test"));
+        QVERIFY(f.startRelay());
+        auto node = f.registeredNode("node-a");
+        QTRY_VERIFY(log.count("registerClusterRelay refused: " + name) == 1);
+        if (name == "relay-node-unknown")
+            QVERIFY(log.contains("spark enrollnode"));
+        // Nodes keep being served (RR-16).
+        bool acked = false;
+        f.cloudly->push("applyRuntimeAssignment", QJsonObject{{"session", node->session()->toJson()}},
+                        [&](const contract::Frame &x) { acked = !x.hasError(); });
+        QTRY_VERIFY(acked);
+        QVERIFY(f.relay->cloudly()->isDispatchable());
+        // Not parked, no cadence: the next renewal registers again (RR-19), and an acceptance then holds (RR-33).
+        QCOMPARE(f.relay->registration()->retryDueMs(), 0);
+        f.cloudly->setAnswer("registerClusterRelay", Answer::useDefault());
+        renewIdentity(f);
+        QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), 2);
+        QTRY_VERIFY(f.relay->registration()->acceptedRecord().has_value());
+        QVERIFY(!f.relay->readiness()->isParked());
+    }
+
+    // RR-06, PV-10, PV-11, PV-12, PV-19, PV-22, PV-23: a protocol refusal of the registration carrier
+    // keeps everything, states both offers, and is offered again every 300000 ms until Cloudly serves it.
+    void protocolRefusalIsReofferedEvery300000_PV22_RR06()
+    {
+        RelayFixture f;
+        contract::Refusal refused{QStringLiteral("protocol-offer-refused"), QStringLiteral("Cloudly serves 34.x only"),
+                                  QJsonObject{{"peerOffer", QJsonObject{{"sessionKind", "cloudlyClient"}, {"release", "33.1.0"}}},
+                                              {"ownOffer", QJsonObject{{"sessionKind", "cloudlyClient"}, {"release", "34.0.0"}}}}};
+        f.cloudly->setAnswer("registerClusterRelay", Answer::refuse(refused));
+        QVERIFY(f.startRelay());
+        auto node = f.registeredNode("node-a");
+        QTRY_VERIFY(!f.relay->checkReadiness().ready);
+        const Readiness r = f.relay->checkReadiness();
+        QCOMPARE(r.refusals.size(), 1);
+        QCOMPARE(r.refusals.first().hop, QStringLiteral("registration"));
+        QCOMPARE(r.refusals.first().peerOffer.value_or(""), QStringLiteral("cloudlyClient@34.0.0"));
+        QCOMPARE(r.refusals.first().ownOffer.value_or(""), QStringLiteral("cloudlyClient@33.1.0"));
+        const qint64 due = f.relay->registration()->retryDueMs();
+        QVERIFY(due > 0);
+        QCOMPARE(due - f.clock.nowMs(), 300000); // (no time passed since the refusal on the ManualClock)
+        f.clock.advance(299999);
+        QTest::qWait(50);
+        QCOMPARE(f.cloudly->callCount("registerClusterRelay"), 1);
+        f.cloudly->setAnswer("registerClusterRelay", Answer::useDefault()); // Cloudly upgraded
+        f.clock.advance(1);
+        QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), 2);
+        QTRY_VERIFY(f.relay->checkReadiness().ready);
+        QVERIFY(node->isConnected()); // nothing was torn down
+        QCOMPARE(f.cloudly->totalConnections(), 1);
+    }
+
+    // RR-23, RR-26, RR-27, PV-20, PV-21: acceptances that do not hold are not acceptances: readiness
+    // names the carrier with null offers, nodes stay served, the offer repeats at the cadence.
+    void acceptancesThatDoNotHold_RR26_RR27_data()
+    {
+        QTest::addColumn<QString>("scenario");
+        QTest::addColumn<QString>("linePart");
+        QTest::newRow("no credential reference") << "noref" << "response.credential is missing";
+        QTest::newRow("extra key") << "extra" << "response.roster is unknown";
+        QTest::newRow("no origin") << "noorigin" << "response.origin is missing";
+        QTest::newRow("record does not advance") << "stale-record" << "does not advance";
+    }
+    void acceptancesThatDoNotHold_RR26_RR27()
+    {
+        QFETCH(QString, scenario);
+        QFETCH(QString, linePart);
+        RelayFixture f;
+        const QString origin = QStringLiteral("https://localhost:%1").arg(f.relayPort);
+        QVERIFY(f.startRelay());
+        QTRY_VERIFY(f.relay->registration()->acceptedRecord().has_value()); // record generation 1 pinned
+        QJsonObject body{{"offer", QJsonObject{{"sessionKind", "cloudlyClient"}, {"release", "33.1.0"}}},
+                         {"origin", origin},
+                         {"credential", QJsonObject{{"id", "relay-credential-1"}, {"generation", 1}}},
+                         {"registration", QJsonObject{{"id", "relay-registration-1"}, {"generation", 7}}}};
+        if (scenario == "noref")
+            body.remove("credential");
+        else if (scenario == "extra")
+            body.insert("roster", QJsonArray{});
+        else if (scenario == "noorigin")
+            body.remove("origin");
+        else if (scenario == "stale-record")
+            body.insert("registration", QJsonObject{{"id", "relay-registration-1"}, {"generation", 1}});
+        f.cloudly->setAnswer("registerClusterRelay", Answer::respond(body));
+        auto node = f.registeredNode("node-a");
+        renewIdentity(f);
+        QTRY_VERIFY(!f.relay->checkReadiness().ready);
+        const Readiness r = f.relay->checkReadiness();
+        QCOMPARE(r.refusals.size(), 1);
+        QCOMPARE(r.refusals.first().hop, QStringLiteral("registration"));
+        QVERIFY(!r.refusals.first().peerOffer.has_value());
+        QVERIFY(!r.refusals.first().ownOffer.has_value());
+        QVERIFY2(r.refusals.first().line.contains(linePart), qPrintable(r.refusals.first().line));
+        QVERIFY(!f.relay->readiness()->isParked());
+        QCOMPARE(f.relay->registration()->retryDueMs() - f.clock.nowMs(), 300000);
+        bool acked = false;
+        f.cloudly->push("applyRuntimeAssignment", QJsonObject{{"session", node->session()->toJson()}},
+                        [&](const contract::Frame &x) { acked = !x.hasError(); });
+        QTRY_VERIFY(acked);
+        // PV-21: a servable answer ends it.
+        f.cloudly->setAnswer("registerClusterRelay", acceptance(origin, "relay-credential-1", 1, 9));
+        f.clock.advance(300000);
+        QTRY_VERIFY(f.relay->checkReadiness().ready);
+    }
+
+    // RR-20: an accepted origin that differs from the served one is a warning naming both.
+    void originMismatchWarns_RR20()
+    {
+        RelayFixture f;
+        f.cloudly->setAnswer("registerClusterRelay", acceptance("https://relay.elsewhere.example:8443", "relay-credential-1", 1, 1));
+        QVERIFY(f.startRelay());
+        QTRY_VERIFY(log.contains("Cloudly published origin https://relay.elsewhere.example:8443"));
+        QVERIFY(log.contains(QStringLiteral("this relay serves https://localhost:%1").arg(f.relayPort)));
+        QVERIFY(f.relay->checkReadiness().ready);
+    }
+
+    // RR-28, RR-29, RR-30, RR-31, RR-32, PV-14..PV-18: both carriers of a superseded generation park
+    // the relay for the rest of the process, stated once; everything it carries keeps running.
+    void superseededGenerationParks_RR28_RR29_data()
+    {
+        QTest::addColumn<QString>("carrier");
+        QTest::newRow("refusal relay-credential-generation-stale RR-29") << "refusal";
+        QTest::newRow("acceptance naming another generation RR-28") << "acceptance";
+    }
+    void superseededGenerationParks_RR28_RR29()
+    {
+        QFETCH(QString, carrier);
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        QTRY_VERIFY(f.relay->registration()->pinnedCredential().has_value());
+        auto node = f.registeredNode("node-a");
+        if (carrier == "refusal")
+            f.cloudly->setAnswer("registerClusterRelay", Answer::refuse(QLatin1StringView("relay-credential-generation-stale"), "rotated"));
+        else
+            f.cloudly->setRelayCredential("relay-credential-1", 2); // Cloudly rotated the generation
+        renewIdentity(f);
+        QTRY_VERIFY(f.relay->readiness()->isParked());
+        const QString line = f.relay->readiness()->parkedLine();
+        QVERIFY(line.contains("relay-credential-1 generation 1"));
+        QVERIFY(line.contains("only a restart holding the bearer of the current generation"));
+        QCOMPARE(log.count(line), 1);
+        const Readiness r = f.relay->checkReadiness();
+        QVERIFY(!r.ready);
+        QVERIFY(lines(r).contains("registration: " + line));
+        const auto snapshot = f.relay->statusSnapshot();
+        QVERIFY(snapshot.parked);
+        QCOMPARE(snapshot.parkedLine, line);
+        // No renewal and no cadence any more (PV-15, RR-31).
+        QCOMPARE(f.relay->cloudly()->identityRenewalDueMs(), 0);
+        QCOMPARE(f.relay->registration()->retryDueMs(), 0);
+        const int registrations = f.cloudly->callCount("registerClusterRelay");
+        const int refreshes = f.cloudly->callCount("refreshClusterIdentity");
+        f.clock.advance(4 * 3600 * 1000);
+        QTest::qWait(100);
+        QCOMPARE(f.cloudly->callCount("registerClusterRelay"), registrations);
+        QCOMPARE(f.cloudly->callCount("refreshClusterIdentity"), refreshes);
+        // Everything it carries keeps running (RR-32, PV-18): the socket, the node, the pushes.
+        QVERIFY(f.relay->cloudly()->isDispatchable());
+        bool acked = false;
+        f.cloudly->push("applyRuntimeAssignment", QJsonObject{{"session", node->session()->toJson()}},
+                        [&](const contract::Frame &x) { acked = !x.hasError(); });
+        QTRY_VERIFY(acked);
+        QCOMPARE(log.count(line), 1); // still stated once
+    }
+
+    // RR-09: one registration in flight at a time, however many renewals arrive meanwhile.
+    void oneRegistrationInFlight_RR09()
+    {
+        RelayFixture f;
+        f.cloudly->options().identityLifetimeMs = 4000; // renewals every 2000 ms of relay time
+        QVERIFY(f.startRelay());
+        QTRY_VERIFY(f.relay->registration()->acceptedRecord().has_value());
+        f.cloudly->setAnswer("registerClusterRelay", Answer::silence());
+        const int before = f.cloudly->callCount("registerClusterRelay");
+        // Four renewals inside the 8000 ms bound of one silent registration: still one in flight.
+        for (int i = 0; i < 4; ++i)
+            renewIdentity(f);
+        QCOMPARE(f.cloudly->callCount("registerClusterRelay"), before + 1);
+        QVERIFY(f.relay->registration()->isInFlight());
+        QCOMPARE(f.cloudly->callCount("refreshClusterIdentity"), 4);
+        f.cloudly->setAnswer("registerClusterRelay", Answer::useDefault());
+        // The silent one ends at its bound; exactly one more follows for the queued triggers.
+        const qint64 firstSent = f.cloudly->requests("registerClusterRelay").last().timeMs;
+        Q_UNUSED(firstSent);
+        f.relay->cloudly()->park(); // stop further renewals so only the queued registration is counted
+        f.clock.advance(8000);
+        QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), before + 2);
+        QTest::qWait(100);
+        QCOMPARE(f.cloudly->callCount("registerClusterRelay"), before + 2);
+    }
+
+    // PV-05, PV-07, PV-08, PV-09, PV-24: a 31.x and a 34.x node are refused naming both offers and never
+    // reach Cloudly; a 32.10.1 node is served and clears the refusal at once.
+    void clusterHopOffers_PV05_PV09_PV24()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        QTRY_VERIFY(f.relay->checkReadiness().ready);
+        for (const QString &release : {QStringLiteral("31.4.0"), QStringLiteral("34.0.0"), QStringLiteral("32.10.0")}) {
+            auto node = f.connectNode("node-" + release);
+            QString text;
+            QJsonObject data;
+            // An old-major body that the exact-key validator would call malformed (PV-07): the offer speaks first.
+            const QByteArray body = "{\"offer\":{\"sessionKind\":\"palletRuntime\",\"release\":\"" + release.toUtf8()
+                                    + "\"},\"nodeId\":\"n\",\"authorization\":\"node-bearer-canary\",\"legacyField\":1}";
+            node->call("registerPalletRuntimeSession", body, [&](const contract::Frame &x) {
+                text = x.errorRefusal().text();
+                data = x.errorRefusal().data;
+            });
+            QTRY_VERIFY(!text.isEmpty());
+            QVERIFY2(text.startsWith("protocol-offer-refused: this relay serves palletRuntime from 32.10.1 (it speaks 33.1.0); the peer offered palletRuntime@" + release),
+                     qPrintable(text));
+            QCOMPARE(data.value("peerOffer").toObject().value("release").toString(), release);
+            QCOMPARE(data.value("ownOffer").toObject().value("release").toString(), QStringLiteral("33.1.0"));
+            const Readiness r = f.relay->checkReadiness();
+            QVERIFY(!r.ready);
+            QCOMPARE(r.refusals.first().hop, QStringLiteral("palletRuntime"));
+            QCOMPARE(r.refusals.first().peerOffer.value_or(""), "palletRuntime@" + release);
+            QCOMPARE(r.refusals.first().ownOffer.value_or(""), QStringLiteral("palletRuntime@33.1.0"));
+            QVERIFY(node->isConnected()); // nothing torn down
+        }
+        QCOMPARE(f.cloudly->callCount("registerPalletRuntimeSession"), 0);
+        for (const QString &line : log.lines())
+            QVERIFY(!line.contains("node-bearer-canary"));
+        // A node with no readable offer is told so.
+        auto bare = f.connectNode("bare");
+        QString text;
+        bare->call("registerPalletRuntimeSession", QByteArray("{\"nodeId\":\"bare\"}"), [&](const contract::Frame &x) { text = x.errorRefusal().text(); });
+        QTRY_VERIFY(text.endsWith("the peer offered no readable offer"));
+        // PV-24: the moment a servable offer arrives the hop serves again.
+        auto good = f.connectNode("node-good");
+        bool registered = false;
+        QJsonObject req{{"offer", QJsonObject{{"sessionKind", "palletRuntime"}, {"release", "32.10.1"}}},
+                        {"nodeId", "node-good"}, {"authorization", "b"}, {"nodeInstanceNonce", "n"}};
+        good->call("registerPalletRuntimeSession", req, [&](const contract::Frame &x) { registered = !x.hasError(); });
+        QTRY_VERIFY(registered);
+        QVERIFY(f.relay->checkReadiness().ready);
+    }
+
+    // ON-01, PV-03, PV-10: a Cloudly answering another major on the session registration leaves the
+    // relay standing, not ready, with the refused protocol retained, offered again every 300000 ms.
+    void cloudlyOfAnotherMajor_ON01_PV03()
+    {
+        RelayFixture f;
+        f.cloudly->options().release = QStringLiteral("34.0.0");
+        f.makeRelay(f.configuration());
+        f.relay->start();
+        QTRY_VERIFY(f.relay->readiness()->refusals().size() == 1);
+        const Readiness r = f.relay->checkReadiness();
+        QVERIFY(!r.ready);
+        QCOMPARE(r.refusals.first().hop, QStringLiteral("cloudly"));
+        QCOMPARE(r.refusals.first().peerOffer.value_or(""), QStringLiteral("cloudlyClient@34.0.0"));
+        QCOMPARE(r.refusals.first().ownOffer.value_or(""), QStringLiteral("cloudlyClient@33.1.0"));
+        QCOMPARE(f.cloudly->connectionCount(), 1); // the socket stays (PV-10)
+        QCOMPARE(f.relay->cloudly()->reofferDueMs() - f.clock.nowMs(), 300000);
+        f.cloudly->options().release = QStringLiteral("33.4.0"); // Cloudly upgraded under the relay
+        f.clock.advance(300000);
+        QTRY_VERIFY(f.relay->isOpen());
+        QTRY_VERIFY(f.relay->checkReadiness().ready);
+        QCOMPARE(f.cloudly->totalConnections(), 1); // rejoined without a restart (PV-23)
+    }
+};
+
+QTEST_GUILESS_MAIN(TstRegistration)
+#include "tst_registration.moc"

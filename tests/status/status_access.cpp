@@ -1,0 +1,227 @@
+// status_access: who may read the status socket. The policy itself (pure), SO_PEERCRED on a real socket,
+// and — when the test runs as root and setpriv exists — a real client running as uid 65534.
+#include "statusaccesspolicy.h"
+#include "statusserver.h"
+#include "util/manualclock.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <grp.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace coreflow;
+
+class StatusAccessTest : public QObject {
+    Q_OBJECT
+private:
+    struct ProbeResult {
+        int exitCode = -1;
+        QList<QJsonObject> lines;
+        QString stderrText;
+    };
+
+    // Runs status_probe_client under setpriv with the given setpriv arguments (server keeps running).
+    ProbeResult runProbeAs(const QStringList &setprivArgs, const QString &socketPath)
+    {
+        QProcess proc;
+        QStringList args = setprivArgs;
+        args << QStringLiteral(STATUS_PROBE_CLIENT) << socketPath;
+        QSignalSpy finished(&proc, &QProcess::finished);
+        proc.start(QStringLiteral("setpriv"), args);
+        if (!finished.wait(15000))
+            proc.kill();
+        ProbeResult r;
+        r.exitCode = proc.exitCode();
+        r.stderrText = QString::fromLocal8Bit(proc.readAllStandardError());
+        for (const QByteArray &line : proc.readAllStandardOutput().split('\n'))
+            if (!line.trimmed().isEmpty())
+                r.lines.append(QJsonDocument::fromJson(line).object());
+        return r;
+    }
+
+    void requireRootAndSetpriv()
+    {
+        if (::geteuid() != 0)
+            QSKIP("access-control integration needs root to drop to uid 65534 with setpriv; run the suite as root to cover it");
+        if (QStandardPaths::findExecutable(QStringLiteral("setpriv")).isEmpty())
+            QSKIP("setpriv (util-linux) not found; cannot run a client as an unprivileged uid");
+    }
+
+    // A group that exists and that uid 65534 is not in by default ("users" on Debian).
+    static std::optional<std::pair<QString, gid_t>> testGroup()
+    {
+        for (const char *name : {"users", "staff", "adm"})
+            if (const struct group *g = ::getgrnam(name); g && g->gr_gid != 65534)
+                return std::make_pair(QString::fromLatin1(name), g->gr_gid);
+        return std::nullopt;
+    }
+
+    static status::RelayStatus fixture()
+    {
+        status::RelayStatus s;
+        s.build = QStringLiteral("0.1.0");
+        s.nodeId = QStringLiteral("relay-a");
+        s.ready = true;
+        return s;
+    }
+
+private Q_SLOTS:
+    void decideAdmitsRootServiceUserAndGroupMembers()
+    {
+        const StatusAccessPolicy policy(1000, QStringLiteral("coreflow-operators"), gid_t(4242));
+        QVERIFY(policy.decide({0, 0, 1, {}}).admitted);
+        QVERIFY(policy.decide({1000, 1000, 1, {}}).admitted);
+        QVERIFY(policy.decide({2000, 4242, 1, {}}).admitted);          // primary group
+        QVERIFY(policy.decide({2000, 2000, 1, {27, 4242}}).admitted);  // supplementary group
+        const AccessDecision refused = policy.decide({1234, 1234, 1, {27, 100}});
+        QVERIFY(!refused.admitted);
+        QCOMPARE(refused.reason, QStringLiteral("uid 1234 is neither root, the service user nor in group coreflow-operators"));
+    }
+
+    void decideWithoutOrWithUnknownGroup()
+    {
+        const StatusAccessPolicy none(1000, QString(), std::nullopt);
+        QVERIFY(!none.decide({1234, 4242, 1, {4242}}).admitted);
+        QCOMPARE(none.decide({1234, 1234, 1, {}}).reason,
+                 QStringLiteral("uid 1234 is neither root nor the service user (no operator group configured)"));
+        const StatusAccessPolicy unknown = StatusAccessPolicy::forCurrentProcess(QStringLiteral("coreflow-no-such-group-xyz"));
+        QVERIFY(!unknown.operatorGid().has_value());
+        QVERIFY(!unknown.decide({54321, 54321, 1, {}}).admitted);
+        QVERIFY(unknown.decide({54321, 54321, 1, {}}).reason.contains(QStringLiteral("does not exist on this host")));
+        QCOMPARE(unknown.serviceUid(), ::getuid());
+    }
+
+    void parsesProcStatusGroups()
+    {
+        const QByteArray text = "Name:\tx\nUid:\t1\t1\t1\t1\nGroups:\t4 24 27 100 \nNgid:\t0\n";
+        QCOMPARE(StatusAccessPolicy::parseProcStatusGroups(text), (QList<gid_t>{4, 24, 27, 100}));
+        QCOMPARE(StatusAccessPolicy::parseProcStatusGroups("Groups:\t\n"), QList<gid_t>{});
+        QCOMPARE(StatusAccessPolicy::parseProcStatusGroups("Name:\tx\n"), QList<gid_t>{});
+    }
+
+    void readsPeerCredentialsFromSocket()
+    {
+        int fds[2];
+        QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+        QString error;
+        const auto peer = StatusAccessPolicy::readPeerCredentials(fds[0], &error);
+        ::close(fds[0]);
+        ::close(fds[1]);
+        QVERIFY2(peer.has_value(), qPrintable(error));
+        QCOMPARE(peer->uid, ::getuid());
+        QCOMPARE(peer->gid, ::getgid());
+        QCOMPARE(peer->pid, ::getpid());
+        QString notSocket;
+        QVERIFY(!StatusAccessPolicy::readPeerCredentials(-1, &notSocket).has_value());
+        QVERIFY(notSocket.contains(QStringLiteral("SO_PEERCRED")));
+    }
+
+    void defaultSocketModeIs0660()
+    {
+        QTemporaryDir dir;
+        ManualClock clock;
+        StatusServer server({dir.filePath(QStringLiteral("status.sock")), {}}, fixture, clock);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        struct stat st{};
+        QCOMPARE(::stat(QFile::encodeName(server.socketPath()).constData(), &st), 0);
+        QVERIFY(S_ISSOCK(st.st_mode));
+        QCOMPARE(int(st.st_mode & 07777), 0660);
+    }
+
+    void unprivilegedUidIsRefusedBySocketMode()
+    {
+        requireRootAndSetpriv();
+        QTemporaryDir dir;
+        QVERIFY(QFile::setPermissions(dir.path(), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner
+                                                      | QFileDevice::ReadGroup | QFileDevice::ExeGroup
+                                                      | QFileDevice::ReadOther | QFileDevice::ExeOther));
+        ManualClock clock;
+        StatusServer server({dir.filePath(QStringLiteral("status.sock")), {}}, fixture, clock); // default 0660
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        const ProbeResult r = runProbeAs({QStringLiteral("--reuid=65534"), QStringLiteral("--regid=65534"),
+                                          QStringLiteral("--clear-groups")},
+                                         server.socketPath());
+        QCOMPARE(r.exitCode, 3); // connect(2) fails with EACCES: the file mode is the first gate
+        QVERIFY(r.lines.isEmpty());
+        QCOMPARE(server.clientCount(), 0);
+    }
+
+    void unprivilegedUidIsRefusedByPeerCredentials()
+    {
+        requireRootAndSetpriv();
+        const auto group = testGroup();
+        if (!group)
+            QSKIP("no suitable existing group (users/staff/adm) on this host");
+        QTemporaryDir dir;
+        QVERIFY(QFile::setPermissions(dir.path(), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner
+                                                      | QFileDevice::ReadGroup | QFileDevice::ExeGroup
+                                                      | QFileDevice::ReadOther | QFileDevice::ExeOther));
+        ManualClock clock;
+        StatusServerOptions options{dir.filePath(QStringLiteral("status.sock")), group->first};
+        options.socketMode = 0666; // let connect(2) through so SO_PEERCRED is what decides
+        StatusServer server(options, fixture, clock);
+        QSignalSpy refused(&server, &StatusServer::clientRefused);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+
+        // Not root, not the service user, not in the group: one refusal line, then closed.
+        ProbeResult r = runProbeAs({QStringLiteral("--reuid=65534"), QStringLiteral("--regid=65534"),
+                                    QStringLiteral("--clear-groups")},
+                                   server.socketPath());
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(r.lines.size(), 1);
+        QCOMPARE(r.lines[0].value(QStringLiteral("type")).toString(), QStringLiteral("refusal"));
+        QCOMPARE(r.lines[0].value(QStringLiteral("name")).toString(), QStringLiteral("status-access-denied"));
+        QCOMPARE(r.lines[0].value(QStringLiteral("reason")).toString(),
+                 QStringLiteral("uid 65534 is neither root, the service user nor in group %1").arg(group->first));
+        QCOMPARE(refused.size(), 1);
+        QCOMPARE(refused[0][0].toUInt(), 65534u);
+        QCOMPARE(server.clientCount(), 0);
+
+        // The same uid with the operator group as a supplementary group is admitted.
+        r = runProbeAs({QStringLiteral("--reuid=65534"), QStringLiteral("--regid=65534"),
+                        QStringLiteral("--groups=%1").arg(group->second)},
+                       server.socketPath());
+        QVERIFY2(!r.lines.isEmpty(), qPrintable(r.stderrText));
+        QCOMPARE(r.lines[0].value(QStringLiteral("type")).toString(), QStringLiteral("snapshot"));
+
+        // ... and with it as the primary group.
+        r = runProbeAs({QStringLiteral("--reuid=65534"), QStringLiteral("--regid=%1").arg(group->second),
+                        QStringLiteral("--clear-groups")},
+                       server.socketPath());
+        QVERIFY2(!r.lines.isEmpty(), qPrintable(r.stderrText));
+        QCOMPARE(r.lines[0].value(QStringLiteral("type")).toString(), QStringLiteral("snapshot"));
+        QCOMPARE(refused.size(), 1);
+    }
+
+    void rootIsAdmitted()
+    {
+        QTemporaryDir dir;
+        ManualClock clock;
+        StatusServer server({dir.filePath(QStringLiteral("status.sock")), {}}, fixture, clock);
+        QSignalSpy admitted(&server, &StatusServer::clientAdmitted);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        QProcess proc;
+        QSignalSpy finished(&proc, &QProcess::finished);
+        proc.start(QStringLiteral(STATUS_PROBE_CLIENT), {server.socketPath()});
+        QVERIFY(finished.wait(15000));
+        const QByteArray out = proc.readAllStandardOutput();
+        QVERIFY2(out.contains(R"("type":"snapshot")"), out.constData());
+        QCOMPARE(admitted.size(), 1);
+        QCOMPARE(admitted[0][0].toUInt(), quint32(::getuid())); // this process's uid: root or the service user
+    }
+};
+
+QTEST_GUILESS_MAIN(StatusAccessTest)
+#include "status_access.moc"

@@ -1,0 +1,419 @@
+// status_server: the status socket protocol — snapshot on connect, subscription events, coalesced
+// snapshots on the injected clock, read-only refusals that change nothing, bounded queues for slow
+// consumers (the relay keeps forwarding), socket file handling and the default path.
+#include "contract/refusalnames.h"
+#include "statusserver.h"
+#include "status/statussocketpath.h"
+#include "util/manualclock.h"
+
+#include <QElapsedTimer>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLocalSocket>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+using namespace coreflow;
+
+namespace {
+
+// A well-behaved client: reads every line the server sends.
+class LineClient : public QObject {
+public:
+    explicit LineClient(const QString &path)
+    {
+        connect(&socket, &QLocalSocket::readyRead, this, [this] {
+            while (socket.canReadLine())
+                lines.append(QJsonDocument::fromJson(socket.readLine()).object());
+        });
+        socket.connectToServer(path);
+    }
+    bool waitConnected() { return socket.waitForConnected(5000); }
+    void send(const QByteArray &line)
+    {
+        socket.write(line + '\n');
+        socket.flush();
+    }
+    void hello(bool subscribe)
+    {
+        send(subscribe ? R"({"type":"hello","version":1,"subscribe":true})" : R"({"type":"hello","version":1,"subscribe":false})");
+    }
+    QStringList types() const
+    {
+        QStringList t;
+        for (const auto &l : lines)
+            t << l.value(QStringLiteral("type")).toString();
+        return t;
+    }
+    QLocalSocket socket;
+    QList<QJsonObject> lines;
+};
+
+// A client that connects with plain POSIX calls, says hello and then never reads.
+int connectRaw(const QString &path)
+{
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    const QByteArray p = QFile::encodeName(path);
+    std::memcpy(addr.sun_path, p.constData(), size_t(p.size()));
+    if (::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+status::RelayStatus makeStatus(int nodes, qint64 forwards)
+{
+    status::RelayStatus s;
+    s.build = QStringLiteral("0.1.0");
+    s.contractRelease = QStringLiteral("33.1.0");
+    s.nodeId = QStringLiteral("relay-a");
+    s.ready = true;
+    s.counters.forwards = forwards;
+    for (int i = 0; i < nodes; ++i)
+        s.nodes.append({QStringLiteral("node-%1").arg(i, 4, 10, QLatin1Char('0')), 1'700'000'000'000 + i, 1,
+                        QStringLiteral("pushContainerStatus"), 1'700'000'100'000 + i, 0});
+    return s;
+}
+
+QStringList g_logLines;
+QtMessageHandler g_previousHandler = nullptr;
+void captureLog(QtMsgType type, const QMessageLogContext &ctx, const QString &msg)
+{
+    if (ctx.category && QByteArray(ctx.category) == "coreflow.status")
+        g_logLines.append(msg);
+    if (g_previousHandler)
+        g_previousHandler(type, ctx, msg);
+}
+
+} // namespace
+
+class StatusServerTest : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+    int m_n = 0;
+    QString nextPath() { return m_dir.filePath(QStringLiteral("s%1.sock").arg(++m_n)); }
+
+private Q_SLOTS:
+    void snapshotOnHello()
+    {
+        ManualClock clock;
+        const status::RelayStatus expected = makeStatus(3, 7);
+        StatusServer server({nextPath(), {}}, [&] { return expected; }, clock);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        LineClient client(server.socketPath());
+        QVERIFY(client.waitConnected());
+        client.hello(false);
+        QTRY_COMPARE(client.lines.size(), 1);
+        const QJsonObject snap = client.lines[0];
+        QCOMPARE(snap.value(QStringLiteral("type")).toString(), QStringLiteral("snapshot"));
+        QCOMPARE(snap.value(QStringLiteral("version")).toInt(), 1);
+        QCOMPARE(status::RelayStatus::fromJson(snap.value(QStringLiteral("status")).toObject()), expected);
+        QCOMPARE(server.clientCount(), 1);
+
+        // Not subscribed: no events, no pushed snapshots.
+        server.publishEvent(QStringLiteral("forward"), QStringLiteral("forwarded pushContainerStatus for node-0001"));
+        server.statusChanged();
+        clock.advance(1000);
+        QTest::qWait(50);
+        QCOMPARE(client.lines.size(), 1);
+    }
+
+    void subscribedEventsAndCoalescedSnapshots()
+    {
+        ManualClock clock;
+        int provided = 0;
+        qint64 forwards = 0;
+        StatusServer server({nextPath(), {}}, [&] { ++provided; return makeStatus(1, forwards); }, clock);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        LineClient client(server.socketPath());
+        QVERIFY(client.waitConnected());
+        client.hello(true);
+        QTRY_COMPARE(client.lines.size(), 1);
+
+        server.publishEvent(QStringLiteral("carrier"), QStringLiteral("node node-0000 connected"));
+        QTRY_COMPARE(client.lines.size(), 2);
+        const QJsonObject ev = client.lines[1];
+        QCOMPARE(ev.value(QStringLiteral("type")).toString(), QStringLiteral("event"));
+        QCOMPARE(ev.value(QStringLiteral("version")).toInt(), 1);
+        QCOMPARE(qint64(ev.value(QStringLiteral("atMs")).toDouble()), clock.nowMs());
+        QCOMPARE(ev.value(QStringLiteral("kind")).toString(), QStringLiteral("carrier"));
+        QCOMPARE(ev.value(QStringLiteral("line")).toString(), QStringLiteral("node node-0000 connected"));
+
+        // Three changes inside the window: one snapshot, at the end of the 250 ms window.
+        const int before = provided;
+        forwards = 1;
+        server.statusChanged();
+        forwards = 2;
+        server.statusChanged();
+        clock.advance(100);
+        forwards = 3;
+        server.statusChanged();
+        QTest::qWait(30);
+        QCOMPARE(client.lines.size(), 2);
+        QCOMPARE(provided, before); // the provider is never called from inside statusChanged()
+        clock.advance(149);
+        QTest::qWait(30);
+        QCOMPARE(client.lines.size(), 2);
+        clock.advance(1);
+        QTRY_COMPARE(client.lines.size(), 3);
+        QCOMPARE(client.lines[2].value(QStringLiteral("type")).toString(), QStringLiteral("snapshot"));
+        QCOMPARE(status::RelayStatus::fromJson(client.lines[2].value(QStringLiteral("status")).toObject()).counters.forwards, 3);
+
+        // A change long after the last snapshot goes out on the next turn of the clock.
+        clock.advance(1000);
+        forwards = 4;
+        server.statusChanged();
+        clock.fireDue();
+        QTRY_COMPARE(client.lines.size(), 4);
+        QCOMPARE(status::RelayStatus::fromJson(client.lines[3].value(QStringLiteral("status")).toObject()).counters.forwards, 4);
+    }
+
+    void recentEventsReplayedToNewSubscribers()
+    {
+        ManualClock clock;
+        StatusServer server({nextPath(), {}}, [] { return makeStatus(0, 0); }, clock);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        for (int i = 0; i < 205; ++i)
+            server.publishEvent(QStringLiteral("forward"), QStringLiteral("event %1").arg(i));
+        LineClient client(server.socketPath());
+        QVERIFY(client.waitConnected());
+        client.hello(true);
+        QTRY_COMPARE(client.lines.size(), 201);
+        QCOMPARE(client.lines[0].value(QStringLiteral("type")).toString(), QStringLiteral("snapshot"));
+        QCOMPARE(client.lines[1].value(QStringLiteral("line")).toString(), QStringLiteral("event 5"));
+        QCOMPARE(client.lines[200].value(QStringLiteral("line")).toString(), QStringLiteral("event 204"));
+    }
+
+    void writeAttemptsAreRefusedAndChangeNothing()
+    {
+        ManualClock clock;
+        const status::RelayStatus state = makeStatus(2, 11);
+        int provided = 0;
+        StatusServer server({nextPath(), {}}, [&] { ++provided; return state; }, clock);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        LineClient client(server.socketPath());
+        QVERIFY(client.waitConnected());
+        client.hello(true);
+        QTRY_COMPARE(client.lines.size(), 1);
+        const QJsonObject firstStatus = client.lines[0].value(QStringLiteral("status")).toObject();
+
+        const QList<QByteArray> attempts{
+            R"({"type":"park","version":1})",
+            R"({"type":"setReady","version":1,"ready":true})",
+            R"({"type":"disconnectNode","version":1,"nodeId":"node-0000"})",
+            R"({"type":"hello","version":1,"subscribe":false})", // a second hello
+            "this is not json",
+            R"(["hello"])",
+            R"({"version":1})",
+        };
+        for (const QByteArray &a : attempts)
+            client.send(a);
+        QTRY_COMPARE(client.lines.size(), 1 + attempts.size());
+        for (int i = 1; i < client.lines.size(); ++i) {
+            QCOMPARE(client.lines[i].value(QStringLiteral("type")).toString(), QStringLiteral("refusal"));
+            QCOMPARE(client.lines[i].value(QStringLiteral("name")).toString(), QStringLiteral("status-read-only"));
+            QVERIFY(!client.lines[i].value(QStringLiteral("reason")).toString().isEmpty());
+        }
+        QVERIFY(client.lines[1].value(QStringLiteral("reason")).toString().contains(QStringLiteral("\"park\"")));
+        QVERIFY(client.lines[4].value(QStringLiteral("reason")).toString().contains(QStringLiteral("already")));
+
+        // Nothing changed: no snapshot was pushed, the client is still subscribed and connected, and a
+        // fresh reader sees the identical status.
+        clock.advance(1000);
+        QTest::qWait(30);
+        QCOMPARE(client.lines.size(), 1 + attempts.size());
+        QCOMPARE(provided, 1);
+        QCOMPARE(server.clientCount(), 1);
+        QCOMPARE(client.socket.state(), QLocalSocket::ConnectedState);
+        LineClient other(server.socketPath());
+        QVERIFY(other.waitConnected());
+        other.hello(false);
+        QTRY_COMPARE(other.lines.size(), 1);
+        QCOMPARE(other.lines[0].value(QStringLiteral("status")).toObject(), firstStatus);
+        server.publishEvent(QStringLiteral("forward"), QStringLiteral("still subscribed"));
+        QTRY_COMPARE(client.lines.size(), 2 + attempts.size());
+    }
+
+    void helloOfAnotherVersionIsRefused()
+    {
+        ManualClock clock;
+        StatusServer server({nextPath(), {}}, [] { return makeStatus(0, 0); }, clock);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        LineClient client(server.socketPath());
+        QVERIFY(client.waitConnected());
+        client.send(R"({"type":"hello","version":2,"subscribe":true})");
+        QTRY_COMPARE(client.lines.size(), 1);
+        QCOMPARE(client.lines[0].value(QStringLiteral("name")).toString(), QStringLiteral("status-read-only"));
+        client.hello(false); // may still say a proper hello afterwards
+        QTRY_COMPARE(client.lines.size(), 2);
+        QCOMPARE(client.lines[1].value(QStringLiteral("type")).toString(), QStringLiteral("snapshot"));
+    }
+
+    void lineAboveOneMebibyteClosesTheClient()
+    {
+        ManualClock clock;
+        StatusServer server({nextPath(), {}}, [] { return makeStatus(0, 0); }, clock);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        LineClient client(server.socketPath());
+        QVERIFY(client.waitConnected());
+        client.socket.write(QByteArray(StatusServer::maxLineBytes + 4096, 'x'));
+        QTRY_VERIFY_WITH_TIMEOUT(client.socket.state() == QLocalSocket::UnconnectedState, 10000);
+        QCOMPARE(client.types(), QStringList{QStringLiteral("refusal")});
+        QCOMPARE(server.clientCount(), 0);
+    }
+
+    void slowConsumerIsDisconnectedAndRelayKeepsForwarding()
+    {
+        g_logLines.clear();
+        g_previousHandler = qInstallMessageHandler(captureLog);
+        ManualClock clock;
+        qint64 forwards = 0;
+        StatusServerOptions options{nextPath(), {}};
+        options.maxQueuedBytes = 256 * 1024;
+        StatusServer server(options, [&] { return makeStatus(400, forwards); }, clock);
+        QSignalSpy dropped(&server, &StatusServer::clientDropped);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+
+        LineClient good(server.socketPath());
+        QVERIFY(good.waitConnected());
+        good.hello(true);
+        QTRY_COMPARE(server.clientCount(), 1);
+        QTRY_COMPARE(good.lines.size(), 1);
+
+        const int stuck = connectRaw(server.socketPath());
+        QVERIFY(stuck >= 0);
+        const QByteArray hello = R"({"type":"hello","version":1,"subscribe":true})" "\n";
+        QCOMPARE(::write(stuck, hello.constData(), size_t(hello.size())), ssize_t(hello.size()));
+        QTRY_COMPARE(server.clientCount(), 2);
+
+        // The relay forwards; each forward changes the status and publishes an event. The stuck client
+        // never reads.
+        QElapsedTimer relayTime;
+        qint64 relayNs = 0;
+        const int rounds = 60;
+        for (int i = 0; i < rounds; ++i) {
+            relayTime.start();
+            ++forwards;
+            server.publishEvent(QStringLiteral("forward"), QStringLiteral("forwarded pushContainerStatus (%1)").arg(forwards));
+            server.statusChanged();
+            relayNs += relayTime.nsecsElapsed();
+            clock.advance(250);
+            QTest::qWait(10); // the well-behaved console reads meanwhile
+        }
+        QTRY_COMPARE(dropped.size(), 1);
+        QCOMPARE(server.slowConsumerDisconnects(), 1);
+        QCOMPARE(server.clientCount(), 1);
+        QVERIFY(dropped[0][0].toString().startsWith(QStringLiteral("status-consumer-too-slow")));
+        QVERIFY(std::any_of(g_logLines.cbegin(), g_logLines.cend(),
+                            [](const QString &l) { return l.contains(QStringLiteral("status-consumer-too-slow")); }));
+        QCOMPARE(forwards, qint64(rounds));
+        QVERIFY2(relayNs / rounds < 20'000'000, "the relay's own calls stayed cheap (< 20 ms each on average)");
+
+        // The good client got every event and the latest snapshot; it is still connected.
+        QTRY_COMPARE(good.types().count(QStringLiteral("event")), rounds);
+        QTRY_COMPARE(status::RelayStatus::fromJson(good.lines.last().value(QStringLiteral("status")).toObject()).counters.forwards,
+                     qint64(rounds));
+        QCOMPARE(good.socket.state(), QLocalSocket::ConnectedState);
+
+        // The stuck client sees the end of the stream once it drains what the kernel had.
+        ::fcntl(stuck, F_SETFL, ::fcntl(stuck, F_GETFL) | O_NONBLOCK);
+        char buf[65536];
+        ssize_t n = 0;
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < 5000) {
+            n = ::read(stuck, buf, sizeof(buf));
+            if (n == 0 || (n < 0 && errno != EAGAIN))
+                break;
+            if (n < 0)
+                QTest::qWait(10);
+        }
+        QVERIFY(n == 0 || (n < 0 && errno == ECONNRESET));
+        ::close(stuck);
+        qInstallMessageHandler(g_previousHandler);
+    }
+
+    void socketFileHandling()
+    {
+        ManualClock clock;
+        const QString path = nextPath();
+        {
+            // A stale socket file (nobody listening) is removed and replaced.
+            const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+            sockaddr_un addr{};
+            addr.sun_family = AF_UNIX;
+            const QByteArray p = QFile::encodeName(path);
+            std::memcpy(addr.sun_path, p.constData(), size_t(p.size()));
+            QCOMPARE(::bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)), 0);
+            ::close(fd);
+            QVERIFY(QFileInfo::exists(path));
+        }
+        StatusServer server({path, {}}, [] { return makeStatus(0, 0); }, clock);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        QVERIFY(server.isListening());
+
+        // A second server on the same live path refuses to steal it.
+        StatusServer second({path, {}}, [] { return makeStatus(0, 0); }, clock);
+        QVERIFY(!second.start(&error));
+        QVERIFY(error.contains(QStringLiteral("another server")));
+
+        // A path that is not a socket is never removed.
+        const QString plain = m_dir.filePath(QStringLiteral("plain-file"));
+        QFile f(plain);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.close();
+        StatusServer third({plain, {}}, [] { return makeStatus(0, 0); }, clock);
+        QVERIFY(!third.start(&error));
+        QVERIFY(error.contains(QStringLiteral("not a socket")));
+        QVERIFY(QFileInfo::exists(plain));
+
+        // stop() closes clients and removes the socket file.
+        LineClient client(path);
+        QVERIFY(client.waitConnected());
+        QTRY_COMPARE(server.clientCount(), 1);
+        server.stop();
+        QCOMPARE(server.clientCount(), 0);
+        QVERIFY(!QFileInfo::exists(path));
+        QTRY_COMPARE(client.socket.state(), QLocalSocket::UnconnectedState);
+    }
+
+    void defaultSocketPath()
+    {
+        const QByteArray saved = qgetenv("RUNTIME_DIRECTORY");
+        qputenv("RUNTIME_DIRECTORY", "/run/coreflow-test-unit:/run/other");
+        QCOMPARE(StatusServer::defaultSocketPath(), QStringLiteral("/run/coreflow-test-unit/status.sock"));
+        QCOMPARE(status::defaultStatusSocketPath(status::StatusSocketSide::Client),
+                 QStringLiteral("/run/coreflow-test-unit/status.sock"));
+        qunsetenv("RUNTIME_DIRECTORY");
+        const QString fallback = StatusServer::defaultSocketPath();
+        QVERIFY(fallback.endsWith(QStringLiteral(".sock")));
+        QVERIFY(fallback == QStringLiteral("/run/coreflow/status.sock") || fallback.contains(QStringLiteral("coreflow-status")));
+        ManualClock clock;
+        StatusServer server({}, [] { return makeStatus(0, 0); }, clock);
+        QCOMPARE(server.socketPath(), fallback);
+        if (!saved.isNull())
+            qputenv("RUNTIME_DIRECTORY", saved);
+    }
+};
+
+QTEST_GUILESS_MAIN(StatusServerTest)
+#include "status_server.moc"
