@@ -11,6 +11,7 @@
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QFile>
+#include <QLoggingCategory>
 #include <QTimer>
 #include <cstdio>
 
@@ -47,6 +48,10 @@ int main(int argc, char *argv[])
     if (!qEnvironmentVariableIsSet("QT_MESSAGE_PATTERN"))
         qSetMessagePattern(QStringLiteral("%{time yyyy-MM-ddTHH:mm:ss.zzzZ} %{if-debug}debug%{endif}%{if-info}info%{endif}%{if-warning}warn%{endif}%{if-critical}error%{endif}%{if-fatal}fatal%{endif} %{category}: %{message}"));
     qInstallMessageHandler(writeLogLine);
+    // Debug lines (one per forwarded frame) are off unless asked for: QT_LOGGING_RULES overrides this,
+    // e.g. QT_LOGGING_RULES="coreflow.*.debug=true". At cluster scale they cost more CPU than the
+    // forwarding itself (bench/README.md).
+    QLoggingCategory::setFilterRules(QStringLiteral("coreflow.*.debug=false"));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(

@@ -16,6 +16,7 @@
 #include "ingress/clusteringress.h"
 #include "listener/relaycertificate.h"
 #include "listener/relaylistener.h"
+#include "registry/registryproxy.h"
 #include "status/statusserver.h"
 
 #include <QDateTime>
@@ -134,6 +135,7 @@ Coreflow::~Coreflow()
 {
     // Parts are destroyed in reverse order of construction; the forwarder detaches its handlers first.
     m_listener.reset();
+    m_registryProxy.reset();
     m_cloudlyMethods.remove(QString(method::holdRuntimeNetworkDnsLeaseRenewals));
     m_wave.reset();
     m_escrow.reset();
@@ -276,7 +278,12 @@ void Coreflow::startListener(const RelayCertificate &certificate)
 {
     m_step = Step::Listener;
     m_listener = std::make_unique<RelayListener>();
-    m_listener->setHttpHandler(m_httpHandler);
+    // The listener's whole HTTP surface beside the upgrade is the image pull endpoint; the registry is
+    // CLOUDLY_URL's origin (seed "Image pulls through the relay").
+    QUrl registry = m_config.cloudlyUrl;
+    registry.setScheme(registry.scheme() == QLatin1String("ws") ? QStringLiteral("http") : QStringLiteral("https"));
+    m_registryProxy = std::make_unique<RegistryProxy>(registry, m_clusterConfig->relay->origin, m_config.extraCaCertificates, m_clock);
+    m_listener->setHttpHandler(m_httpHandler ? m_httpHandler : m_registryProxy.get());
     connect(m_listener.get(), &RelayListener::nodeSocketAccepted, m_forwarder.get(), &SessionForwarder::adoptSocket);
     if (auto refusal = m_listener->listen(m_config.bindHostname, m_config.bindPort, certificate.serverConfiguration())) {
         m_listener.reset();

@@ -32,6 +32,7 @@ class ReregistrationWave;
 class ClusterIngress;
 class NamedRefusals;
 class RelayListener;
+class RegistryProxy;
 class SessionForwarder;
 class StatusServer;
 class ListenerHttpHandler;
@@ -109,6 +110,7 @@ private:
     std::unique_ptr<ReregistrationWave> m_wave;
     std::unique_ptr<ClusterIngress> m_ingress;
     std::unique_ptr<NamedRefusals> m_namedRefusals;
+    std::unique_ptr<RegistryProxy> m_registryProxy;
     std::unique_ptr<RelayListener> m_listener;
     std::unique_ptr<ClockTimer> m_stopDeadline;
     ListenerHttpHandler *m_httpHandler = nullptr;

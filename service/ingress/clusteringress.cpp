@@ -221,8 +221,8 @@ void ClusterIngress::onPull(const Frame &frame, const Caller &caller, const Meth
         reader.fail(QStringLiteral("appliedRevision"), QStringLiteral("is not an integer or null"));
     if (auto refusal = reader.finish())
         return refuse(reply, frame, *refusal);
-    qCInfo(logIngress).noquote() << "the cluster ingress pulled" << heldText() << "(it applied"
-                                 << (applied.isNull() ? QStringLiteral("none") : QString::number(applied.toInteger())) << ")";
+    qCInfo(logIngress).noquote() << QStringLiteral("the cluster ingress pulled %1 (it applied %2)")
+                                        .arg(heldText(), applied.isNull() ? QStringLiteral("none") : QString::number(applied.toInteger()));
     if (!m_table)
         return reply(MethodTable::responseFor(frame, QByteArrayView("{\"routeTable\":null}")));
     // The one place the table travels. The composed body is held as a Secret so its copy is wiped.

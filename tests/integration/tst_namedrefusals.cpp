@@ -141,6 +141,10 @@ private Q_SLOTS:
             QVERIFY(f.startRelay());
             QCOMPARE(dispatch(f, "getSwarmNodes")->errorRefusal().name, QString(contract::refusal::retiredSwarmMethod));
             QCOMPARE(dispatch(f, "replayClusterDesiredState")->errorRefusal().name, QString(contract::refusal::relayFunctionPending));
+            // D-01: without a listener the ingress' Cloudly methods are not registered at all.
+            QCOMPARE(dispatch(f, "pushClusterRouteTable", R"({"routeTable":{}})")->errorRefusal().name,
+                     QString(contract::refusal::methodNotServed));
+            QCOMPARE(dispatch(f, "getClusterTrafficStatistics")->errorRefusal().name, QString(contract::refusal::methodNotServed));
         }
     }
 };

@@ -156,6 +156,20 @@ private Q_SLOTS:
         QTRY_VERIFY(reply->isFinished());
         QCOMPARE(reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 404);
         QVERIFY(reply->readAll().contains("path-not-served"));
+
+        // CL-04: /v2/ on the same port and certificate is the image pull endpoint: it is forwarded to
+        // CLOUDLY_URL's origin (the loopback Cloudly speaks no registry API, so whatever it answers —
+        // or the relay's named 502 — proves the pull endpoint handled it), and a write is refused by name.
+        QNetworkRequest v2(QUrl(QStringLiteral("https://localhost:%1/v2/").arg(f.relayPort)));
+        v2.setSslConfiguration(tls);
+        std::unique_ptr<QNetworkReply> pull(http.get(v2));
+        QTRY_VERIFY_WITH_TIMEOUT(pull->isFinished(), 15000);
+        const QByteArray pullBody = pull->readAll();
+        QVERIFY2(!pullBody.contains("path-not-served"), pullBody.constData());
+        std::unique_ptr<QNetworkReply> push(http.put(v2, QByteArray("x")));
+        QTRY_VERIFY(push->isFinished());
+        QCOMPARE(push->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 405);
+        QVERIFY(push->readAll().contains("registry-method-refused"));
     }
 
     // CL-01: the two method tables are separate: a node cannot call a push, Cloudly cannot call a node method.

@@ -1,0 +1,65 @@
+// registry_bench_relay: the pull endpoint alone, for bench/registry/run.sh. A TLS listener like the
+// relay's (tests/registry TestRelayListener) in front of RegistryProxy, forwarding to --cloudly.
+//   registry_bench_relay --cert PEM --key PEM --cloudly URL [--ca PEM]
+// Listens on 127.0.0.1 at an ephemeral port and prints "PORT <n>"; runs until killed (SIGTERM).
+#include "testrelaylistener.h"
+
+#include "service/registry/registryproxy.h"
+#include "shared/util/clock.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QFile>
+#include <QLoggingCategory>
+#include <csignal>
+#include <cstdio>
+
+using namespace coreflow;
+
+namespace {
+QByteArray readFile(const QString &path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    std::signal(SIGTERM, [](int) { QCoreApplication::quit(); });
+    QCommandLineParser parser;
+    parser.addOptions({{QStringLiteral("cert"), QStringLiteral("listener certificate (PEM)"), QStringLiteral("pem")},
+                       {QStringLiteral("key"), QStringLiteral("listener key (PEM)"), QStringLiteral("pem")},
+                       {QStringLiteral("cloudly"), QStringLiteral("CLOUDLY_URL"), QStringLiteral("url")},
+                       {QStringLiteral("ca"), QStringLiteral("extra CA for the registry (PEM)"), QStringLiteral("pem")}});
+    parser.process(app);
+    QLoggingCategory::setFilterRules(QStringLiteral("coreflow.registry.info=false"));
+    const QList<QSslCertificate> certs = QSslCertificate::fromData(readFile(parser.value(QStringLiteral("cert"))));
+    const QSslKey key(readFile(parser.value(QStringLiteral("key"))), QSsl::Rsa);
+    if (certs.isEmpty() || key.isNull()) {
+        std::fprintf(stderr, "registry_bench_relay: unreadable --cert/--key\n");
+        return 2;
+    }
+    QList<QSslCertificate> extra;
+    if (parser.isSet(QStringLiteral("ca")))
+        extra = QSslCertificate::fromData(readFile(parser.value(QStringLiteral("ca"))));
+
+    test::TestRelayListener listener(certs.first(), key);
+    if (listener.port() == 0)
+        return 3;
+    SystemClock clock;
+    RegistryProxy proxy(QUrl(parser.value(QStringLiteral("cloudly"))),
+                        QUrl(QStringLiteral("https://127.0.0.1:%1").arg(listener.port())), extra, clock);
+    // Tuning knobs for experiments (bytes): COREFLOW_BENCH_WATERMARK, COREFLOW_BENCH_READ_BUFFER.
+    if (qEnvironmentVariableIsSet("COREFLOW_BENCH_WATERMARK"))
+        proxy.setWatermarkBytes(qEnvironmentVariableIntValue("COREFLOW_BENCH_WATERMARK"));
+    if (qEnvironmentVariableIsSet("COREFLOW_BENCH_READ_BUFFER"))
+        proxy.setUpstreamReadBufferBytes(qEnvironmentVariableIntValue("COREFLOW_BENCH_READ_BUFFER"));
+    listener.setHandler(&proxy);
+    std::printf("PORT %u\n", unsigned(listener.port()));
+    std::fflush(stdout);
+    const int rc = app.exec();
+    listener.setHandler(nullptr);
+    return rc;
+}

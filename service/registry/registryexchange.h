@@ -1,0 +1,99 @@
+#pragma once
+// RegistryExchange: one node request forwarded to the registry and its answer streamed back (rules
+// IP-01, IP-04, IP-06, IP-07, IP-12..IP-17, IP-19, IP-21, IP-22). Created by RegistryProxy after it
+// has accepted the method, path and headers; deletes itself when done.
+//
+// Sequence:
+//  1. GET/HEAD <registry origin><path>?<query> on a manager from the UpstreamPool, with the allowed
+//     node headers (RegistryHeaders), HTTP/1.1, no redirect following, no cookies, no cache, a read
+//     buffer of kUpstreamReadBuffer bytes (backpressure to the registry).
+//  2. As soon as the registry's status line and headers arrive (QNetworkReply::metaDataChanged), they
+//     are filtered (RegistryHeaders::returnResponse), the WWW-Authenticate realm rewritten
+//     (WwwAuthenticateRewriter) and written to the node through the responder; the body is not
+//     waited for.
+//  3. The body is pumped by BodyPump (Length framing under the registry's Content-Length, Chunked
+//     framing when there is none). No body for HEAD, 1xx, 204, 304.
+//  4. The node leaving (socket disconnected/destroyed) aborts the upstream request at once.
+//  5. No answer from the registry: 502 registry-unreachable with the failure class, when the headers
+//     have not been sent yet; a failure mid-body aborts the node's connection (the body cannot be
+//     completed, and a truncated body must not look complete). No registry status line within
+//     headerTimeoutMs (measured on the injected Clock) is the class Timeout.
+#include "registryheaders.h"
+
+#include <QHttpServerResponder>
+#include <QObject>
+#include <QPointer>
+#include <QUrl>
+#include <memory>
+#include <optional>
+
+class QNetworkAccessManager;
+class QNetworkReply;
+class QTcpSocket;
+
+namespace coreflow {
+
+class BodyPump;
+class Clock;
+class ClockTimer;
+class UpstreamPool;
+class WwwAuthenticateRewriter;
+struct WwwAuthenticateRewrite;
+
+struct RegistryExchangeSetup {
+    QUrl upstreamUrl;          // registry origin + the node's path and query, unchanged
+    HeaderPairs headers;       // RegistryHeaders::forwardRequest(...).headers
+    bool head = false;         // HEAD (else GET)
+    QByteArray pathClass;      // for logs: base, manifest, blob, tags, token, other
+    qint64 headerTimeoutMs = 0;
+    qint64 watermark = 0;      // BodyPump watermark, bytes
+    qint64 upstreamReadBuffer = 0; // QNetworkReply::setReadBufferSize, bytes (0: kUpstreamReadBuffer)
+};
+
+class RegistryExchange : public QObject {
+    Q_OBJECT
+public:
+    static constexpr qint64 kUpstreamReadBuffer = 256 * 1024; // bytes
+
+    RegistryExchange(RegistryExchangeSetup setup, QHttpServerResponder &&responder, UpstreamPool &pool,
+                     const WwwAuthenticateRewriter &rewriter, Clock &clock, QObject *parent = nullptr);
+    ~RegistryExchange() override;
+
+    void start();
+
+Q_SIGNALS:
+    // The registry's challenges were rewritten: realm paths now served, third-party realm origins.
+    void challengesSeen(const QList<QString> &rewrittenRealmPaths, const QList<QString> &foreignOrigins);
+    // Emitted once when the exchange is over (answered, failed, or the node left).
+    void finished();
+
+private:
+    void onMetaDataChanged();
+    void onReplyFinished();
+    void onClientGone();
+    void onHeaderTimeout();
+    void sendHeaders(int status);
+    void fail(const QByteArray &failureClass);
+    void complete();
+    bool socketUsable() const;
+    const char *method() const { return m_setup.head ? "HEAD" : "GET"; }
+
+    RegistryExchangeSetup m_setup;
+    std::optional<QHttpServerResponder> m_responder;
+    QPointer<QTcpSocket> m_socket;
+    UpstreamPool &m_pool;
+    const WwwAuthenticateRewriter &m_rewriter;
+    Clock &m_clock;
+    QNetworkAccessManager *m_manager = nullptr;
+    QPointer<QNetworkReply> m_reply;
+    std::unique_ptr<ClockTimer> m_headerTimer;
+    BodyPump *m_pump = nullptr;
+    qint64 m_startedMs = 0;
+    int m_status = 0;
+    bool m_headersSent = false;
+    bool m_replyFinished = false;
+    bool m_done = false;
+    bool m_completed = false;
+};
+
+} // namespace coreflow

@@ -1,0 +1,103 @@
+#pragma once
+// RegistryProxy: the cluster's image pull endpoint (seed "Image pulls through the relay", rules
+// IP-01..IP-22). The relay listener hands it every plain HTTP request on its one TLS port (everything
+// but the WebSocket upgrade at "/"); it forwards pulls to the registry Cloudly publishes and streams
+// the answers back.
+//
+// What is served (checked in this order; refusals use the registry API's error shape, see
+// RegistryRefusal, and a HEAD refusal carries the headers but no body):
+//   1. path: "/v2" or under "/v2/", or exactly a token realm path (below); otherwise
+//      404 path-not-served (IP-03). A path with a "." or ".." segment (also percent-encoded) is
+//      path-not-served too: it could name a path outside /v2/ on Cloudly's origin.
+//   2. method: GET or HEAD; otherwise 405 registry-method-refused, Allow: GET, HEAD (IP-02). Nothing
+//      is forwarded.
+//   3. body: a pull carries none; a request with a body is 400 request-invalid (QHttpServer 6.4 has
+//      already buffered it, acceptable only because pulls carry none).
+//   4. headers: allow-listed and bounded (RegistryHeaders); over a bound is 400 request-invalid.
+//   Then the exchange is forwarded (RegistryExchange) to <registry origin><path>?<query>, path and
+//   query unchanged (IP-07). Every GET/HEAD under /v2/ is forwarded (seed IP-01): manifests, blobs
+//   (Range passes), tags list, and whatever else the registry serves for reading; the relay decides
+//   nothing about who may pull what (IP-05) and caches nothing (IP-06).
+//
+// The registry is CLOUDLY_URL's origin (IP-20): scheme (wss -> https, ws -> http), host and port of
+// cloudlyUrl; its path is ignored. The connection to it is the relay's own (UpstreamPool), trusting
+// the system CAs plus extraCaCertificates.
+//
+// Token realm path (decision): the relay serves the realm path it has itself rewritten. Each realm
+// whose origin is Cloudly's is rewritten to the relay's origin (WwwAuthenticateRewriter) and its path
+// is remembered (at most kMaxTokenPaths distinct paths, oldest forgotten first); a GET/HEAD of a
+// remembered path is forwarded to Cloudly the same way, untouched. A node always meets the challenge
+// (GET /v2/ -> 401) before it follows the realm, so the path is known by then; after a relay restart a
+// node holding an old challenge gets path-not-served once and starts over from /v2/, as clients do on
+// any token failure. Only GET/HEAD token requests are served (a POST OAuth2 token request carries a
+// body; pulls use GET).
+//
+// Third-party realms: left untouched (IP-10) and logged once per distinct origin (IP-11; at most
+// kMaxRememberedForeignOrigins remembered, past that each is logged again).
+//
+// Logging: category coreflow.registry; method, path class and status only (IP-22).
+#include "service/listener/listenerhttphandler.h"
+
+#include <QList>
+#include <QObject>
+#include <QSet>
+#include <QSslCertificate>
+#include <QStringList>
+#include <QUrl>
+#include <memory>
+
+namespace coreflow {
+
+class Clock;
+class UpstreamPool;
+class WwwAuthenticateRewriter;
+
+class RegistryProxy : public QObject, public ListenerHttpHandler {
+    Q_OBJECT
+public:
+    static constexpr qint64 kDefaultHeaderTimeoutMs = 30'000;  // registry status line must arrive by then
+    static constexpr qint64 kDefaultWatermarkBytes = 512 * 1024;         // node socket, per exchange
+    static constexpr qint64 kDefaultUpstreamReadBufferBytes = 256 * 1024; // upstream reply, per exchange
+    static constexpr int kMaxTokenPaths = 16;
+    static constexpr int kMaxRememberedForeignOrigins = 256;
+
+    // cloudlyUrl: CLOUDLY_URL; its origin is the registry. relayOrigin: the origin nodes dial
+    // ("https://host[:port]"), which rewritten realms name. extraCaCertificates: trusted for the
+    // registry connection in addition to the system CAs.
+    RegistryProxy(QUrl cloudlyUrl, QUrl relayOrigin, QList<QSslCertificate> extraCaCertificates, Clock &clock,
+                  QObject *parent = nullptr);
+    ~RegistryProxy() override;
+
+    void handleHttp(const QHttpServerRequest &request, QHttpServerResponder &&responder) override;
+
+    QUrl registryOrigin() const { return m_registryOrigin; }
+    QStringList tokenRealmPaths() const { return m_tokenPaths; }
+    int activeExchanges() const { return m_active; }
+    void setUpstreamHeaderTimeoutMs(qint64 ms) { m_headerTimeoutMs = ms; }
+    void setWatermarkBytes(qint64 bytes) { m_watermark = bytes; }
+    void setUpstreamReadBufferBytes(qint64 bytes) { m_upstreamReadBuffer = bytes; }
+
+    // Log class of a path: base, manifest, blob, blob-upload, tags, catalog, other (under /v2/), token,
+    // outside. Never the repository name or digest.
+    static QByteArray pathClass(const QString &encodedPath, bool isTokenPath);
+
+Q_SIGNALS:
+    void exchangeFinished();
+
+private:
+    void noteChallenges(const QList<QString> &rewrittenRealmPaths, const QList<QString> &foreignOrigins);
+
+    QUrl m_registryOrigin;
+    QUrl m_relayOrigin;
+    Clock &m_clock;
+    std::unique_ptr<UpstreamPool> m_pool;
+    std::unique_ptr<WwwAuthenticateRewriter> m_rewriter;
+    QStringList m_tokenPaths;
+    QSet<QString> m_loggedForeignOrigins;
+    qint64 m_headerTimeoutMs = kDefaultHeaderTimeoutMs;
+    qint64 m_watermark = kDefaultWatermarkBytes;
+    qint64 m_upstreamReadBuffer = kDefaultUpstreamReadBufferBytes;
+    int m_active = 0;
+};
+
+} // namespace coreflow

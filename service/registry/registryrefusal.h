@@ -1,0 +1,35 @@
+#pragma once
+// RegistryRefusal: the answers the pull endpoint gives itself, in the registry API's error shape
+// (distribution spec "Error Codes"), and the failure classes of an upstream that could not answer.
+// Pure: no I/O.
+//
+// Body shape (UTF-8 JSON, Content-Type application/json):
+//   {"errors":[{"code":"<CODE>","message":"<refusal-name>: <reason>","detail":{"name":"<refusal-name>"[,"class":"<Class>"]}}]}
+// Answers:
+//   404 UNSUPPORTED  path-not-served          path outside /v2/ and not a token realm path (IP-03)
+//   405 UNSUPPORTED  registry-method-refused  method other than GET/HEAD (IP-02); Allow: GET, HEAD
+//   400 UNSUPPORTED  request-invalid          request carries a body, or headers over the bound
+//   502 UNAVAILABLE  registry-unreachable     upstream failed before answering (IP-21); detail.class
+//                                             names the failure class only, never its message (IP-22)
+#include <QByteArray>
+#include <QLatin1StringView>
+#include <QNetworkReply>
+
+namespace coreflow {
+
+class RegistryRefusal {
+public:
+    // The JSON body; `reason` and `failureClass` must never contain a header value or an error message.
+    static QByteArray body(QLatin1StringView code, QLatin1StringView name, const QByteArray &reason,
+                           const QByteArray &failureClass = {});
+
+    // Failure classes (stable words, usable in logs and bodies):
+    //   ConnectionRefused, HostNotFound, Timeout, TlsHandshake, RemoteClosed, Proxy, Protocol,
+    //   HeadersTooLarge, Aborted, Network
+    static QByteArray failureClass(QNetworkReply::NetworkError error);
+    // True when `error` means the registry did not give an HTTP answer (transport, TLS, proxy or
+    // protocol failure), as opposed to an HTTP error status which is relayed as it is.
+    static bool isTransportFailure(QNetworkReply::NetworkError error);
+};
+
+} // namespace coreflow

@@ -1,0 +1,822 @@
+// tst_registryproxy: the pull endpoint against a loopback fake registry (peers/fakeregistry), through a
+// TLS listener like the relay's (TestRelayListener), with a raw HTTPS node (RawHttpsClient) so every
+// header line and framing byte is visible. Rules IP-01..IP-22 of seed "Image pulls through the relay".
+#include "peers/fakeregistry.h"
+#include "rawhttpsclient.h"
+#include "testpki.h"
+#include "testrelaylistener.h"
+#include "testwait.h"
+
+#include "service/registry/registryproxy.h"
+#include "shared/util/clock.h"
+#include "shared/util/manualclock.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLoggingCategory>
+#include <QMutex>
+#include <QTcpServer>
+#include <QTest>
+#include <QWebSocket>
+#include <memory>
+
+using namespace coreflow;
+using namespace coreflow::test;
+
+namespace {
+
+const QByteArray kNodeToken = "Bearer SECRET-NODE-TOKEN-4711.abc";
+
+QMutex g_logMutex;
+QStringList g_logs;
+QtMessageHandler g_previous = nullptr;
+
+void captureMessages(QtMsgType type, const QMessageLogContext &context, const QString &message)
+{
+    {
+        QMutexLocker lock(&g_logMutex);
+        g_logs.append(QString::fromLatin1(context.category ? context.category : "") + QLatin1String(": ") + message);
+    }
+    if (g_previous)
+        g_previous(type, context, message);
+}
+
+QStringList logsContaining(const QString &needle)
+{
+    QMutexLocker lock(&g_logMutex);
+    QStringList out;
+    for (const QString &l : std::as_const(g_logs)) {
+        if (l.contains(needle))
+            out.append(l);
+    }
+    return out;
+}
+
+qint64 residentKiB()
+{
+    QFile f(QStringLiteral("/proc/self/status"));
+    if (!f.open(QIODevice::ReadOnly))
+        return 0;
+    for (const QByteArray &line : f.readAll().split('\n')) {
+        if (line.startsWith("VmRSS:"))
+            return line.mid(6).trimmed().split(' ').value(0).toLongLong();
+    }
+    return 0;
+}
+
+QJsonObject firstError(const QByteArray &body)
+{
+    return QJsonDocument::fromJson(body).object().value(QStringLiteral("errors")).toArray().at(0).toObject();
+}
+
+} // namespace
+
+class TstRegistryProxy : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void init();
+    void cleanup();
+    void cleanupTestCase();
+
+    void refusesPathsOutsideV2();
+    void refusesDotSegments();
+    void refusesOtherMethods();
+    void refusesRequestBodies();
+    void refusesOversizedHeaders();
+    void forwardsPathQueryAndAllowedHeaders();
+    void forwardsNoAuthorizationWhenNodeSentNone();
+    void returnsAllowedResponseHeadersOnly();
+    void encodedAnswerLosesContentLength();
+    void passesRangeRequests();
+    void headCarriesLengthButNoBody();
+    void cachesNothing();
+    void relaysHeadersBeforeTheBody();
+    void rewritesCloudlyRealmAndServesTokenPath();
+    void tokenPathUnknownBeforeChallenge();
+    void leavesThirdPartyRealmAndLogsOncePerOrigin();
+    void splitsTwoChallengesInOneHeader();
+    void registryDownIs502WithClassOnly();
+    void untrustedRegistryIsTlsHandshake();
+    void registryClosingIsRemoteClosed();
+    void registrySilentIsTimeout();
+    void streamsLargeBodyIntact();
+    void slowClientSlowsUpstream();
+    void clientLeavingAbortsUpstream();
+    void webSocketWorksWhileBlobStreams();
+
+private:
+    void makeRelay(const QUrl &cloudlyUrl, bool trustRegistryCa = true, Clock *clock = nullptr);
+    std::unique_ptr<RawHttpsClient> connectNode();
+    QUrl registryUrl() const { return QUrl(QStringLiteral("https://127.0.0.1:%1/cloudly-api").arg(m_registry->port())); }
+    QByteArray registryOrigin() const { return "https://127.0.0.1:" + QByteArray::number(m_registry->port()); }
+    QByteArray relayOrigin() const { return "https://localhost:" + QByteArray::number(m_listener->port()); }
+
+    std::unique_ptr<TestPki> m_relayPki;
+    std::unique_ptr<TestPki> m_cloudlyPki;
+    TestPki::Issued m_relayCert;
+    TestPki::Issued m_registryCert;
+    SystemClock m_clock;
+    std::unique_ptr<FakeRegistry> m_registry;
+    std::unique_ptr<TestRelayListener> m_listener;
+    std::unique_ptr<RegistryProxy> m_proxy;
+};
+
+void TstRegistryProxy::initTestCase()
+{
+    g_previous = qInstallMessageHandler(captureMessages);
+    QLoggingCategory::setFilterRules(QStringLiteral("coreflow.registry.info=true"));
+    m_relayPki = std::make_unique<TestPki>(QStringLiteral("relay"));
+    QVERIFY2(m_relayPki->ok(), qPrintable(m_relayPki->error()));
+    m_cloudlyPki = std::make_unique<TestPki>(QStringLiteral("cloudly"));
+    QVERIFY2(m_cloudlyPki->ok(), qPrintable(m_cloudlyPki->error()));
+    m_relayCert = m_relayPki->issueServer(QStringLiteral("relay"));
+    m_registryCert = m_cloudlyPki->issueServer(QStringLiteral("registry"));
+    QVERIFY(!m_relayCert.certificate.isNull() && !m_relayCert.key.isNull());
+    QVERIFY(!m_registryCert.certificate.isNull() && !m_registryCert.key.isNull());
+}
+
+void TstRegistryProxy::init()
+{
+    m_registry = std::make_unique<FakeRegistry>(m_registryCert.certificate, m_registryCert.key);
+    QVERIFY(m_registry->port() != 0);
+    m_listener = std::make_unique<TestRelayListener>(m_relayCert.certificate, m_relayCert.key);
+    QVERIFY(m_listener->port() != 0);
+}
+
+void TstRegistryProxy::cleanup()
+{
+    m_listener->setHandler(nullptr);
+    m_proxy.reset();
+    m_listener.reset();
+    m_registry.reset();
+    QTest::qWait(10);
+}
+
+void TstRegistryProxy::cleanupTestCase()
+{
+    // IP-22: the node's pull token never reaches a log line, in any test.
+    QVERIFY(logsContaining(QStringLiteral("SECRET-NODE-TOKEN")).isEmpty());
+    qInstallMessageHandler(g_previous);
+}
+
+void TstRegistryProxy::makeRelay(const QUrl &cloudlyUrl, bool trustRegistryCa, Clock *clock)
+{
+    QList<QSslCertificate> extra;
+    if (trustRegistryCa)
+        extra.append(m_cloudlyPki->caCertificate());
+    m_proxy = std::make_unique<RegistryProxy>(cloudlyUrl, QUrl(QString::fromLatin1(relayOrigin())), extra,
+                                              clock ? *clock : m_clock);
+    m_listener->setHandler(m_proxy.get());
+}
+
+std::unique_ptr<RawHttpsClient> TstRegistryProxy::connectNode()
+{
+    auto node = std::make_unique<RawHttpsClient>(m_listener->port(), m_relayPki->caCertificate());
+    if (!node->connectAndWait())
+        return nullptr;
+    return node;
+}
+
+void TstRegistryProxy::refusesPathsOutsideV2()
+{
+    makeRelay(registryUrl());
+    auto node = connectNode();
+    QVERIFY(node);
+    for (const QByteArray &target : {QByteArray("/foo"), QByteArray("/v2x/"), QByteArray("/api/v2/"), QByteArray("/")}) {
+        node->sendRequest("GET", target, {{"Authorization", kNodeToken}});
+        RawResponse r;
+        QVERIFY(node->readResponse(r));
+        QCOMPARE(r.status, 404);
+        const QJsonObject e = firstError(r.body);
+        QCOMPARE(e.value(QStringLiteral("code")).toString(), QStringLiteral("UNSUPPORTED"));
+        QVERIFY(e.value(QStringLiteral("message")).toString().startsWith(QStringLiteral("path-not-served: ")));
+        QCOMPARE(e.value(QStringLiteral("detail")).toObject().value(QStringLiteral("name")).toString(),
+                 QStringLiteral("path-not-served"));
+    }
+    node->sendRequest("HEAD", "/foo");
+    RawResponse head;
+    QVERIFY(node->readResponse(head, true));
+    QCOMPARE(head.status, 404);
+    QVERIFY(head.has("content-length"));
+    // The connection is still in step: no stray body was sent for the HEAD.
+    node->sendRequest("POST", "/foo");
+    RawResponse post;
+    QVERIFY(node->readResponse(post));
+    QCOMPARE(post.status, 404);
+    QCOMPARE(m_registry->requests.size(), 0);
+}
+
+void TstRegistryProxy::refusesDotSegments()
+{
+    makeRelay(registryUrl());
+    auto node = connectNode();
+    QVERIFY(node);
+    for (const QByteArray &target : {QByteArray("/v2/../admin"), QByteArray("/v2/%2e%2e/admin"), QByteArray("/v2/a/./b")}) {
+        node->sendRequest("GET", target);
+        RawResponse r;
+        QVERIFY(node->readResponse(r));
+        QCOMPARE(r.status, 404);
+        QVERIFY(firstError(r.body).value(QStringLiteral("message")).toString().startsWith(QStringLiteral("path-not-served")));
+    }
+    QCOMPARE(m_registry->requests.size(), 0);
+}
+
+void TstRegistryProxy::refusesOtherMethods()
+{
+    makeRelay(registryUrl());
+    auto node = connectNode();
+    QVERIFY(node);
+    for (const QByteArray &method : {QByteArray("PUT"), QByteArray("POST"), QByteArray("PATCH"), QByteArray("DELETE"),
+                                     QByteArray("OPTIONS")}) {
+        node->sendRequest(method, "/v2/library/app/blobs/uploads/");
+        RawResponse r;
+        QVERIFY(node->readResponse(r));
+        QCOMPARE(r.status, 405);
+        QCOMPARE(r.header("allow"), QByteArray("GET, HEAD"));
+        const QJsonObject e = firstError(r.body);
+        QCOMPARE(e.value(QStringLiteral("code")).toString(), QStringLiteral("UNSUPPORTED"));
+        QVERIFY(e.value(QStringLiteral("message")).toString().startsWith(QStringLiteral("registry-method-refused: ")));
+    }
+    QCOMPARE(m_registry->requests.size(), 0);
+}
+
+void TstRegistryProxy::refusesRequestBodies()
+{
+    makeRelay(registryUrl());
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/", {}, "not a pull");
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 400);
+    QVERIFY(firstError(r.body).value(QStringLiteral("message")).toString().startsWith(QStringLiteral("request-invalid")));
+    QCOMPARE(m_registry->requests.size(), 0);
+}
+
+void TstRegistryProxy::refusesOversizedHeaders()
+{
+    makeRelay(registryUrl());
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/", {{"Authorization", kNodeToken}, {"Authorization", kNodeToken}});
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 400);
+    QVERIFY(!r.body.contains("SECRET"));
+    QCOMPARE(m_registry->requests.size(), 0);
+}
+
+void TstRegistryProxy::forwardsPathQueryAndAllowedHeaders()
+{
+    makeRelay(registryUrl());
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.headers = {{"Content-Type", "application/vnd.oci.image.manifest.v1+json"}};
+        a.body = "{}";
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    const QByteArray target = "/v2/team/app/manifests/sha256:0123456789abcdef?ns=docker.io&x=a%2Fb";
+    node->sendRequest("GET", target,
+                      {{"Authorization", kNodeToken},
+                       {"Accept", "application/vnd.oci.image.index.v1+json"},
+                       {"Accept", "application/vnd.docker.distribution.manifest.v2+json"},
+                       {"Accept-Encoding", "gzip, br"},
+                       {"Cookie", "session=1"},
+                       {"Connection", "keep-alive, TE"},
+                       {"TE", "trailers"},
+                       {"Keep-Alive", "timeout=5"},
+                       {"X-Forwarded-For", "10.0.0.1"},
+                       {"Proxy-Authorization", "Basic eA=="},
+                       {"User-Agent", "containerd/1.7"}});
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 200);
+    QCOMPARE(r.body, QByteArray("{}"));
+    QCOMPARE(m_registry->requests.size(), 1);
+    const FakeRequest &seen = m_registry->requests.first();
+    QCOMPARE(seen.method, QByteArray("GET"));
+    QCOMPARE(seen.target, target);                                   // IP-07
+    QCOMPARE(seen.values("authorization"), QList<QByteArray>{kNodeToken}); // IP-04
+    QCOMPARE(seen.values("accept"),
+             QList<QByteArray>{"application/vnd.oci.image.index.v1+json, "
+                               "application/vnd.docker.distribution.manifest.v2+json"});
+    QCOMPARE(seen.values("accept-encoding"), QList<QByteArray>{"identity"}); // IP-15
+    QCOMPARE(seen.header("host"), "127.0.0.1:" + QByteArray::number(m_registry->port())); // IP-18, IP-20
+    QCOMPARE(seen.header("user-agent"), QByteArray("containerd/1.7"));
+    for (const char *gone : {"cookie", "te", "keep-alive", "x-forwarded-for", "proxy-authorization"})
+        QVERIFY2(!seen.has(gone), gone);
+    QVERIFY(!seen.header("connection").toLower().contains("te"));
+}
+
+void TstRegistryProxy::forwardsNoAuthorizationWhenNodeSentNone()
+{
+    makeRelay(registryUrl());
+    m_registry->route = [](const FakeRequest &) { return FakeAnswer{}; };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/");
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 200);
+    QVERIFY(!m_registry->requests.first().has("authorization"));
+    QCOMPARE(m_registry->requests.first().values("accept-encoding"), QList<QByteArray>{"identity"});
+}
+
+void TstRegistryProxy::returnsAllowedResponseHeadersOnly()
+{
+    makeRelay(registryUrl());
+    const QByteArray body = FakeRegistry::pattern(0, 1000);
+    m_registry->route = [body](const FakeRequest &) {
+        FakeAnswer a;
+        a.headers = {{"Content-Type", "application/octet-stream"},
+                     {"Docker-Content-Digest", "sha256:feedface"},
+                     {"Docker-Distribution-API-Version", "registry/2.0"},
+                     {"ETag", "\"sha256:feedface\""},
+                     {"Set-Cookie", "tracking=1"},
+                     {"Connection", "keep-alive"},
+                     {"Keep-Alive", "timeout=5"},
+                     {"Strict-Transport-Security", "max-age=1"},
+                     {"X-Internal-Secret", "abc"},
+                     {"Content-Length", "1000"}};
+        a.body = body;
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/team/app/blobs/sha256:feedface", {{"Authorization", kNodeToken}});
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 200);
+    QCOMPARE(r.body, body);                                        // IP-07, IP-14
+    QCOMPARE(r.header("content-length"), QByteArray("1000"));       // IP-16
+    QCOMPARE(r.header("docker-content-digest"), QByteArray("sha256:feedface")); // IP-12
+    QCOMPARE(r.header("etag"), QByteArray("\"sha256:feedface\""));
+    QCOMPARE(r.header("content-type"), QByteArray("application/octet-stream"));
+    for (const char *gone : {"set-cookie", "connection", "keep-alive", "strict-transport-security",
+                             "x-internal-secret", "transfer-encoding", "content-encoding"})
+        QVERIFY2(!r.has(gone), gone);                               // IP-19
+}
+
+void TstRegistryProxy::encodedAnswerLosesContentLength()
+{
+    makeRelay(registryUrl());
+    const QByteArray encoded = QByteArray::fromHex("1f8b0800000000000003cb48cdc9c9070086a61036050000"); // gzip("hello")
+    m_registry->route = [encoded](const FakeRequest &) {
+        FakeAnswer a;
+        a.headers = {{"Content-Type", "application/json"},
+                     {"Content-Encoding", "gzip"},
+                     {"Content-Length", QByteArray::number(encoded.size())}};
+        a.body = encoded;
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/team/app/tags/list", {{"Accept-Encoding", "gzip"}});
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 200);
+    QVERIFY(!r.has("content-length"));                   // IP-17
+    QCOMPARE(r.header("content-encoding"), QByteArray("gzip")); // decision IP-17/ambiguity 24
+    QVERIFY(r.chunked);
+    QCOMPARE(r.body, encoded);                            // the registry's own bytes
+    QCOMPARE(m_registry->requests.first().values("accept-encoding"), QList<QByteArray>{"identity"});
+    // The connection stays usable after a chunked answer.
+    node->sendRequest("GET", "/v2/team/app/tags/list");
+    RawResponse again;
+    QVERIFY(node->readResponse(again));
+    QCOMPARE(again.body, encoded);
+}
+
+void TstRegistryProxy::passesRangeRequests()
+{
+    makeRelay(registryUrl());
+    m_registry->route = [](const FakeRequest &req) {
+        FakeAnswer a;
+        if (req.header("range") == "bytes=100-199") {
+            a.status = 206;
+            a.reason = "Partial Content";
+            a.headers = {{"Content-Range", "bytes 100-199/5000"}, {"Accept-Ranges", "bytes"}};
+            a.body = FakeRegistry::pattern(100, 100);
+        } else {
+            a.status = 416;
+            a.reason = "Range Not Satisfiable";
+        }
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/team/app/blobs/sha256:aa", {{"Range", "bytes=100-199"}});
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 206);
+    QCOMPARE(r.header("content-range"), QByteArray("bytes 100-199/5000"));
+    QCOMPARE(r.header("content-length"), QByteArray("100"));
+    QCOMPARE(r.body, FakeRegistry::pattern(100, 100));
+}
+
+void TstRegistryProxy::headCarriesLengthButNoBody()
+{
+    makeRelay(registryUrl());
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.headers = {{"Docker-Content-Digest", "sha256:bb"}, {"Content-Length", "123456789"}};
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("HEAD", "/v2/team/app/blobs/sha256:bb");
+    RawResponse r;
+    QVERIFY(node->readResponse(r, true));
+    QCOMPARE(r.status, 200);
+    QCOMPARE(r.header("content-length"), QByteArray("123456789"));
+    QVERIFY(!r.chunked);
+    QCOMPARE(m_registry->requests.first().method, QByteArray("HEAD"));
+    // Nothing follows the header block: the next answer on the same connection parses cleanly.
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.body = "second";
+        return a;
+    };
+    node->sendRequest("GET", "/v2/");
+    RawResponse second;
+    QVERIFY(node->readResponse(second));
+    QCOMPARE(second.status, 200);
+    QCOMPARE(second.body, QByteArray("second"));
+}
+
+void TstRegistryProxy::cachesNothing()
+{
+    makeRelay(registryUrl());
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.headers = {{"Cache-Control", "max-age=31536000"}, {"ETag", "\"x\""}};
+        a.body = "manifest";
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    for (int i = 0; i < 2; ++i) {
+        node->sendRequest("GET", "/v2/team/app/manifests/sha256:cc");
+        RawResponse r;
+        QVERIFY(node->readResponse(r));
+        QCOMPARE(r.body, QByteArray("manifest"));
+    }
+    QCOMPARE(m_registry->requests.size(), 2); // IP-06
+}
+
+void TstRegistryProxy::relaysHeadersBeforeTheBody()
+{
+    makeRelay(registryUrl());
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.headers = {{"Docker-Content-Digest", "sha256:dd"}};
+        a.streamBytes = 4096;
+        a.bodyDelayMs = 3000; // the body comes 3 s after the headers
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    QElapsedTimer t;
+    t.start();
+    node->sendRequest("GET", "/v2/team/app/blobs/sha256:dd");
+    RawResponse headers;
+    QVERIFY(node->waitForHeaders(headers, 2500));
+    QVERIFY2(t.elapsed() < 2000, "headers must not wait for the body");
+    QCOMPARE(headers.status, 200);
+    QCOMPARE(headers.header("content-length"), QByteArray("4096"));
+    RawResponse full;
+    QVERIFY(node->readResponse(full));
+    QCOMPARE(full.body, FakeRegistry::pattern(0, 4096));
+}
+
+void TstRegistryProxy::rewritesCloudlyRealmAndServesTokenPath()
+{
+    makeRelay(registryUrl());
+    const QByteArray service = "127.0.0.1:" + QByteArray::number(m_registry->port());
+    const QByteArray challenge = "Bearer realm=\"" + registryOrigin() + "/auth/token?x=1\",service=\"" + service
+        + "\",scope=\"repository:team/app:pull\"";
+    m_registry->route = [challenge](const FakeRequest &req) {
+        FakeAnswer a;
+        if (req.target.startsWith("/auth/token")) {
+            a.headers = {{"Content-Type", "application/json"}};
+            a.body = "{\"token\":\"t\"}";
+        } else {
+            a.status = 401;
+            a.reason = "Unauthorized";
+            a.headers = {{"WWW-Authenticate", challenge}, {"Content-Type", "application/json"}};
+            a.body = "{\"errors\":[{\"code\":\"UNAUTHORIZED\"}]}";
+        }
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/");
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 401);
+    const QByteArray expected = "Bearer realm=\"" + relayOrigin() + "/auth/token?x=1\",service=\"" + service
+        + "\",scope=\"repository:team/app:pull\"";
+    QCOMPARE(r.values("www-authenticate"), QList<QByteArray>{expected}); // IP-08, IP-09
+    QCOMPARE(r.body, QByteArray("{\"errors\":[{\"code\":\"UNAUTHORIZED\"}]}"));
+    QCOMPARE(m_proxy->tokenRealmPaths(), QStringList{QStringLiteral("/auth/token")});
+
+    // The node follows the rewritten realm: the token request is forwarded to Cloudly untouched.
+    const QByteArray tokenTarget = "/auth/token?x=1&scope=repository%3Ateam%2Fapp%3Apull&service=" + service;
+    node->sendRequest("GET", tokenTarget, {{"Authorization", "Basic bm9kZTpTRUNSRVQtTk9ERS1UT0tFTg=="}});
+    RawResponse token;
+    QVERIFY(node->readResponse(token));
+    QCOMPARE(token.status, 200);
+    QCOMPARE(token.body, QByteArray("{\"token\":\"t\"}"));
+    QCOMPARE(m_registry->requests.last().target, tokenTarget);
+    QCOMPARE(m_registry->requests.last().header("authorization"), QByteArray("Basic bm9kZTpTRUNSRVQtTk9ERS1UT0tFTg=="));
+    // Other methods on the token path are refused like any other.
+    node->sendRequest("POST", "/auth/token");
+    RawResponse post;
+    QVERIFY(node->readResponse(post));
+    QCOMPARE(post.status, 405);
+    QCOMPARE(m_registry->requests.size(), 2);
+}
+
+void TstRegistryProxy::tokenPathUnknownBeforeChallenge()
+{
+    makeRelay(registryUrl());
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/auth/token?service=x");
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 404);
+    QCOMPARE(m_registry->requests.size(), 0);
+}
+
+void TstRegistryProxy::leavesThirdPartyRealmAndLogsOncePerOrigin()
+{
+    makeRelay(registryUrl());
+    QByteArray realm = "https://auth.third-party.example/token";
+    m_registry->route = [&realm](const FakeRequest &) {
+        FakeAnswer a;
+        a.status = 401;
+        a.reason = "Unauthorized";
+        a.headers = {{"WWW-Authenticate", "Bearer realm=\"" + realm + "\",service=\"registry.example\""}};
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    for (int i = 0; i < 3; ++i) {
+        node->sendRequest("GET", "/v2/");
+        RawResponse r;
+        QVERIFY(node->readResponse(r));
+        QCOMPARE(r.values("www-authenticate"),
+                 QList<QByteArray>{"Bearer realm=\"" + realm + "\",service=\"registry.example\""}); // IP-10
+    }
+    QCOMPARE(logsContaining(QStringLiteral("https://auth.third-party.example")).size(), 1); // IP-11
+    QVERIFY(logsContaining(QStringLiteral("https://auth.third-party.example")).first().contains(QStringLiteral("CLOUDLY_URL")));
+    realm = "https://auth.second.example:8443/token";
+    node->sendRequest("GET", "/v2/");
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(logsContaining(QStringLiteral("https://auth.second.example:8443")).size(), 1);
+    QVERIFY(m_proxy->tokenRealmPaths().isEmpty());
+}
+
+void TstRegistryProxy::splitsTwoChallengesInOneHeader()
+{
+    makeRelay(registryUrl());
+    const QByteArray value = "Bearer realm=\"" + registryOrigin() + "/token\",service=\"reg\",scope=\"a:b:pull\", "
+                             "Basic realm=\"registry\"";
+    m_registry->route = [value](const FakeRequest &) {
+        FakeAnswer a;
+        a.status = 401;
+        a.reason = "Unauthorized";
+        a.headers = {{"WWW-Authenticate", value}};
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/");
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 401);
+    QCOMPARE(r.values("www-authenticate"),
+             (QList<QByteArray>{"Bearer realm=\"" + relayOrigin() + "/token\",service=\"reg\",scope=\"a:b:pull\"",
+                                "Basic realm=\"registry\""}));
+}
+
+void TstRegistryProxy::registryDownIs502WithClassOnly()
+{
+    // A port nothing listens on: bind one, note it, close it.
+    quint16 deadPort = 0;
+    {
+        QTcpServer probe;
+        QVERIFY(probe.listen(QHostAddress::LocalHost, 0));
+        deadPort = probe.serverPort();
+    }
+    makeRelay(QUrl(QStringLiteral("https://127.0.0.1:%1").arg(deadPort)));
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/team/app/manifests/latest", {{"Authorization", kNodeToken}});
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 502);
+    const QJsonObject e = firstError(r.body);
+    QCOMPARE(e.value(QStringLiteral("code")).toString(), QStringLiteral("UNAVAILABLE"));
+    QVERIFY(e.value(QStringLiteral("message")).toString().startsWith(QStringLiteral("registry-unreachable")));
+    QCOMPARE(e.value(QStringLiteral("detail")).toObject().value(QStringLiteral("class")).toString(),
+             QStringLiteral("ConnectionRefused"));
+    QVERIFY(!r.body.contains("SECRET-NODE-TOKEN"));      // IP-22
+    QVERIFY(!r.body.toLower().contains("refused by the remote")); // no error message text
+    QCOMPARE(logsContaining(QStringLiteral("ConnectionRefused")).size() >= 1, true);
+    QVERIFY(logsContaining(QStringLiteral("SECRET-NODE-TOKEN")).isEmpty());
+    // HEAD: the same answer without a body.
+    node->sendRequest("HEAD", "/v2/team/app/manifests/latest");
+    RawResponse head;
+    QVERIFY(node->readResponse(head, true));
+    QCOMPARE(head.status, 502);
+}
+
+void TstRegistryProxy::untrustedRegistryIsTlsHandshake()
+{
+    makeRelay(registryUrl(), /*trustRegistryCa=*/false);
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/");
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 502);
+    QCOMPARE(firstError(r.body).value(QStringLiteral("detail")).toObject().value(QStringLiteral("class")).toString(),
+             QStringLiteral("TlsHandshake"));
+}
+
+void TstRegistryProxy::registryClosingIsRemoteClosed()
+{
+    makeRelay(registryUrl());
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.closeWithoutAnswer = true;
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/");
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 502);
+    QCOMPARE(firstError(r.body).value(QStringLiteral("detail")).toObject().value(QStringLiteral("class")).toString(),
+             QStringLiteral("RemoteClosed"));
+}
+
+void TstRegistryProxy::registrySilentIsTimeout()
+{
+    ManualClock clock;
+    makeRelay(registryUrl(), true, &clock);
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.neverAnswer = true;
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/");
+    QVERIFY(spinUntil([this] { return m_registry->requests.size() == 1; }, 10000));
+    clock.advance(RegistryProxy::kDefaultHeaderTimeoutMs - 1);
+    QTest::qWait(50);
+    RawResponse none;
+    QVERIFY(!node->waitForHeaders(none, 10));
+    clock.advance(1);
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 502);
+    QCOMPARE(firstError(r.body).value(QStringLiteral("detail")).toObject().value(QStringLiteral("class")).toString(),
+             QStringLiteral("Timeout"));
+    m_proxy.reset(); // before the clock goes away
+    m_listener->setHandler(nullptr);
+}
+
+void TstRegistryProxy::streamsLargeBodyIntact()
+{
+    makeRelay(registryUrl());
+    const qint64 size = 24ll * 1024 * 1024;
+    m_registry->route = [size](const FakeRequest &) {
+        FakeAnswer a;
+        a.headers = {{"Docker-Content-Digest", "sha256:ee"}};
+        a.streamBytes = size;
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/team/app/blobs/sha256:ee");
+    RawResponse headers;
+    QVERIFY(node->waitForHeaders(headers));
+    QCOMPARE(headers.header("content-length"), QByteArray::number(size));
+    node->discardBody(0);
+    QElapsedTimer t;
+    t.start();
+    QVERIFY(spinUntil([&] { return node->discarded() >= size; }, 30000));
+    qInfo("%lld MiB through the relay in %lld ms (debug build, one thread for registry, relay and node)",
+          size >> 20, t.elapsed());
+    QCOMPARE(node->discarded(), size);
+    QVERIFY(node->patternOk());
+    QVERIFY(spinUntil([this] { return m_proxy->activeExchanges() == 0; }, 5000));
+}
+
+void TstRegistryProxy::slowClientSlowsUpstream()
+{
+    makeRelay(registryUrl());
+    const qint64 size = 512ll * 1024 * 1024;
+    m_registry->route = [size](const FakeRequest &) {
+        FakeAnswer a;
+        a.streamBytes = size;
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    const qint64 rssBefore = residentKiB();
+    node->sendRequest("GET", "/v2/team/app/blobs/sha256:ff");
+    RawResponse headers;
+    QVERIFY(node->waitForHeaders(headers));
+    node->pause();
+    QTest::qWait(3000);
+    const qint64 upstreamSent = m_registry->streamedBytes;
+    const qint64 rssGrowthKiB = residentKiB() - rssBefore;
+    qInfo("slow client: registry handed %lld bytes to the kernel; RSS growth %lld KiB", upstreamSent, rssGrowthKiB);
+    // Kernel socket buffers on both loopback legs hold some MiB; the relay holds at most its
+    // watermark plus the reply's read buffer. Far from the 512 MiB on offer.
+    QVERIFY2(upstreamSent < 48ll * 1024 * 1024, "the registry was not slowed by the slow node");
+    QVERIFY2(rssGrowthKiB < 48 * 1024, "memory grew with the body");
+    // The node resumes and reads a while longer: the stream goes on.
+    node->discardBody(0);
+    node->resume();
+    QVERIFY(spinUntil([&] { return node->discarded() > 16ll * 1024 * 1024; }, 30000));
+    QVERIFY(node->patternOk());
+}
+
+void TstRegistryProxy::clientLeavingAbortsUpstream()
+{
+    makeRelay(registryUrl());
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.streamBytes = 1024ll * 1024 * 1024;
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/team/app/blobs/sha256:gg");
+    RawResponse headers;
+    QVERIFY(node->waitForHeaders(headers));
+    node->discardBody(0);
+    QVERIFY(spinUntil([&] { return node->discarded() > 4 * 1024 * 1024; }, 10000));
+    node->socket().abort();
+    QElapsedTimer t;
+    t.start();
+    QVERIFY(spinUntil([this] { return m_registry->abortedStreams == 1; }, 5000));
+    qInfo("upstream aborted %lld ms after the node left", t.elapsed());
+    QVERIFY(t.elapsed() < 2000);
+    QVERIFY(spinUntil([this] { return m_proxy->activeExchanges() == 0; }, 5000));
+    QVERIFY(!logsContaining(QStringLiteral("upstream request aborted")).isEmpty());
+}
+
+void TstRegistryProxy::webSocketWorksWhileBlobStreams()
+{
+    makeRelay(registryUrl());
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.streamBytes = 96ll * 1024 * 1024;
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/team/app/blobs/sha256:hh");
+    RawResponse headers;
+    QVERIFY(node->waitForHeaders(headers));
+    node->discardBody(0);
+    QVERIFY(spinUntil([&] { return node->discarded() > 8 * 1024 * 1024; }, 10000));
+
+    QWebSocket ws;
+    QSslConfiguration conf = QSslConfiguration::defaultConfiguration();
+    conf.setCaCertificates({m_relayPki->caCertificate()});
+    ws.setSslConfiguration(conf);
+    QStringList echoed;
+    connect(&ws, &QWebSocket::textMessageReceived, this, [&](const QString &m) { echoed.append(m); });
+    ws.open(QUrl(QStringLiteral("wss://localhost:%1/").arg(m_listener->port())));
+    QVERIFY(spinUntil([&] { return ws.state() == QAbstractSocket::ConnectedState; }, 10000));
+    const qint64 before = node->discarded();
+    for (int i = 0; i < 5; ++i) {
+        QElapsedTimer t;
+        t.start();
+        ws.sendTextMessage(QStringLiteral("ping %1").arg(i));
+        QVERIFY(spinUntil([&] { return echoed.size() == i + 1; }, 2000));
+        QVERIFY2(t.elapsed() < 1000, "the WebSocket stalled behind the blob");
+    }
+    QVERIFY(node->discarded() > before); // the blob kept streaming meanwhile
+    QVERIFY(spinUntil([&] { return node->discarded() == 96ll * 1024 * 1024; }, 60000));
+    QVERIFY(node->patternOk());
+    ws.close();
+}
+
+QTEST_GUILESS_MAIN(TstRegistryProxy)
+#include "tst_registryproxy.moc"
