@@ -263,6 +263,15 @@ void SimulatedPalletNode::onTextMessage(const QByteArray &utf8)
 
 Answer SimulatedPalletNode::defaultPushAnswer(const contract::Frame &frame) const
 {
+    // A renewal is acknowledged in the contract's shape (docs/contract.md §8.3): it names the renewal's
+    // projection and sequence. (Window checks by the node's own clock are scripted per test.)
+    if (frame.method == method::applyRuntimeNetworkDnsLeaseRenewal) {
+        auto request = frame.requestObject();
+        const QJsonObject renewal = request ? request.value().value(QStringLiteral("renewal")).toObject() : QJsonObject();
+        return Answer::respond({{QStringLiteral("projection"), renewal.value(QStringLiteral("projection"))},
+                                {QStringLiteral("sequence"), renewal.value(QStringLiteral("sequence"))},
+                                {QStringLiteral("state"), QStringLiteral("admitted")}});
+    }
     for (const auto &push : method::nodePushes)
         if (frame.method == push)
             return Answer::respond({{QStringLiteral("acknowledged"), true}, {QStringLiteral("nodeId"), m_options.nodeId}});
