@@ -64,11 +64,15 @@ SessionForwarder::SessionForwarder(CloudlyConnector &cloudly, MethodTable &nodeM
     : QObject(parent), m_cloudly(cloudly), m_nodeMethods(nodeMethods), m_cloudlyMethods(cloudlyMethods),
       m_counters(counters), m_clock(clock), m_timing(timing)
 {
-    for (const auto &name : method::nodeMethods) {
-        m_nodeMethods.add(QString(name), [this](const Frame &frame, const Caller &caller, MethodTable::Reply reply) {
-            forwardUpstream(frame, caller.connection, reply);
-        });
-    }
+    // The six node methods and the four secret-recipient requests (FW-18) travel the same
+    // current-session path; none of their bodies is read beyond request.session.
+    auto forward = [this](const Frame &frame, const Caller &caller, MethodTable::Reply reply) {
+        forwardUpstream(frame, caller.connection, reply);
+    };
+    for (const auto &name : method::nodeMethods)
+        m_nodeMethods.add(QString(name), forward);
+    for (const auto &name : method::nodeSecretMethods)
+        m_nodeMethods.add(QString(name), forward);
     connect(&m_cloudly, &CloudlyConnector::dispatchable, this, &SessionForwarder::onDispatchable);
 }
 
@@ -76,6 +80,8 @@ SessionForwarder::~SessionForwarder()
 {
     detachPushHandlers();
     for (const auto &name : method::nodeMethods)
+        m_nodeMethods.remove(QString(name));
+    for (const auto &name : method::nodeSecretMethods)
         m_nodeMethods.remove(QString(name));
 }
 

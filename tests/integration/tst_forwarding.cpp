@@ -228,6 +228,30 @@ private Q_SLOTS:
         QCOMPARE(f.cloudly->frames().last().phase, contract::Phase::Response);
     }
 
+    // FW-18, FW-19: the four secret-recipient requests go through the same current-session check and
+    // are forwarded untouched; from a wrong socket they are refused before forwarding.
+    void secretRecipientRequests_FW18()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        auto a = f.registeredNode("node-a");
+        auto b = f.registeredNode("node-b");
+        for (const auto &name : contract::method::nodeSecretMethods) {
+            const QString method(name);
+            const QByteArray body = sessionBody(*a->session(), ",\"challenge\":\"possession-canary\"");
+            QByteArray answer;
+            a->call(method, body, [&](const contract::Frame &x) { answer = x.raw; });
+            QTRY_VERIFY(!answer.isEmpty());
+            QCOMPARE(f.cloudly->lastRawRequest(method), body);
+            QString refused;
+            b->call(method, body, [&](const contract::Frame &x) { refused = x.errorRefusal().name; });
+            QTRY_COMPARE(refused, QStringLiteral("session-binding-refused"));
+            QCOMPARE(f.cloudly->callCount(method), 1);
+        }
+        for (const QString &line : log.lines())
+            QVERIFY(!line.contains("possession-canary"));
+    }
+
     // ES-04: the node lane answers the escrow hold by name.
     void escrowHoldOnNodeLane_ES04()
     {
