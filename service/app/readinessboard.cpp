@@ -10,7 +10,10 @@ const QStringList kHopOrder{QStringLiteral("cloudly"), QStringLiteral("registrat
 void ReadinessBoard::setOfferDisagreement(const QString &hop, const QString &peerOffer, const QString &ownOffer,
                                           const QString &line)
 {
-    status::ReadinessRefusal r{hop, peerOffer, ownOffer, line};
+    if (m_parkedLine && hop == QLatin1String("registration"))
+        return;
+    // An offer the peer did not state readably is named the same way on every hop.
+    status::ReadinessRefusal r{hop, peerOffer.isEmpty() ? QStringLiteral("no readable offer") : peerOffer, ownOffer, line};
     if (m_hops[hop].disagreement == r)
         return;
     m_hops[hop].disagreement = r;
@@ -19,6 +22,8 @@ void ReadinessBoard::setOfferDisagreement(const QString &hop, const QString &pee
 
 void ReadinessBoard::setAnswerNotContract(const QString &hop, const QString &line)
 {
+    if (m_parkedLine && hop == QLatin1String("registration"))
+        return;
     status::ReadinessRefusal r{hop, std::nullopt, std::nullopt, line};
     if (m_hops[hop].answer == r)
         return;
@@ -59,6 +64,8 @@ void ReadinessBoard::park(const QString &line)
     if (m_parkedLine)
         return;
     m_parkedLine = line;
+    // From now on the registration hop says exactly the park line.
+    m_hops.remove(QStringLiteral("registration"));
     Q_EMIT changed();
 }
 

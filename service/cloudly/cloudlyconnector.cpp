@@ -27,7 +27,8 @@ CloudlyConnector::CloudlyConnector(QUrl url, Secret bearer, QList<QSslCertificat
     m_handshakeTimer = m_clock.createTimer(this);
     m_reofferTimer = m_clock.createTimer(this);
     connect(m_reofferTimer.get(), &ClockTimer::timeout, this, [this] {
-        if (isConnected() && !m_dispatchable && !m_parked && !m_stopping) {
+        // Also on a socket that stays dispatchable: a refusal at an identity renewal is offered again too.
+        if (isConnected() && !m_parked && !m_stopping) {
             qCInfo(logCloudly) << "offering this relay's contract to Cloudly again";
             registerSession();
         }
@@ -79,6 +80,8 @@ void CloudlyConnector::scheduleReoffer()
     m_handshakeTimer->stop();
     if (!m_parked && !m_stopping)
         m_reofferTimer->start(m_timing.refusedOfferRetryIntervalMs);
+    if (m_dispatchable)
+        scheduleRenewal(); // the registration before this one still stands; keep the identity alive
     Q_EMIT statusChanged();
 }
 
@@ -167,7 +170,7 @@ void CloudlyConnector::authenticate()
 
 void CloudlyConnector::registerSession()
 {
-    if (!m_identity)
+    if (!m_identity || m_parked || m_stopping)
         return;
     const ProtocolOffer own = offerForCloudlySession();
     const QByteArray body = Envelope::compact(QJsonObject{

@@ -119,8 +119,11 @@ void RelayRegistration::onAnswer(const CloudlyConnector::CallResult &r)
         return;
     }
     if (!r.delivered) {
-        qCWarning(logRegistration).noquote() << "registerClusterRelay failed in transport:" << r.refusal.name
+        qCWarning(logRegistration).noquote() << "registerClusterRelay failed in transport:" << r.refusal.text()
                                              << "- registering again on the next renewal or reconnect";
+        // A standing refusal keeps its cadence even when one re-offer is lost in transport.
+        if (!m_readiness.hopServes(kHop))
+            m_retryTimer->start(m_timing.refusedOfferRetryIntervalMs);
         return done();
     }
     const ProtocolOffer own = offerForCloudlySession();
@@ -146,6 +149,10 @@ void RelayRegistration::onAnswer(const CloudlyConnector::CallResult &r)
                                                  << QStringLiteral("- listen address %1 cannot be published; fix COREFLOW_RELAY_BIND_HOSTNAME").arg(m_endpoint.listenAddress);
         else
             qCWarning(logRegistration).noquote() << "registerClusterRelay refused:" << e.name;
+        // Cloudly answered, and the answer is not an acceptance: the hop is not ready until one arrives
+        // (the relay keeps serving everything it carries).
+        m_readiness.setAnswerNotContract(kHop, QStringLiteral("Cloudly refused registerClusterRelay: %1; registering again on the next renewal or reconnect")
+                                                   .arg(e.name));
         Q_EMIT refusedByName(e.name);
         if (e.name == QLatin1String(refusal::relayCredentialGenerationStale)) {
             park(m_credential ? QStringLiteral("relay parked: this relay is bound to cluster relay credential %1 generation %2, which Cloudly no longer accepts; only a restart holding the bearer of the current generation serves this cluster again")
@@ -167,7 +174,10 @@ void RelayRegistration::onAnswer(const CloudlyConnector::CallResult &r)
     const QString origin = reader.requiredString(QStringLiteral("origin"));
     std::optional<Refusal> problem;
     const auto credential = readReference(reader, QStringLiteral("credential"), problem);
-    const auto record = readReference(reader, QStringLiteral("registration"), problem);
+    std::optional<Refusal> recordProblem;
+    const auto record = readReference(reader, QStringLiteral("registration"), recordProblem);
+    if (!problem)
+        problem = recordProblem;
     if (!problem)
         problem = reader.finish();
     std::optional<ProtocolOffer> answered;
@@ -220,7 +230,9 @@ void RelayRegistration::onAnswer(const CloudlyConnector::CallResult &r)
                                                  .arg(credential->generation);
     }
     m_record = record;
-    if (QUrl(origin) != QUrl(m_endpoint.servedOrigin))
+    const QUrl published(origin), served(m_endpoint.servedOrigin);
+    if (published.scheme() != served.scheme() || published.host().compare(served.host(), Qt::CaseInsensitive) != 0
+        || published.port(443) != served.port(443))
         qCWarning(logRegistration).noquote() << "Cloudly published origin" << origin << "for this cluster, but this relay serves"
                                              << m_endpoint.servedOrigin << "- the cluster's nodes would dial an origin this process does not serve";
     m_readiness.clearHop(kHop);

@@ -29,6 +29,9 @@ Result<ProtocolOffer> ProtocolOffer::read(const QJsonObject &object, const QStri
     ProtocolOffer offer;
     offer.sessionKind = r.requiredString(QStringLiteral("sessionKind"));
     offer.release = r.requiredString(QStringLiteral("release"));
+    if (!r.failed() && offer.sessionKind != sessionKind::cloudlyClient && offer.sessionKind != sessionKind::palletRuntime
+        && offer.sessionKind != sessionKind::clusterIngress)
+        r.fail(QStringLiteral("sessionKind"), QStringLiteral("is not cloudlyClient, palletRuntime or clusterIngress"));
     if (!r.failed() && !Release::parse(offer.release))
         r.fail(QStringLiteral("release"), QStringLiteral("is not a MAJOR.MINOR.PATCH release"));
     if (auto refusal = r.finish())
