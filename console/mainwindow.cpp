@@ -112,7 +112,7 @@ void MainWindow::applySnapshot(const status::RelayStatus &s)
         {tr("Pushes"), QString::number(s.counters.pushes)},
         {tr("Reconnects"), QString::number(s.counters.reconnects)},
     };
-    for (const auto &r : s.refusals)
+    for (const auto &r : TerminalView::shownRefusals(s))
         relay.append({tr("Readiness refusal"), TerminalView::refusalLine(r)});
     for (auto it = s.counters.refusalsByName.constBegin(); it != s.counters.refusalsByName.constEnd(); ++it)
         relay.append({tr("Refusals: %1").arg(it.key()), QString::number(it.value())});
@@ -186,7 +186,7 @@ void MainWindow::refreshBanner()
             lines << tr("NOT READY");
             style = redStyle;
         }
-        for (const auto &r : s.refusals)
+        for (const auto &r : TerminalView::shownRefusals(s))
             lines << QStringLiteral("• ") + TerminalView::refusalLine(r);
         if (s.parked)
             lines << tr("PARKED: %1").arg(TerminalView::orDash(s.parkedLine));

@@ -44,6 +44,15 @@ QString TerminalView::refusalLine(const status::ReadinessRefusal &r)
     return text;
 }
 
+QList<status::ReadinessRefusal> TerminalView::shownRefusals(const status::RelayStatus &s)
+{
+    QList<status::ReadinessRefusal> out;
+    for (const auto &r : s.refusals)
+        if (!(s.parked && !s.parkedLine.isEmpty() && r.line == s.parkedLine && !r.peerOffer && !r.ownOffer))
+            out.append(r);
+    return out;
+}
+
 QStringList TerminalView::formatTable(const QStringList &headers, const QList<QStringList> &rows, const QString &indent)
 {
     QList<int> widths;
@@ -81,7 +90,7 @@ QString TerminalView::renderText(const status::RelayStatus &s)
 
     out << QStringLiteral("READINESS");
     kv(out, QStringLiteral("ready"), yesNo(s.ready));
-    for (const auto &r : s.refusals)
+    for (const auto &r : shownRefusals(s))
         kv(out, QStringLiteral("refusal"), refusalLine(r));
     kv(out, QStringLiteral("parked"), s.parked ? QStringLiteral("yes: ") + orDash(s.parkedLine) : QStringLiteral("no"));
     out << QString();

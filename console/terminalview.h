@@ -9,6 +9,8 @@
 // row, columns separated by two spaces and padded to their widest cell, no trailing blanks; rows are
 // sorted by node id (bindings by name). Times are ISO-8601 UTC with seconds ("2023-11-14T22:13:20Z");
 // 0 is "-". Booleans are "yes"/"no"; empty strings and nulls are "-". The text ends with a newline.
+// READINESS lists each refusal once; a parked relay's park line appears once, as "parked  yes: <line>",
+// not also as the registration refusal that repeats it.
 //
 // renderJson() is the status object (RelayStatus::toJson()) pretty-printed with sorted keys.
 #include "statusevent.h"
@@ -34,6 +36,9 @@ public:
     static QString yesNo(bool value) { return value ? QStringLiteral("yes") : QStringLiteral("no"); }
     static QString orDash(const QString &value) { return value.isEmpty() ? QStringLiteral("-") : value; }
     static QString refusalLine(const status::ReadinessRefusal &refusal); // "hop: line [peer offer X; own offer Y]"
+    // The refusals to show: a parked relay's registration entry that is exactly the park line is left out
+    // (the park line is shown once, under "parked").
+    static QList<status::ReadinessRefusal> shownRefusals(const status::RelayStatus &status);
     // Columns padded to their widest cell, joined by two spaces, trailing blanks trimmed; each line
     // prefixed with `indent`.
     static QStringList formatTable(const QStringList &headers, const QList<QStringList> &rows,

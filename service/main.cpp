@@ -6,6 +6,8 @@
 #include "app/relayconfiguration.h"
 #include "app/epolleventdispatcher.h"
 #include "app/signalwatcher.h"
+#include "status/statusserver.h"
+#include "registry/registrylog.h"
 #include "contract/offers.h"
 
 #include <QCommandLineParser>
@@ -52,6 +54,10 @@ int main(int argc, char *argv[])
     // e.g. QT_LOGGING_RULES="coreflow.*.debug=true". At cluster scale they cost more CPU than the
     // forwarding itself (bench/README.md).
     QLoggingCategory::setFilterRules(QStringLiteral("coreflow.*.debug=false"));
+    // Never Qt's request/reply dumps, whatever QT_LOGGING_RULES says: qt.httpserver debug prints a node's
+    // request headers (its Authorization), qt.network.* debug the upstream exchange (docs/contract.md
+    // §17 "Logging").
+    coreflow::installQtRequestLoggingFilter();
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
@@ -109,7 +115,9 @@ int main(int argc, char *argv[])
         }
         config.extraCaCertificates += certs;
     }
-    config.statusSocketPath = parser.value(statusSocket);
+    // The status socket is always served by the executable: --status-socket, else the default path
+    // ($RUNTIME_DIRECTORY/status.sock under systemd), the same one coreflow-console looks at.
+    config.statusSocketPath = parser.isSet(statusSocket) ? parser.value(statusSocket) : coreflow::StatusServer::defaultSocketPath();
     config.operatorGroup = parser.value(operatorGroup);
 
     coreflow::SystemClock clock;

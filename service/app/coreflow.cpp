@@ -36,6 +36,8 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
 {
     m_startedAtMs = m_clock.nowMs();
     m_readiness = std::make_unique<ReadinessBoard>();
+    m_cloudlyMethods.setUnservedRefusal(Refusal{QStringLiteral("relay-starting"),
+                                                QStringLiteral("the relay is starting; it opens for dispatch once its listener is up")});
     m_cloudly = std::make_unique<CloudlyConnector>(m_config.cloudlyUrl, m_config.bearer, m_config.extraCaCertificates,
                                                    m_cloudlyMethods, m_clock, m_timing);
     m_registration = std::make_unique<RelayRegistration>(*m_cloudly, *m_readiness, m_clock, m_timing);
@@ -49,6 +51,8 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
             [this](const QString &line) { m_readiness->setAnswerNotContract(QStringLiteral("cloudly"), line); });
     connect(m_cloudly.get(), &CloudlyConnector::cloudlyOfferServed, m_readiness.get(),
             [this] { m_readiness->clearHop(QStringLiteral("cloudly")); });
+    connect(m_cloudly.get(), &CloudlyConnector::cloudlyOfferAgreed, m_readiness.get(),
+            [this] { m_readiness->clearOfferDisagreement(QStringLiteral("cloudly")); });
     m_forwarder = std::make_unique<SessionForwarder>(*m_cloudly, m_nodeMethods, m_cloudlyMethods, m_counters, m_clock, m_timing);
     m_stopDeadline = m_clock.createTimer(this);
     connect(m_cloudly.get(), &CloudlyConnector::statusChanged, this, &Coreflow::notifyStatus);
@@ -113,10 +117,11 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     connect(m_ingress.get(), &ClusterIngress::offerAccepted, m_readiness.get(),
             [this] { m_readiness->clearHop(QStringLiteral("clusterIngress")); });
     connect(m_registration.get(), &RelayRegistration::accepted, m_ingress.get(), &ClusterIngress::refreshRouteTable);
-    connect(m_registration.get(), &RelayRegistration::refusedByName, m_escrow.get(), [this](const QString &name) {
-        if (RelayRegistration::statesThisRelayIsNotDispatchedTo(name))
-            m_escrow->dropAll(name);
-    });
+    // §9.5: the escrow judges the refusal itself (drop for four names, park for the stale generation);
+    // refusedByName is emitted before parked, so custody ends before the park line (RR-30), and the
+    // park below is then a silent no-op (LeaseEscrow::park is idempotent).
+    connect(m_registration.get(), &RelayRegistration::refusedByName, m_escrow.get(),
+            [this](const QString &name) { m_escrow->registrationRefused(name); });
     connect(m_registration.get(), &RelayRegistration::parked, m_escrow.get(), [this](const QString &) { m_escrow->park(); });
     connect(m_registration.get(), &RelayRegistration::parked, this, [this](const QString &line) {
         if (m_statusServer)
@@ -161,10 +166,12 @@ void Coreflow::start()
 void Coreflow::startStatusSocket()
 {
     m_step = Step::StatusSocket;
-    if (!m_config.statusSocketPath.isEmpty() || qEnvironmentVariableIsSet("RUNTIME_DIRECTORY")) {
+    if (!m_config.statusSocketPath.isEmpty()) {
         StatusServerOptions options;
         options.socketPath = m_config.statusSocketPath.isEmpty() ? StatusServer::defaultSocketPath() : m_config.statusSocketPath;
         options.operatorGroup = m_config.operatorGroup;
+        if (m_config.statusMaxQueuedBytes > 0)
+            options.maxQueuedBytes = m_config.statusMaxQueuedBytes;
         m_statusServer = std::make_unique<StatusServer>(options, [this] { return statusSnapshot(); }, m_clock);
         QString error;
         if (!m_statusServer->start(&error)) {
@@ -311,6 +318,7 @@ void Coreflow::open()
 {
     m_step = Step::Open;
     m_open = true;
+    m_cloudlyMethods.setUnservedRefusal(std::nullopt);
     qCInfo(logApp) << "the relay is open for Cloudly dispatch";
     // Registering is not a start step: the relay registers once it is open (ST-04), and only when it
     // serves a listener (RR-04).

@@ -14,6 +14,10 @@ void MethodTable::dispatch(const contract::Frame &request, const Caller &caller,
 {
     const auto it = m_handlers.constFind(request.method);
     if (it == m_handlers.constEnd()) {
+        if (m_unserved) {
+            reply(refusalFor(request, *m_unserved));
+            return;
+        }
         reply(refusalFor(request, contract::Refusal{QString(contract::refusal::methodNotServed),
                                                     QStringLiteral("%1 serves no method %2").arg(m_lane, request.method)}));
         return;

@@ -9,6 +9,7 @@
 #include "contract/envelope.h"
 
 #include <QHash>
+#include <optional>
 #include <functional>
 
 namespace coreflow {
@@ -34,6 +35,10 @@ public:
     QStringList methods() const { return m_handlers.keys(); }
     const QString &laneName() const { return m_lane; }
 
+    // While set, a method without a handler is answered with this refusal instead of method-not-served
+    // (the Cloudly lane answers relay-starting until the relay opens for dispatch, D-01).
+    void setUnservedRefusal(std::optional<contract::Refusal> refusal) { m_unserved = std::move(refusal); }
+
     // Calls the method's handler, or answers method-not-served.
     void dispatch(const contract::Frame &request, const Caller &caller, const Reply &reply) const;
 
@@ -44,6 +49,7 @@ public:
 private:
     QString m_lane;
     QHash<QString, Handler> m_handlers;
+    std::optional<contract::Refusal> m_unserved;
 };
 
 } // namespace coreflow

@@ -34,6 +34,7 @@ struct RelayConfiguration {
     QList<QSslCertificate> extraCaCertificates;
     QString statusSocketPath;
     QString operatorGroup;
+    qint64 statusMaxQueuedBytes = 0; // per-client status queue bound; 0: StatusServerOptions' default (tests shrink it)
 };
 
 class ConfigurationReader {

@@ -211,6 +211,11 @@ void CloudlyConnector::registerSession()
             }
         }
         if (problem) {
+            if (response) {
+                auto offer = ProtocolOffer::read(response.value().value(QStringLiteral("offer")).toObject(), QStringLiteral("response.offer"));
+                if (offer && servesCloudlyOffer(offer.value()))
+                    Q_EMIT cloudlyOfferAgreed();
+            }
             const QString line = QStringLiteral("Cloudly's answer to registerCloudlyClientSession is not the contract's: %1 (offered again every %2 ms)")
                                      .arg(problem->reason)
                                      .arg(m_timing.refusedOfferRetryIntervalMs);
@@ -325,9 +330,8 @@ void CloudlyConnector::onDisconnected()
         qCWarning(logCloudly).noquote() << "Cloudly session lost";
         Q_EMIT sessionLost();
     } else if (!m_stopping) {
-        qCWarning(logCloudly).noquote() << "could not open the Cloudly session:" << (m_socket ? QVariant::fromValue(m_socket->error()).toString() : QString());
+        qCWarning(logCloudly).noquote() << "could not open the Cloudly session:" << why;
     }
-    Q_UNUSED(why);
     Q_EMIT statusChanged();
     if (m_stopping) {
         maybeFinishStop();

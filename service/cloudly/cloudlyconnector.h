@@ -93,6 +93,9 @@ Q_SIGNALS:
     void cloudlyOfferRefused(const QString &peerOffer, const QString &ownOffer, const QString &line);
     void cloudlyAnswerNotContract(const QString &line);
     void cloudlyOfferServed();
+    // Cloudly's answer named a servable offer even though the rest of it was not the contract's: the
+    // offer disagreement (if any) ends; the answer refusal stands.
+    void cloudlyOfferAgreed();
 
 private:
     struct Pending {

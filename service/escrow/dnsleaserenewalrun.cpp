@@ -7,6 +7,9 @@
 #include <QJsonDocument>
 #include <simdjson.h>
 
+#include <string>
+#include <vector>
+
 namespace coreflow {
 
 using namespace contract;
@@ -14,13 +17,97 @@ using namespace contract;
 namespace {
 Refusal invalid(const QString &reason) { return Refusal{QString(refusal::escrowRunInvalid), reason}; }
 
-// The byte ranges of request.renewals[i], sliced without re-serialising (simdjson raw_json()).
-bool sliceRenewals(QByteArray &body, QVector<DnsLeaseRenewalRun::Renewal> &renewals)
+// body with simdjson's padding behind its bytes (the bytes themselves are unchanged).
+simdjson::padded_string_view padded(QByteArray &body)
 {
     const qsizetype len = body.size();
     body.reserve(len + qsizetype(simdjson::SIMDJSON_PADDING));
     body.detach();
-    simdjson::padded_string_view input(body.constData(), size_t(len), size_t(body.capacity()));
+    return simdjson::padded_string_view(body.constData(), size_t(len), size_t(body.capacity()));
+}
+
+// Duplicate keys. QJsonDocument keeps the last of two equal keys and simdjson's find_field_unordered()
+// the first, so a body with a duplicate key would be validated as one run and offered as another: any
+// object anywhere in the request that names a key twice (after unescaping) is refused. Sets `path` to
+// the first such object and `key` to the key; returns false when the body cannot be walked.
+bool findDuplicateKey(simdjson::ondemand::value value, const QString &at, QString &path, QString &key);
+
+bool findDuplicateKeyInObject(simdjson::ondemand::object object, const QString &at, QString &path, QString &key)
+{
+    std::vector<std::string> seen;
+    for (auto field : object) {
+        std::string_view name;
+        if (field.unescaped_key().get(name) != simdjson::SUCCESS)
+            return false;
+        for (const std::string &earlier : seen) {
+            if (earlier == name) {
+                path = at;
+                key = QString::fromUtf8(name.data(), qsizetype(name.size()));
+                return true;
+            }
+        }
+        seen.emplace_back(name);
+        simdjson::ondemand::value child;
+        if (field.value().get(child) != simdjson::SUCCESS)
+            return false;
+        if (!findDuplicateKey(child, at + QLatin1Char('.') + QString::fromUtf8(name.data(), qsizetype(name.size())), path, key))
+            return false;
+        if (!path.isEmpty())
+            return true;
+    }
+    return true;
+}
+
+bool findDuplicateKey(simdjson::ondemand::value value, const QString &at, QString &path, QString &key)
+{
+    simdjson::ondemand::json_type type;
+    if (value.type().get(type) != simdjson::SUCCESS)
+        return false;
+    if (type == simdjson::ondemand::json_type::object) {
+        simdjson::ondemand::object object;
+        if (value.get_object().get(object) != simdjson::SUCCESS)
+            return false;
+        return findDuplicateKeyInObject(object, at, path, key);
+    }
+    if (type == simdjson::ondemand::json_type::array) {
+        simdjson::ondemand::array array;
+        if (value.get_array().get(array) != simdjson::SUCCESS)
+            return false;
+        int i = 0;
+        for (auto element : array) {
+            simdjson::ondemand::value child;
+            if (element.get(child) != simdjson::SUCCESS)
+                return false;
+            if (!findDuplicateKey(child, QStringLiteral("%1[%2]").arg(at).arg(i++), path, key))
+                return false;
+            if (!path.isEmpty())
+                return true;
+        }
+    }
+    return true; // scalars hold no keys
+}
+
+// The problem with the request's keys, or nullopt when every object names each key once.
+std::optional<QString> duplicateKeyProblem(QByteArray &body)
+{
+    simdjson::ondemand::parser parser;
+    simdjson::ondemand::document doc;
+    simdjson::ondemand::object root;
+    QString path, key;
+    if (parser.iterate(padded(body)).get(doc) != simdjson::SUCCESS || doc.get_object().get(root) != simdjson::SUCCESS
+        || !findDuplicateKeyInObject(root, QStringLiteral("request"), path, key))
+        return QStringLiteral("the request cannot be read for duplicate keys");
+    if (path.isEmpty())
+        return std::nullopt;
+    return QStringLiteral("field %1 names key %2 more than once").arg(path, key);
+}
+
+// The byte ranges of request.renewals[i], sliced without re-serialising (simdjson raw_json()). Runs
+// only on a body without duplicate keys, so the array found here is the array validated.
+bool sliceRenewals(QByteArray &body, QVector<DnsLeaseRenewalRun::Renewal> &renewals)
+{
+    const qsizetype len = body.size();
+    const simdjson::padded_string_view input = padded(body);
     simdjson::ondemand::parser parser;
     simdjson::ondemand::document doc;
     if (parser.iterate(input).get(doc) != simdjson::SUCCESS)
@@ -65,6 +152,10 @@ Result<DnsLeaseRenewalRun> DnsLeaseRenewalRun::read(QByteArrayView rawRequest, q
     const QJsonDocument doc = QJsonDocument::fromJson(rawRequest.toByteArray(), &parseError);
     if (parseError.error != QJsonParseError::NoError || !doc.isObject())
         return invalid(QStringLiteral("the request is not a JSON object"));
+    // One reading for validation and slicing: a key named twice anywhere is refused before either.
+    QByteArray body = rawRequest.toByteArray();
+    if (auto problem = duplicateKeyProblem(body))
+        return invalid(*problem);
     const QString name(refusal::escrowRunInvalid);
     ExactKeyReader r(doc.object(), QStringLiteral("request"), name);
     const QJsonObject sessionJson = r.requiredObject(QStringLiteral("session"));
@@ -126,7 +217,7 @@ Result<DnsLeaseRenewalRun> DnsLeaseRenewalRun::read(QByteArrayView rawRequest, q
         run.m_renewals.append(renewal);
     }
 
-    run.m_body = rawRequest.toByteArray();
+    run.m_body = std::move(body);
     if (!sliceRenewals(run.m_body, run.m_renewals))
         return invalid(QStringLiteral("field request.renewals cannot be sliced"));
     run.m_body.squeeze();

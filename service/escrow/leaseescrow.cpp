@@ -9,6 +9,7 @@
 #include <QDateTime>
 #include <QPointer>
 #include <algorithm>
+#include <utility>
 
 namespace coreflow {
 
@@ -18,6 +19,12 @@ namespace {
 Refusal named(QLatin1StringView name, const QString &reason) { return Refusal{QString(name), reason}; }
 
 QString utc(qint64 ms) { return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(Qt::ISODateWithMs); }
+
+// A hold that reaches (or waits in the queue of) a stopping escrow (D-44).
+Refusal stopping(const QString &nodeId)
+{
+    return named(refusal::escrowNodeNotCarried, QStringLiteral("node %1 is not carried by this relay: the relay is stopping").arg(nodeId));
+}
 
 // request.session.nodeId, read before anything else so the node's binding can be read on arrival.
 Result<QString> nodeIdOf(const Frame &frame)
@@ -42,7 +49,19 @@ LeaseEscrow::LeaseEscrow(EscrowCourier &courier, Clock &clock, const RelayTiming
     connect(m_timer.get(), &ClockTimer::timeout, this, &LeaseEscrow::release);
 }
 
-LeaseEscrow::~LeaseEscrow() = default;
+LeaseEscrow::~LeaseEscrow()
+{
+    // Holds still queued get their one answer even when the escrow goes away without stop().
+    answerQueuedAsStopping();
+}
+
+void LeaseEscrow::answerQueuedAsStopping()
+{
+    // take the queue first: a reply may re-enter hold(), which refuses at once once m_stopped is set
+    const QList<QueuedHold> queued = std::exchange(m_queue, {});
+    for (const QueuedHold &item : queued)
+        refuse(item.reply, item.frame, stopping(item.nodeId));
+}
 
 void LeaseEscrow::say(const QString &line, bool warning)
 {
@@ -71,8 +90,7 @@ void LeaseEscrow::hold(const Frame &frame, MethodTable::Reply reply)
     if (!nodeId)
         return refuse(reply, frame, nodeId.refusal());
     if (m_stopped)
-        return refuse(reply, frame, named(refusal::escrowNodeNotCarried,
-                                          QStringLiteral("node %1 is not carried by this relay: the relay is stopping").arg(nodeId.value())));
+        return refuse(reply, frame, stopping(nodeId.value()));
     // Read the node's session the moment the hold arrives, before anything is awaited (ES-09).
     const auto arrival = m_courier.currentBinding(nodeId.value());
     if (!arrival)
@@ -100,8 +118,7 @@ void LeaseEscrow::apply(QueuedHold &item)
     if (m_parked)
         return refuse(item.reply, frame, named(refusal::escrowRelayParked, QStringLiteral("this relay is parked; it holds nothing until it is restarted")));
     if (m_stopped)
-        return refuse(item.reply, frame, named(refusal::escrowNodeNotCarried,
-                                               QStringLiteral("node %1 is not carried by this relay: the relay is stopping").arg(item.nodeId)));
+        return refuse(item.reply, frame, stopping(item.nodeId));
     const qint64 now = m_clock.nowMs();
     auto run = DnsLeaseRenewalRun::read(frame.request, now, maximumEscrowHorizonMs, maximumEscrowedRenewals);
     if (!run)
@@ -116,6 +133,14 @@ void LeaseEscrow::apply(QueuedHold &item)
     if (run->scopeProblem())
         return refuse(item.reply, frame, *run->scopeProblem());
     auto held = m_runs.find(item.nodeId);
+    // A run whose last window ended holds nothing it could still offer: it takes no part in precedence
+    // (ES-37 applies on arrival too, not only at a release). An empty run is kept (D-44).
+    if (held != m_runs.end() && !held->run.isEmpty() && held->run.lastExpiresAtMs() <= now) {
+        say(QStringLiteral("node %1: DNS lease renewal run dropped: its last window ended").arg(item.nodeId));
+        m_runs.erase(held);
+        held = m_runs.end();
+        Q_EMIT statusChanged();
+    }
     if (auto refusal = RunPrecedence::judge(held == m_runs.end() ? nullptr : &held->run, run.value()))
         return refuse(item.reply, frame, *refusal);
 
@@ -194,9 +219,7 @@ void LeaseEscrow::pushAnswered(const QString &nodeId, const Frame &push, const F
 
 bool LeaseEscrow::statesThisRelayIsNotDispatchedTo(const QString &refusalName)
 {
-    return refusalName == QLatin1String(refusal::relayClusterNotEnabled) || refusalName == QLatin1String(refusal::relayNodeForeign)
-           || refusalName == QLatin1String(refusal::relayNodeUnknown) || refusalName == QLatin1String(refusal::relaySequenceNotAdvancing)
-           || refusalName == QLatin1String(refusal::relayCredentialGenerationStale);
+    return refusal::statesThisRelayIsNotDispatchedTo(refusalName); // the one list (contract/refusalnames.h)
 }
 
 bool LeaseEscrow::registrationRefused(const QString &refusalName)
@@ -240,6 +263,8 @@ void LeaseEscrow::stop()
     const int n = int(m_runs.size());
     m_runs.clear();
     qCInfo(logEscrow).noquote() << "escrow stopped; dropped the DNS lease renewal runs of" << n << "nodes";
+    // Holds still waiting to be applied are answered now, not by a drain that may never run.
+    answerQueuedAsStopping();
     Q_EMIT statusChanged();
 }
 
@@ -320,9 +345,12 @@ qint64 LeaseEscrow::nextActionMs(const Entry &e, qint64 now) const
     if (opening >= 0)
         next = qMin(next, opening);
     if (e.outcome == Outcome::Failed && e.offeredIndex >= 0) {
-        const qint64 again = e.lastOfferAtMs + m_timing.escrowReofferIntervalMs;
+        // The re-offer is scheduled only when step() will make it: at a time before the deadline. A
+        // re-offer due before the deadline but reached after it (a late timer, a late failure answer)
+        // is not made, and must not arm the timer at 0 ms (D-45).
+        const qint64 again = qMax(e.lastOfferAtMs + m_timing.escrowReofferIntervalMs, now);
         if (again < RenewalWindows::reofferDeadlineMs(renewals, e.offeredIndex))
-            next = qMin(next, qMax(again, now));
+            next = qMin(next, again);
     }
     return next;
 }

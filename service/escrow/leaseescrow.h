@@ -27,9 +27,14 @@
 // never keep the process alive.
 //
 // Drops (ES-31..38): nodeRegistered() with a different binding (identical keeps it); a projection ACK
-// naming another id, a later generation or another digest at the run's generation (D-08); dropAll() /
-// park() for the registration refusals statesThisRelayIsNotDispatchedTo() names; a run whose last window
-// ended (checked at every release); stop(). Every other registration answer keeps custody (ES-36).
+// naming another id, a later generation or another digest at the run's generation (D-08);
+// registrationRefused() for the registration refusals statesThisRelayIsNotDispatchedTo() names (drop,
+// or park for the stale credential generation); a non-empty run whose last window ended (checked at
+// every release and before a hold for the node is judged); stop(). Every other registration answer
+// keeps custody (ES-36).
+//
+// stop() (and the destructor) answers every hold still queued with escrow-node-not-carried "... the
+// relay is stopping" (D-44), so each hold gets exactly one answer.
 #include "app/methodtable.h"
 #include "app/relaycounters.h"
 #include "contract/timing.h"
@@ -69,14 +74,16 @@ public:
 
     // Registration outcomes (RelayRegistration). Exact match of relay-cluster-not-enabled,
     // relay-node-foreign, relay-node-unknown, relay-sequence-not-advancing,
-    // relay-credential-generation-stale (data.clusterRelayUndispatchedRefusals; ES-33).
+    // relay-credential-generation-stale (data.clusterRelayUndispatchedRefusals; ES-33). The list is
+    // contract::refusal::statesThisRelayIsNotDispatchedTo (shared with RelayRegistration).
     static bool statesThisRelayIsNotDispatchedTo(const QString &refusalName);
     // Drops every run for the first four, parks for relay-credential-generation-stale; every other name
     // keeps custody (ES-36). Returns whether custody was given up.
     bool registrationRefused(const QString &refusalName);
     // Drops every run; later holds are accepted again (ES-34).
     void dropAll(const QString &reason);
-    // Drops every run and refuses every later hold with escrow-relay-parked for the rest of the process (ES-35).
+    // Drops every run and refuses every later hold with escrow-relay-parked for the rest of the process
+    // (ES-35). Idempotent: a second call (RelayRegistration::parked after registrationRefused) says nothing.
     void park();
     // Drops every run, clears the timer, refuses later holds (ES-27, ES-38). Call before the forwarder
     // empties its registry.
@@ -120,6 +127,7 @@ private:
     };
 
     void drain();
+    void answerQueuedAsStopping();
     void apply(QueuedHold &item);
     void refuse(const MethodTable::Reply &reply, const contract::Frame &frame, const contract::Refusal &refusal);
     void release();

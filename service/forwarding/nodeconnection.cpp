@@ -12,6 +12,10 @@ NodeConnection::NodeConnection(QWebSocket *socket, quint64 connectionId, qint64 
     m_socket->setMaxAllowedIncomingFrameSize(quint64(contract::Envelope::maxFrameBytes));
     connect(m_socket.get(), &QWebSocket::textMessageReceived, this,
             [this](const QString &message) { Q_EMIT frameReceived(this, message.toUtf8()); });
+    // The listener's lanes carry text frames only (docs/contract.md §3): a binary frame closes the socket.
+    connect(m_socket.get(), &QWebSocket::binaryMessageReceived, this, [this](const QByteArray &) {
+        m_socket->close(QWebSocketProtocol::CloseCodeDatatypeNotSupported, QStringLiteral("binary frames are not served here"));
+    });
     connect(m_socket.get(), &QWebSocket::disconnected, this, [this] {
         if (!m_closedEmitted) {
             m_closedEmitted = true;

@@ -128,6 +128,24 @@ void SessionForwarder::onClosed(NodeConnection *connection)
         qCInfo(logForwarder).noquote() << connection->describe() << "disconnected; no longer carried";
         Q_EMIT nodeGone(connection->binding->nodeId);
     }
+    // Its registrations still waiting for a session are never sent, and answers to its forwards in
+    // flight are no longer awaited: Cloudly must not issue a binding for a socket that is gone.
+    for (auto it = m_waitingForSession.begin(); it != m_waitingForSession.end();) {
+        if ((*it)->connection == connection) {
+            (*it)->waitTimer->stop();
+            it = m_waitingForSession.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (auto it = m_inFlight.begin(); it != m_inFlight.end();) {
+        if ((*it)->connection == connection) {
+            m_cloudly.cancel((*it)->callId);
+            it = m_inFlight.erase(it);
+        } else {
+            ++it;
+        }
+    }
     // Requests waiting on this connection end now, by name.
     const auto ids = m_requests.keys();
     for (const QString &id : ids) {
@@ -176,8 +194,13 @@ void SessionForwarder::answerUnreadable(NodeConnection *connection, const QByteA
     const QJsonObject correlation = doc.object().value(QStringLiteral("correlation")).toObject();
     const QString id = correlation.value(QStringLiteral("id")).toString();
     qCWarning(logForwarder).noquote() << connection->describe() << "sent an unreadable frame:" << refusal.name;
-    if (id.isEmpty())
+    if (id.isEmpty()) {
+        // Nobody to answer: the peer does not speak the envelope (docs/contract.md §3).
+        connection->close(refusal.name == QLatin1String(refusal::frameTooLarge) ? QWebSocketProtocol::CloseCodeTooMuchData
+                                                                              : QWebSocketProtocol::CloseCodeProtocolError,
+                          refusal.name);
         return;
+    }
     const QString methodName = doc.object().value(QStringLiteral("method")).toString();
     connection->send(Envelope::refusal(methodName, id, QByteArrayView("{}"), refusal));
 }
@@ -311,6 +334,7 @@ void SessionForwarder::sendUpstream(const std::shared_ptr<Upstream> &op)
         op->connection->lastForwardAtMs = m_clock.nowMs();
     }
     m_counters.countForward();
+    m_inFlight.append(op);
     qCDebug(logForwarder).noquote() << "forwarding" << op->frame.method << "from"
                                     << (op->connection ? op->connection->describe() : QStringLiteral("a closed connection"));
     op->callId = m_cloudly.call(op->frame.method, op->frame.request, budget,
@@ -326,6 +350,7 @@ void SessionForwarder::sendUpstream(const std::shared_ptr<Upstream> &op)
 
 void SessionForwarder::finishUpstream(const std::shared_ptr<Upstream> &op, const CloudlyConnector::CallResult &result)
 {
+    m_inFlight.removeAll(op);
     NodeConnection *connection = op->connection.data();
     if (connection)
         connection->forwardsInFlight = qMax(0, connection->forwardsInFlight - 1);

@@ -97,6 +97,7 @@ private:
     QHash<quint64, NodeConnection *> m_connections;   // owned (parented to this)
     QHash<QString, NodeConnection *> m_registry;      // nodeId -> connection that registered it last
     QList<std::shared_ptr<Upstream>> m_waitingForSession;
+    QList<std::shared_ptr<Upstream>> m_inFlight;      // forwarded, answer pending
     QHash<QString, std::shared_ptr<PendingRequest>> m_requests; // relay-side id -> request to a connection
     quint64 m_nextConnectionId = 1;
     quint64 m_nextRequestId = 1;

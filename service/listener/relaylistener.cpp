@@ -3,6 +3,7 @@
 #include "app/logging.h"
 #include "contract/envelope.h"
 #include "contract/refusalnames.h"
+#include "registry/listenerrequestguard.h"
 
 #include <QHostInfo>
 #include <QHttpServerResponder>
@@ -61,8 +62,12 @@ std::optional<contract::Refusal> RelayListener::listen(const QString &hostname, 
     }
     // Frames are small request/answer pairs: without TCP_NODELAY, Nagle holds an answer back until the
     // peer's delayed ACK (milliseconds of added latency per hop; bench/README.md).
-    connect(server, &QSslServer::startedEncryptionHandshake, this, [](QSslSocket *socket) {
+    // The guard bounds what a connection may send before its request is handled (a header block of at
+    // most 64 KiB, no body): QAbstractHttpServer 6.4 would buffer a whole body first. It must be
+    // connected before QAbstractHttpServer connects to the socket, which is after the handshake.
+    connect(server, &QSslServer::startedEncryptionHandshake, this, [this](QSslSocket *socket) {
         socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+        ListenerRequestGuard::attach(socket, this);
     });
     connect(server, &QSslServer::errorOccurred, this, [](QSslSocket *, QAbstractSocket::SocketError error) {
         qCDebug(logListener) << "TLS connection failed during handshake:" << error;

@@ -4,6 +4,10 @@
 // to the ListenerHttpHandler (the /v2/ image pull endpoint) or, without one, is answered 404
 // path-not-served. An upgrade on any other path is refused before the 101.
 //
+// Every accepted socket gets a ListenerRequestGuard (service/registry/listenerrequestguard.h) before
+// the HTTP server reads from it: header blocks over 64 KiB and requests announcing a body are refused
+// on the spot, so Qt never buffers a body (docs/contract.md §17).
+//
 // The bind address and port are daemon-local facts (COREFLOW_RELAY_BIND_HOSTNAME/_PORT), never cluster
 // state. listen() failures are named (listener-bind-failed) with address, port and the socket error.
 #include "contract/result.h"

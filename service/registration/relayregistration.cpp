@@ -48,9 +48,7 @@ RelayRegistration::RelayRegistration(CloudlyConnector &cloudly, ReadinessBoard &
 
 bool RelayRegistration::statesThisRelayIsNotDispatchedTo(const QString &name)
 {
-    return name == QLatin1String(refusal::relayClusterNotEnabled) || name == QLatin1String(refusal::relayNodeForeign)
-           || name == QLatin1String(refusal::relayNodeUnknown) || name == QLatin1String(refusal::relaySequenceNotAdvancing)
-           || name == QLatin1String(refusal::relayCredentialGenerationStale);
+    return refusal::statesThisRelayIsNotDispatchedTo(name); // the one list (contract/refusalnames.h)
 }
 
 qint64 RelayRegistration::retryDueMs() const { return m_retryTimer->isActive() ? m_retryTimer->deadlineMs() : 0; }
@@ -189,6 +187,10 @@ void RelayRegistration::onAnswer(const CloudlyConnector::CallResult &r)
             answered = offer.value();
     }
     if (problem) {
+        // A servable offer in an answer that is otherwise not the contract's ends the disagreement only.
+        auto offer = ProtocolOffer::read(response.value().value(QStringLiteral("offer")).toObject(), QStringLiteral("response.offer"));
+        if (offer && servesCloudlyOffer(offer.value()))
+            m_readiness.clearOfferDisagreement(kHop);
         refuseAnswer(QStringLiteral("Cloudly's acceptance of registerClusterRelay is not the contract's: %1 (offered again every %2 ms)")
                          .arg(problem->reason)
                          .arg(m_timing.refusedOfferRetryIntervalMs));

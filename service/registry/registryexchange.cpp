@@ -58,7 +58,10 @@ void RegistryExchange::start()
     request.setAttribute(QNetworkRequest::CookieLoadControlAttribute, QNetworkRequest::Manual);
     request.setAttribute(QNetworkRequest::CookieSaveControlAttribute, QNetworkRequest::Manual);
     request.setAttribute(QNetworkRequest::AuthenticationReuseAttribute, QNetworkRequest::Manual);
-    request.setAttribute(QNetworkRequest::CacheLoadControlAttribute, QNetworkRequest::AlwaysNetwork);
+    // No cache is installed on the pool's managers, so nothing is cached or served from a cache (IP-06).
+    // PreferNetwork, not AlwaysNetwork: AlwaysNetwork makes Qt add Cache-Control and Pragma upstream,
+    // which the node did not send (IP-18).
+    request.setAttribute(QNetworkRequest::CacheLoadControlAttribute, QNetworkRequest::PreferNetwork);
     request.setAttribute(QNetworkRequest::CacheSaveControlAttribute, false);
     request.setSslConfiguration(m_pool.tlsConfiguration());
     bool haveUserAgent = false;
@@ -68,6 +71,9 @@ void RegistryExchange::start()
     }
     if (!haveUserAgent)
         request.setRawHeader("User-Agent", "coreflow-relay");
+    // Qt's HTTP client always sends an Accept-Language (the host's locale when none is set): a fixed,
+    // neutral value instead (RegistryHeaders, IP-18).
+    request.setRawHeader("Accept-Language", RegistryHeaders::kRelayAcceptLanguage);
 
     m_manager = m_pool.acquire();
     m_reply = m_setup.head ? m_manager->head(request) : m_manager->get(request);
@@ -95,9 +101,12 @@ void RegistryExchange::sendHeaders(int status)
     m_headerTimer->stop();
     const ReturnedResponseHeaders filtered = RegistryHeaders::returnResponse(m_reply->rawHeaderPairs());
     if (!filtered.ok) {
-        fail("HeadersTooLarge");
+        fail(filtered.failureClass.isEmpty() ? QByteArrayLiteral("HeadersTooLarge") : filtered.failureClass);
         return;
     }
+    if (filtered.droppedForControlCharacters > 0)
+        qCWarning(lcRegistry, "%s %s: %d registry header(s) with a control character dropped", method(),
+                  m_setup.pathClass.constData(), filtered.droppedForControlCharacters);
     const WwwAuthenticateRewrite challenges = m_rewriter.rewrite(filtered.wwwAuthenticate);
     if (!challenges.rewrittenRealmPaths.isEmpty() || !challenges.foreignRealmOrigins.isEmpty())
         Q_EMIT challengesSeen(challenges.rewrittenRealmPaths, challenges.foreignRealmOrigins);

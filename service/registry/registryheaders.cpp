@@ -52,6 +52,16 @@ const char *canonicalName(const std::array<Allowed, N> &list, const QByteArray &
 
 } // namespace
 
+bool RegistryHeaders::hasControlCharacter(const QByteArray &value)
+{
+    for (const char ch : value) {
+        const auto c = static_cast<unsigned char>(ch);
+        if ((c < 0x20 && c != '\t') || c == 0x7f)
+            return true;
+    }
+    return false;
+}
+
 ForwardedRequestHeaders RegistryHeaders::forwardRequest(const HeaderPairs &nodeHeaders)
 {
     ForwardedRequestHeaders out;
@@ -63,6 +73,12 @@ ForwardedRequestHeaders RegistryHeaders::forwardRequest(const HeaderPairs &nodeH
     bool haveAccept = false;
     bool haveAuthorization = false;
     qsizetype total = 0;
+    for (const auto &[name, value] : nodeHeaders) {
+        if (hasControlCharacter(value) || hasControlCharacter(name)) {
+            out.why = "a request header carries a control character";
+            return out;
+        }
+    }
     for (const auto &[name, value] : nodeHeaders) {
         const QByteArray lower = name.trimmed().toLower();
         const QByteArray v = value.trimmed();
@@ -109,6 +125,7 @@ ForwardedRequestHeaders RegistryHeaders::forwardRequest(const HeaderPairs &nodeH
 ReturnedResponseHeaders RegistryHeaders::returnResponse(const HeaderPairs &upstreamHeaders)
 {
     ReturnedResponseHeaders out;
+    out.failureClass = QByteArrayLiteral("HeadersTooLarge");
     if (upstreamHeaders.size() > kMaxLines) {
         out.why = "too many response header lines";
         return out;
@@ -123,6 +140,15 @@ ReturnedResponseHeaders RegistryHeaders::returnResponse(const HeaderPairs &upstr
         if (!canonical)
             continue;
         const QByteArray v = value.trimmed();
+        if (hasControlCharacter(value)) {
+            if (isChallenge) {
+                out.why = "a WWW-Authenticate value carries a control character";
+                out.failureClass = QByteArrayLiteral("Protocol");
+                return out;
+            }
+            ++out.droppedForControlCharacters;
+            continue;
+        }
         if (v.size() > kMaxValueBytes) {
             out.why = "a response header value is over the bound";
             return out;
@@ -148,11 +174,13 @@ ReturnedResponseHeaders RegistryHeaders::returnResponse(const HeaderPairs &upstr
         const qint64 n = contentLength.toLongLong(&ok);
         if (!ok || n < 0) {
             out.why = "the registry's Content-Length is not a length";
+            out.failureClass = QByteArrayLiteral("Protocol");
             return out;
         }
         out.contentLength = n;
         out.headers.append({QByteArrayLiteral("Content-Length"), QByteArray::number(n)});
     }
+    out.failureClass.clear();
     out.ok = true;
     return out;
 }

@@ -11,6 +11,11 @@
 //   bounds: at most kMaxLines header lines read from the node, each kept value at most kMaxValueBytes,
 //   all kept values together at most kMaxTotalBytes. A request over a bound is refused (ok == false),
 //   never forwarded with a header silently missing.
+//   control characters: a value of ANY node header (kept or not) holding a control character other
+//   than HTAB (0x00-0x08, 0x0A-0x1F, 0x7F; a bare CR or LF included) is refused (ok == false): such a
+//   value can split a header line on a later hop.
+//   The relay's own connection adds Host, Connection and Accept-Language; Accept-Language is always
+//   the fixed "*" (kRelayAcceptLanguage) so nothing of the relay's locale travels (IP-18).
 // Response (registry -> node), returnResponse():
 //   allowed: Content-Type, Content-Length, Content-Range, Content-Encoding, Accept-Ranges, ETag,
 //   Last-Modified, Location, Link, Date, Cache-Control, Expires, Vary, Retry-After,
@@ -20,7 +25,11 @@
 //   Content-Length is returned only for an identity answer (IP-16); an answer with a Content-Encoding
 //   other than identity loses its Content-Length (IP-17) and keeps its Content-Encoding, so the node
 //   can decode the registry's own bytes (decision "IP-17/ambiguity 24").
-//   bounds: the same as the request's; over a bound the answer is not relayed (ok == false).
+//   bounds: the same as the request's; over a bound the answer is not relayed (ok == false,
+//   failureClass HeadersTooLarge).
+//   control characters (as for the request): an allowed header holding one is dropped (never relayed);
+//   a WWW-Authenticate holding one fails the answer (ok == false, failureClass Protocol), since the
+//   node could not authenticate without it and a rewritten realm must never carry one.
 #include <QByteArray>
 #include <QList>
 #include <QPair>
@@ -38,6 +47,8 @@ struct ForwardedRequestHeaders {
 struct ReturnedResponseHeaders {
     bool ok = false;
     QByteArray why;          // when !ok: which bound was exceeded (no header value)
+    QByteArray failureClass; // when !ok: HeadersTooLarge or Protocol
+    int droppedForControlCharacters = 0;
     HeaderPairs headers;     // allowed headers except WWW-Authenticate, Content-Length already decided
     QList<QByteArray> wwwAuthenticate; // raw WWW-Authenticate values, in order
     qint64 contentLength = -1;         // the registry's Content-Length when it is returned, else -1
@@ -49,6 +60,10 @@ public:
     static constexpr qsizetype kMaxLines = 100;
     static constexpr qsizetype kMaxValueBytes = 16 * 1024;
     static constexpr qsizetype kMaxTotalBytes = 64 * 1024;
+    static constexpr const char *kRelayAcceptLanguage = "*";
+
+    // True when `value` holds a byte below 0x20 other than HTAB, or 0x7F.
+    static bool hasControlCharacter(const QByteArray &value);
 
     static ForwardedRequestHeaders forwardRequest(const HeaderPairs &nodeHeaders);
     static ReturnedResponseHeaders returnResponse(const HeaderPairs &upstreamHeaders);

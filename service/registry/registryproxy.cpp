@@ -1,5 +1,6 @@
 #include "registryproxy.h"
 
+#include "listenerrequestguard.h"
 #include "registryexchange.h"
 #include "registryheaders.h"
 #include "registrylog.h"
@@ -10,6 +11,7 @@
 #include <QHttpServerRequest>
 #include <QHttpServerResponder>
 #include <QSslConfiguration>
+#include <QTcpSocket>
 
 #include "shared/contract/refusalnames.h"
 #include "shared/util/clock.h"
@@ -54,6 +56,30 @@ bool hasDotSegment(const QString &encodedPath)
     for (QStringView segment : segments) {
         const QByteArray decoded = QByteArray::fromPercentEncoding(segment.toUtf8());
         if (decoded == "." || decoded == "..")
+            return true;
+    }
+    return false;
+}
+
+// %2F and %5C would let a segment decode into a path separator upstream ("/v2/..%2F..%2Fadmin"), %00
+// and the other encoded control characters (%00-%1F, %7F) have no place in a registry path; a raw
+// control character or backslash is refused too (QUrl normally encodes them).
+bool hasRefusedEncoding(const QString &encodedPath)
+{
+    for (qsizetype i = 0; i < encodedPath.size(); ++i) {
+        const char16_t c = encodedPath.at(i).unicode();
+        if (c < 0x20 || c == 0x7f || c == u'\\')
+            return true;
+        if (c != u'%')
+            continue;
+        if (i + 2 >= encodedPath.size())
+            return true; // a truncated escape
+        const QByteArray hex = encodedPath.mid(i + 1, 2).toLatin1();
+        bool ok = false;
+        const int byte = hex.toInt(&ok, 16);
+        if (!ok)
+            return true;
+        if (byte == 0x2f || byte == 0x5c || byte < 0x20 || byte == 0x7f)
             return true;
     }
     return false;
@@ -128,17 +154,67 @@ QByteArray RegistryProxy::pathClass(const QString &encodedPath, bool isTokenPath
 
 void RegistryProxy::handleHttp(const QHttpServerRequest &request, QHttpServerResponder &&responder)
 {
+    // Everything needed later is copied now: Qt reuses the request object for the connection's next
+    // request.
+    PendingRequest pending;
+    pending.method = request.method();
+    pending.url = request.url();
+    pending.headers = request.headers();
+    pending.hasBody = hasBody(request);
+    pending.responder = std::make_unique<QHttpServerResponder>(std::move(responder));
+    QTcpSocket *socket = pending.responder->socket();
+    if (!socket)
+        return;
+
+    auto it = m_connections.find(socket);
+    if (it == m_connections.end()) {
+        it = m_connections.emplace(socket, Connection{}).first;
+        // QObject::destroyed: the socket is no longer a QTcpSocket here; only its address is used.
+        connect(socket, &QObject::destroyed, this, [this, socket] { m_connections.erase(socket); });
+    }
+    if (!it->second.busy && it->second.queue.empty()) {
+        process(socket, std::move(pending));
+        return;
+    }
+    // Pipelined behind an answer still in progress: answered in order once that one is over.
+    if (it->second.queue.size() >= std::size_t(kMaxPipelinedRequests)) {
+        qCWarning(lcRegistry, "more than %d pipelined requests on one connection: connection closed",
+                  kMaxPipelinedRequests);
+        it->second.queue.clear();
+        socket->abort();
+        return;
+    }
+    it->second.queue.push_back(std::move(pending));
+    socket->setProperty(ListenerRequestGuard::kAnswerInProgressProperty, true);
+}
+
+void RegistryProxy::runQueued(QTcpSocket *socket)
+{
+    auto it = m_connections.find(socket);
+    while (it != m_connections.end() && !it->second.busy && !it->second.queue.empty()) {
+        PendingRequest next = std::move(it->second.queue.front());
+        it->second.queue.pop_front();
+        process(socket, std::move(next));
+        it = m_connections.find(socket);
+    }
+}
+
+void RegistryProxy::process(QTcpSocket *socket, PendingRequest pending)
+{
     using Status = QHttpServerResponder::StatusCode;
     namespace refusal = contract::refusal;
-    const QUrl url = request.url();
+    QHttpServerResponder &responder = *pending.responder;
+    const QUrl &url = pending.url;
     const QString path = url.path(QUrl::FullyEncoded);
-    const QHttpServerRequest::Method method = request.method();
+    const QHttpServerRequest::Method method = pending.method;
     const bool head = method == QHttpServerRequest::Method::Head;
     const bool underV2 = path == QLatin1String("/v2") || path.startsWith(QLatin1String("/v2/"));
     const bool tokenPath = !underV2 && m_tokenPaths.contains(path);
     const QByteArray cls = pathClass(path, tokenPath);
 
-    if ((!underV2 && !tokenPath) || hasDotSegment(path)) {
+    if (socket->state() != QAbstractSocket::ConnectedState)
+        return;
+    if ((!underV2 && !tokenPath) || hasDotSegment(path) || hasRefusedEncoding(path)) {
         qCInfo(lcRegistry, "%s %s -> 404 %s", methodName(method), cls.constData(), refusal::pathNotServed.data());
         refuse(responder, head, Status::NotFound, QLatin1StringView("UNSUPPORTED"), refusal::pathNotServed,
                "this listener serves the image pull API under /v2/ and the WebSocket upgrade at /");
@@ -152,14 +228,14 @@ void RegistryProxy::handleHttp(const QHttpServerRequest &request, QHttpServerRes
                true);
         return;
     }
-    if (hasBody(request)) {
+    if (pending.hasBody) {
         qCInfo(lcRegistry, "%s %s -> 400 %s (request body)", methodName(method), cls.constData(),
                refusal::requestInvalid.data());
         refuse(responder, head, Status::BadRequest, QLatin1StringView("UNSUPPORTED"), refusal::requestInvalid,
                "a pull carries no request body");
         return;
     }
-    ForwardedRequestHeaders headers = RegistryHeaders::forwardRequest(request.headers());
+    ForwardedRequestHeaders headers = RegistryHeaders::forwardRequest(pending.headers);
     if (!headers.ok) {
         qCInfo(lcRegistry, "%s %s -> 400 %s (%s)", methodName(method), cls.constData(),
                refusal::requestInvalid.data(), headers.why.constData());
@@ -188,9 +264,23 @@ void RegistryProxy::handleHttp(const QHttpServerRequest &request, QHttpServerRes
     setup.upstreamReadBuffer = m_upstreamReadBuffer;
     auto *exchange = new RegistryExchange(std::move(setup), std::move(responder), *m_pool, *m_rewriter, m_clock, this);
     ++m_active;
+    auto it = m_connections.find(socket);
+    if (it != m_connections.end())
+        it->second.busy = true;
+    socket->setProperty(ListenerRequestGuard::kAnswerInProgressProperty, true);
     connect(exchange, &RegistryExchange::challengesSeen, this, &RegistryProxy::noteChallenges);
-    connect(exchange, &RegistryExchange::finished, this, [this] {
+    connect(exchange, &RegistryExchange::finished, this, [this, socket] {
         --m_active;
+        auto c = m_connections.find(socket);
+        if (c != m_connections.end()) {
+            c->second.busy = false;
+            if (c->second.queue.empty())
+                socket->setProperty(ListenerRequestGuard::kAnswerInProgressProperty, false);
+            else {
+                // Later, not from inside the exchange's own signal.
+                QMetaObject::invokeMethod(this, [this, socket] { runQueued(socket); }, Qt::QueuedConnection);
+            }
+        }
         Q_EMIT exchangeFinished();
     });
     exchange->start();

@@ -8,11 +8,15 @@
 // RegistryRefusal, and a HEAD refusal carries the headers but no body):
 //   1. path: "/v2" or under "/v2/", or exactly a token realm path (below); otherwise
 //      404 path-not-served (IP-03). A path with a "." or ".." segment (also percent-encoded) is
-//      path-not-served too: it could name a path outside /v2/ on Cloudly's origin.
+//      path-not-served too: it could name a path outside /v2/ on Cloudly's origin. So is a path with
+//      an encoded slash or backslash (%2F, %5C, any case: "/v2/..%2F..%2Fadmin" would be one segment
+//      here and a climb upstream), an encoded control character (%00-%1F, %7F), a raw control
+//      character or backslash (Qt has already re-encoded a malformed escape such as "%zz" as "%25zz").
 //   2. method: GET or HEAD; otherwise 405 registry-method-refused, Allow: GET, HEAD (IP-02). Nothing
 //      is forwarded.
-//   3. body: a pull carries none; a request with a body is 400 request-invalid (QHttpServer 6.4 has
-//      already buffered it, acceptable only because pulls carry none).
+//   3. body: a pull carries none; a request with a body is 400 request-invalid. Behind the relay's
+//      own listener a body never gets this far: ListenerRequestGuard refuses it (413) as soon as the
+//      header block announces it, before QHttpServer 6.4 would buffer it.
 //   4. headers: allow-listed and bounded (RegistryHeaders); over a bound is 400 request-invalid.
 //   Then the exchange is forwarded (RegistryExchange) to <registry origin><path>?<query>, path and
 //   query unchanged (IP-07). Every GET/HEAD under /v2/ is forwarded (seed IP-01): manifests, blobs
@@ -35,6 +39,11 @@
 // Third-party realms: left untouched (IP-10) and logged once per distinct origin (IP-11; at most
 // kMaxRememberedForeignOrigins remembered, past that each is logged again).
 //
+// Pipelining: answers on one connection go out in request order. A request that arrives on a
+// connection while an earlier exchange on it is still streaming (Qt 6.4 hands it over at once) is
+// queued, with everything it needs copied, and processed when that exchange is over; at most
+// kMaxPipelinedRequests wait per connection, one more closes the connection (abort).
+//
 // Logging: category coreflow.registry; method, path class and status only (IP-22).
 #include "service/listener/listenerhttphandler.h"
 
@@ -43,8 +52,13 @@
 #include <QSet>
 #include <QSslCertificate>
 #include <QStringList>
+#include <QHttpServerRequest>
 #include <QUrl>
+#include <deque>
 #include <memory>
+#include <unordered_map>
+
+class QTcpSocket;
 
 namespace coreflow {
 
@@ -60,6 +74,7 @@ public:
     static constexpr qint64 kDefaultUpstreamReadBufferBytes = 256 * 1024; // upstream reply, per exchange
     static constexpr int kMaxTokenPaths = 16;
     static constexpr int kMaxRememberedForeignOrigins = 256;
+    static constexpr int kMaxPipelinedRequests = 16; // waiting per connection behind a running exchange
 
     // cloudlyUrl: CLOUDLY_URL; its origin is the registry. relayOrigin: the origin nodes dial
     // ("https://host[:port]"), which rewritten realms name. extraCaCertificates: trusted for the
@@ -85,6 +100,19 @@ Q_SIGNALS:
     void exchangeFinished();
 
 private:
+    struct PendingRequest {
+        QHttpServerRequest::Method method = QHttpServerRequest::Method::Unknown;
+        QUrl url;
+        QList<QPair<QByteArray, QByteArray>> headers;
+        bool hasBody = false;
+        std::unique_ptr<QHttpServerResponder> responder;
+    };
+    struct Connection {
+        bool busy = false; // an exchange is answering on this connection
+        std::deque<PendingRequest> queue;
+    };
+    void process(QTcpSocket *socket, PendingRequest pending);
+    void runQueued(QTcpSocket *socket);
     void noteChallenges(const QList<QString> &rewrittenRealmPaths, const QList<QString> &foreignOrigins);
 
     QUrl m_registryOrigin;
@@ -98,6 +126,7 @@ private:
     qint64 m_watermark = kDefaultWatermarkBytes;
     qint64 m_upstreamReadBuffer = kDefaultUpstreamReadBufferBytes;
     int m_active = 0;
+    std::unordered_map<QTcpSocket *, Connection> m_connections;
 };
 
 } // namespace coreflow

@@ -35,9 +35,17 @@ struct StatusServer::Client {
     bool subscribed = false;
     qint64 lastSnapshotAtMs = 0;
     std::unique_ptr<ClockTimer> snapshotTimer;
+    std::unique_ptr<ClockTimer> helloTimer;
+    int refusals = 0;          // refused messages on this connection
+    QString firstRefusal;      // the first refusal's reason (logged once, when the client goes)
+    bool continuationPending = false; // a queued processInput() will handle the rest of the input
 };
 
 namespace {
+
+// (project) Refusal names of the status socket's own lifecycle; see statusserver.h.
+constexpr QLatin1StringView statusHelloTimeout{"status-hello-timeout"};
+constexpr QLatin1StringView statusTooManyClients{"status-too-many-clients"};
 
 QByteArray compact(const QJsonObject &o) { return QJsonDocument(o).toJson(QJsonDocument::Compact); }
 
@@ -119,6 +127,18 @@ bool StatusServer::start(QString *error)
         delete server;
         return fail(why);
     }
+    // Resolved once here, not per connection: a slow NSS lookup must never stall the relay's loop.
+    auto policy = std::make_unique<StatusAccessPolicy>(StatusAccessPolicy::forCurrentProcess(m_options.operatorGroup));
+    if (!m_options.operatorGroup.isEmpty() && !policy->operatorGid())
+        qCWarning(lcStatusServer).noquote() << "operator group" << m_options.operatorGroup
+                                            << "does not exist on this host; only root and the service user are admitted";
+    // The file mode is the first gate: with 0660 only the owner and the socket's group can connect(2),
+    // so the socket must belong to the operator group for its members to reach the SO_PEERCRED check.
+    if (const auto gid = policy->operatorGid(); gid && ::lchown(encoded.constData(), uid_t(-1), *gid) != 0)
+        qCWarning(lcStatusServer).noquote() << "cannot give the status socket to operator group" << m_options.operatorGroup
+                                            << "(" + QString::fromLocal8Bit(std::strerror(errno)) + ");"
+                                            << "its members cannot connect; the relay must be root or a member of the group"
+                                               " (systemd: SupplementaryGroups=)";
     if (::chmod(encoded.constData(), mode_t(m_options.socketMode)) != 0) {
         const QString why = QStringLiteral("cannot chmod %1 to %2: %3")
                                 .arg(path, QString::number(m_options.socketMode, 8), QString::fromLocal8Bit(std::strerror(errno)));
@@ -127,11 +147,7 @@ bool StatusServer::start(QString *error)
         return fail(why);
     }
     m_server = server;
-    // Resolved once here, not per connection: a slow NSS lookup must never stall the relay's loop.
-    m_policy = std::make_unique<StatusAccessPolicy>(StatusAccessPolicy::forCurrentProcess(m_options.operatorGroup));
-    if (!m_options.operatorGroup.isEmpty() && !m_policy->operatorGid())
-        qCWarning(lcStatusServer).noquote() << "operator group" << m_options.operatorGroup
-                                            << "does not exist on this host; only root and the service user are admitted";
+    m_policy = std::move(policy);
     connect(m_server, &QLocalServer::newConnection, this, &StatusServer::onNewConnection);
     qCInfo(lcStatusServer).noquote() << "status socket listening on" << path << "mode"
                                      << QString::number(m_options.socketMode, 8) << "operator group"
@@ -170,10 +186,18 @@ void StatusServer::onNewConnection()
             const quint32 uid = peer ? quint32(peer->uid) : quint32(-1);
             qCWarning(lcStatusServer).noquote() << "status client refused:" << decision.reason;
             // The refused peer is never read from; it gets one line and the socket is closed.
-            connect(socket, &QLocalSocket::disconnected, socket, &QObject::deleteLater);
             socket->write(refusalLine(refusal::statusAccessDenied, decision.reason) + '\n');
-            socket->disconnectFromServer();
+            closeSocket(socket, true);
             Q_EMIT clientRefused(uid, decision.reason);
+            continue;
+        }
+        if (m_clients.size() >= m_options.maxClients) {
+            const QString reason = QStringLiteral("%1 status clients are connected, the most this relay admits; try again later")
+                                       .arg(m_options.maxClients);
+            qCWarning(lcStatusServer).noquote() << "status client uid" << peer->uid << "refused:" << reason;
+            socket->write(refusalLine(statusTooManyClients, reason) + '\n');
+            closeSocket(socket, true);
+            Q_EMIT clientRefused(quint32(peer->uid), reason);
             continue;
         }
         auto client = std::make_shared<Client>();
@@ -186,6 +210,16 @@ void StatusServer::onNewConnection()
             if (it != m_clients.constEnd())
                 sendSnapshot(**it, false);
         });
+        client->helloTimer = m_clock.createTimer(this);
+        connect(client->helloTimer.get(), &ClockTimer::timeout, this, [this, socket] {
+            const auto it = m_clients.constFind(socket);
+            if (it == m_clients.constEnd() || (*it)->helloed)
+                return;
+            const QString reason = QStringLiteral("no hello within %1 ms; closing").arg(m_options.helloTimeoutMs);
+            send(**it, refusalLine(statusHelloTimeout, reason));
+            retireClient(socket, true, QStringLiteral("%1: %2").arg(QString(statusHelloTimeout), reason));
+        });
+        client->helloTimer->start(m_options.helloTimeoutMs);
         m_clients.insert(socket, client);
         connect(socket, &QLocalSocket::readyRead, this, [this, socket] { onReadyRead(socket); });
         // Queued, so a disconnect noticed inside a write never re-enters the caller's loop.
@@ -203,31 +237,52 @@ void StatusServer::onNewConnection()
 void StatusServer::onReadyRead(QLocalSocket *socket)
 {
     const auto it = m_clients.constFind(socket);
-    if (it == m_clients.constEnd())
-        return;
-    const std::shared_ptr<Client> client = *it; // keeps the state alive while lines are handled
-    client->inBuffer.append(socket->readAll());
-    for (;;) {
-        const qsizetype nl = client->inBuffer.indexOf('\n');
+    if (it == m_clients.constEnd() || (*it)->continuationPending)
+        return; // a queued continuation reads the rest
+    processInput(*it);
+}
+
+void StatusServer::processInput(const std::shared_ptr<Client> &clientRef)
+{
+    const std::shared_ptr<Client> client = clientRef; // keeps the state alive while lines are handled
+    QLocalSocket *socket = client->socket;
+    const auto closeOversized = [&] {
+        const QString reason = QStringLiteral("line above %1 bytes; closing").arg(maxLineBytes);
+        send(*client, refusalLine(refusal::statusReadOnly, reason));
+        retireClient(socket, true, QStringLiteral("sent a line above 1 MiB"));
+    };
+    // Input is taken from the socket only while less than one line is buffered; the socket's own read
+    // buffer is bounded too, so a flood meets the kernel's backpressure instead of filling memory.
+    if (client->inBuffer.size() <= maxLineBytes)
+        client->inBuffer.append(socket->readAll());
+    qsizetype pos = 0;
+    for (int handled = 0; handled < m_options.maxLinesPerWakeup; ++handled) {
+        const qsizetype nl = client->inBuffer.indexOf('\n', pos);
         if (nl < 0)
             break;
-        const QByteArray line = client->inBuffer.left(nl);
-        client->inBuffer.remove(0, nl + 1);
-        if (line.size() > maxLineBytes) {
-            refuse(*client, QStringLiteral("line above %1 bytes; closing").arg(maxLineBytes));
-            if (retireClient(socket, true))
-                qCWarning(lcStatusServer).noquote() << "status client closed: sent a line above 1 MiB";
-            return;
-        }
+        if (nl - pos > maxLineBytes)
+            return closeOversized();
+        const QByteArray line = client->inBuffer.mid(pos, nl - pos);
+        pos = nl + 1;
         handleLine(*client, line);
-        if (!m_clients.contains(socket))
+        if (m_clients.value(socket) != client)
             return;
     }
-    if (client->inBuffer.size() > maxLineBytes) {
-        refuse(*client, QStringLiteral("line above %1 bytes; closing").arg(maxLineBytes));
-        if (retireClient(socket, true))
-            qCWarning(lcStatusServer).noquote() << "status client closed: sent a line above 1 MiB";
+    client->inBuffer.remove(0, pos); // once per turn: never quadratic in the number of lines
+    if (client->inBuffer.contains('\n') || (socket->bytesAvailable() > 0 && client->inBuffer.size() <= maxLineBytes)) {
+        // More to do: yield to the event loop (the relay's own work) and continue on the next turn.
+        client->continuationPending = true;
+        QMetaObject::invokeMethod(this, [this, weak = std::weak_ptr<Client>(client)] {
+            const std::shared_ptr<Client> c = weak.lock();
+            if (!c || m_clients.value(c->socket) != c)
+                return;
+            c->continuationPending = false;
+            processInput(c);
+        }, Qt::QueuedConnection);
+        return;
     }
+    if (client->inBuffer.size() > maxLineBytes)
+        closeOversized();
 }
 
 void StatusServer::handleLine(Client &client, const QByteArray &rawLine)
@@ -262,6 +317,7 @@ void StatusServer::handleLine(Client &client, const QByteArray &rawLine)
         return;
     }
     client.helloed = true;
+    client.helloTimer->stop();
     client.subscribed = subscribe.toBool(false);
     QLocalSocket *socket = client.socket;
     sendSnapshot(client, true);
@@ -328,13 +384,18 @@ bool StatusServer::send(Client &client, const QByteArray &line)
 {
     QLocalSocket *socket = client.socket;
     const qint64 queued = socket->bytesToWrite();
-    if (queued + line.size() + 1 > m_options.maxQueuedBytes) {
+    // The bound applies to what is queued beyond the current snapshot, so a snapshot larger than
+    // maxQueuedBytes still reaches a reading client; the reserve keeps room for the final refusal line.
+    const qint64 snapshotAllowance = m_cachedSnapshot.size() + 1;
+    const qint64 bound = m_options.maxQueuedBytes + snapshotAllowance;
+    if (queued + line.size() + 1 > bound - finalLineReserve) {
         ++m_slowDrops;
-        dropClient(socket, QStringLiteral("%1: %2 bytes unwritten and a %3-byte message due, bound %4 bytes")
+        dropClient(socket, QStringLiteral("%1: %2 bytes unwritten and a %3-byte message due, bound %4 bytes beyond the %5-byte snapshot")
                                .arg(QString(refusal::statusConsumerTooSlow))
                                .arg(queued)
                                .arg(line.size() + 1)
-                               .arg(m_options.maxQueuedBytes));
+                               .arg(m_options.maxQueuedBytes)
+                               .arg(snapshotAllowance));
         return false;
     }
     socket->write(line);
@@ -344,37 +405,82 @@ bool StatusServer::send(Client &client, const QByteArray &line)
 
 void StatusServer::refuse(Client &client, const QString &reason)
 {
-    qCInfo(lcStatusServer).noquote() << "status client uid" << client.uid << "refused (status-read-only):" << reason;
-    send(client, refusalLine(refusal::statusReadOnly, reason));
+    ++client.refusals;
+    if (client.firstRefusal.isEmpty())
+        client.firstRefusal = reason;
+    if (client.refusals < m_options.maxRefusals) {
+        send(client, refusalLine(refusal::statusReadOnly, reason));
+        return;
+    }
+    QLocalSocket *socket = client.socket;
+    if (!send(client, refusalLine(refusal::statusReadOnly,
+                                  QStringLiteral("%1; %2 messages refused on this connection, closing").arg(reason).arg(client.refusals))))
+        return;
+    retireClient(socket, true, QStringLiteral("closed after %1 refused messages").arg(client.refusals));
 }
 
 void StatusServer::dropClient(QLocalSocket *socket, const QString &logReason)
 {
-    if (!retireClient(socket, false))
+    if (!m_clients.contains(socket))
+        return;
+    // Best effort: the final line is queued behind what the client has not read; it arrives only if
+    // the client drains its queue within closeLingerMs. Never blocks.
+    socket->write(refusalLine(refusal::statusConsumerTooSlow,
+                              QStringLiteral("this client read too slowly: more than %1 bytes beyond the current snapshot were "
+                                             "waiting for it; closing")
+                                  .arg(m_options.maxQueuedBytes))
+                  + '\n');
+    if (!retireClient(socket, true))
         return;
     qCWarning(lcStatusServer).noquote() << "status client disconnected:" << logReason;
     Q_EMIT clientDropped(logReason);
 }
 
-bool StatusServer::retireClient(QLocalSocket *socket, bool graceful)
+bool StatusServer::retireClient(QLocalSocket *socket, bool graceful, const QString &why)
 {
     const auto it = m_clients.find(socket);
     if (it == m_clients.end())
         return false;
     const std::shared_ptr<Client> client = *it;
     m_clients.erase(it);
-    // The timer may be the one emitting right now; never delete it synchronously.
-    client->snapshotTimer->stop();
-    client->snapshotTimer.release()->deleteLater();
+    // The timers may be the one emitting right now; never delete them synchronously.
+    for (std::unique_ptr<ClockTimer> *timer : {&client->snapshotTimer, &client->helloTimer}) {
+        (*timer)->stop();
+        timer->release()->deleteLater();
+    }
     socket->disconnect(this);
-    if (graceful) {
-        connect(socket, &QLocalSocket::disconnected, socket, &QObject::deleteLater);
-        socket->disconnectFromServer(); // flushes what is queued (the refusal line), then closes
-    } else {
+    if (client->refusals > 0)
+        qCInfo(lcStatusServer).noquote() << "status client uid" << client->uid << (why.isEmpty() ? QStringLiteral("went away") : why)
+                                         << QStringLiteral("(%1 messages refused, status-read-only; first: %2)")
+                                                .arg(client->refusals)
+                                                .arg(client->firstRefusal);
+    else if (!why.isEmpty())
+        qCInfo(lcStatusServer).noquote() << "status client uid" << client->uid << "closed:" << why;
+    closeSocket(socket, graceful);
+    return true;
+}
+
+void StatusServer::closeSocket(QLocalSocket *socket, bool graceful)
+{
+    ++m_closing;
+    connect(socket, &QObject::destroyed, this, [this] { --m_closing; });
+    if (!graceful || socket->state() == QLocalSocket::UnconnectedState) {
+        // The peer is gone (no disconnected() will ever come) or nothing needs flushing.
         socket->abort();
         socket->deleteLater();
+        return;
     }
-    return true;
+    connect(socket, &QLocalSocket::disconnected, socket, &QObject::deleteLater);
+    // A peer that never reads would keep the socket (and its queue) forever: bound the flush.
+    ClockTimer *linger = m_clock.createTimer(socket).release(); // owned by the socket
+    connect(linger, &ClockTimer::timeout, socket, [socket] {
+        socket->abort();
+        socket->deleteLater();
+    });
+    linger->start(m_options.closeLingerMs);
+    socket->disconnectFromServer(); // flushes what is queued (the refusal line), then closes
+    if (socket->state() == QLocalSocket::UnconnectedState)
+        socket->deleteLater();
 }
 
 } // namespace coreflow

@@ -4,6 +4,8 @@
 // the seed leaves unnamed ("refused by name") are this project's and marked (project) — see
 // docs/contract.md "Decisions".
 #include <QLatin1StringView>
+#include <QString>
+#include <QStringView>
 
 namespace coreflow::contract::refusal {
 
@@ -36,6 +38,15 @@ inline constexpr Name relayCredentialGenerationStale{"relay-credential-generatio
 inline constexpr Name relayVpnHubAbsent{"relay-vpn-hub-absent"};
 inline constexpr Name relayNotConnected{"relay-not-connected"};
 inline constexpr Name relayAmbiguous{"relay-ambiguous"};
+
+// The registerClusterRelay refusals that state Cloudly does not dispatch to this relay
+// (data.clusterRelayUndispatchedRefusals; ES-33, ES-35), matched exactly. The one list of them:
+// RelayRegistration and LeaseEscrow both ask here.
+inline bool statesThisRelayIsNotDispatchedTo(QStringView name) noexcept
+{
+    return name == relayClusterNotEnabled || name == relayNodeForeign || name == relayNodeUnknown
+           || name == relaySequenceNotAdvancing || name == relayCredentialGenerationStale;
+}
 
 // --- DNS lease renewal escrow (seed "DNS lease renewal escrow") -----------------------------------
 inline constexpr Name escrowCloudlyOnly{"escrow-cloudly-only"};
@@ -82,6 +93,8 @@ inline constexpr Name registryUnreachable{"registry-unreachable"};              
 inline constexpr Name statusReadOnly{"status-read-only"};                       // (project)
 inline constexpr Name statusAccessDenied{"status-access-denied"};               // (project)
 inline constexpr Name statusConsumerTooSlow{"status-consumer-too-slow"};        // (project)
+inline constexpr Name statusHelloTimeout{"status-hello-timeout"};              // (project)
+inline constexpr Name statusTooManyClients{"status-too-many-clients"};         // (project)
 
 
 // ===== Appended with the full contract (docs/contract.md §22). (project) as above. =====

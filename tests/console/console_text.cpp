@@ -72,6 +72,22 @@ private Q_SLOTS:
         QCOMPARE(status::RelayStatus::fromJson(QJsonDocument::fromJson(json).object()), s);
     }
 
+    void parkLineIsShownOnce()
+    {
+        // The parked relay's one registration refusal IS the park line: --text shows it once, as parked.
+        const status::RelayStatus s = parkedStatus();
+        QCOMPARE(s.refusals.size(), 1);
+        QCOMPARE(s.refusals[0].line, s.parkedLine);
+        const QString text = TerminalView::renderText(s);
+        QCOMPARE(text.count(s.parkedLine), 1);
+        QVERIFY(text.contains(QStringLiteral("  parked              yes: ") + s.parkedLine + QLatin1Char('\n')));
+        QVERIFY(!text.contains(QStringLiteral("refusal             registration")));
+        // A different registration refusal next to a park line is still shown.
+        status::RelayStatus other = s;
+        other.refusals.append({QStringLiteral("palletRuntime"), std::nullopt, std::nullopt, QStringLiteral("something else")});
+        QVERIFY(TerminalView::renderText(other).contains(QStringLiteral("refusal             palletRuntime: something else")));
+    }
+
     void textLayoutIsStable()
     {
         const QString text = TerminalView::renderText(fiftyNodesStatus());

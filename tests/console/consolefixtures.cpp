@@ -45,30 +45,38 @@ status::RelayStatus readyStatus()
 
 status::RelayStatus refusedStatus()
 {
+    // The relay's own lines (service/cloudly/cloudlyconnector.cpp, shared/contract/offers.cpp
+    // judgePeerOffer via service/ingress/clusteringress.cpp): offers are "kind@release".
     status::RelayStatus s = base();
     s.ready = false;
-    s.cloudly.connected = false;
+    s.cloudly.connected = true; // Cloudly answered, with an offer this relay cannot serve
     s.cloudly.dispatchable = false;
     s.cloudly.carrierCount = 0;
     s.ingress = {false, std::nullopt, 0, 0};
     s.vpn = {false, QString(), 0, std::nullopt, 0};
     s.refusals = {
-        {QStringLiteral("cloudly"), QStringLiteral("33.0.0"), QStringLiteral("33.1.0"),
-         QStringLiteral("Cloudly offers contract 33.0.0; this relay needs 33.1.0")},
-        {QStringLiteral("clusterIngress"), std::nullopt, std::nullopt,
-         QStringLiteral("cluster-ingress-registration-refused: not-ready")},
+        {QStringLiteral("cloudly"), QStringLiteral("cloudlyClient@34.0.0"), QStringLiteral("cloudlyClient@33.1.0"),
+         QStringLiteral("Cloudly answered with cloudlyClient@34.0.0, which this relay (cloudlyClient@33.1.0) cannot serve "
+                        "(offered again every 300000 ms)")},
+        {QStringLiteral("clusterIngress"), QStringLiteral("clusterIngress@31.4.0"), QStringLiteral("clusterIngress@33.1.0"),
+         QStringLiteral("protocol-offer-refused: this relay serves clusterIngress from 32.0.0 (it speaks 33.1.0); the peer "
+                        "offered clusterIngress@31.4.0")},
     };
     return s;
 }
 
 status::RelayStatus parkedStatus()
 {
+    // service/registration/relayregistration.cpp park(); ReadinessBoard then reports exactly one
+    // registration entry, the park line itself. A parked relay keeps its Cloudly session (it only stops
+    // renewing and re-offering), so nothing else is refused.
     status::RelayStatus s = base();
     s.ready = false;
     s.parked = true;
-    s.parkedLine = QStringLiteral("relay-credential-generation-stale: credential generation 3 is behind 4");
-    s.refusals = {{QStringLiteral("registration"), std::nullopt, std::nullopt,
-                   QStringLiteral("relay-credential-generation-stale: parked until the credential is renewed")}};
+    s.parkedLine = QStringLiteral("relay parked: this relay is bound to cluster relay credential cred-8c1f generation 3, which "
+                                  "Cloudly no longer accepts; only a restart holding the bearer of the current generation "
+                                  "serves this cluster again");
+    s.refusals = {{QStringLiteral("registration"), std::nullopt, std::nullopt, s.parkedLine}};
     return s;
 }
 

@@ -15,6 +15,8 @@ RelayFixture::RelayFixture(bool relayBlock)
     relayPort = freePort();
     peers::LoopbackCloudly::Options options;
     options.bearer = bearer;
+    // Cloudly and the relay share one clock, so identity lifetimes mean the same to both.
+    options.now = [this] { return clock.nowMs(); };
     if (relayBlock)
         options.relayOrigin = QStringLiteral("https://localhost:%1").arg(relayPort);
     cloudly = std::make_unique<peers::LoopbackCloudly>(ca, options);

@@ -10,7 +10,11 @@
 #include "contract/methods.h"
 #include "contract/refusalnames.h"
 #include "escrow/leaseescrow.h"
+#include "registration/relayregistration.h"
 
+#include <QDateTime>
+#include <algorithm>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QSignalSpy>
 #include <QTest>
@@ -58,6 +62,24 @@ class TstEscrow : public QObject {
         for (int i = 0; i < 200 && !answer; ++i)
             QTest::qWait(10);
         return answer.value_or(contract::Frame{});
+    }
+
+    static contract::Frame hold(RelayFixture &f, const QByteArray &rawRequest)
+    {
+        std::optional<contract::Frame> answer;
+        f.cloudly->push(holdMethod, rawRequest, [&](const contract::Frame &a) { answer = a; });
+        for (int i = 0; i < 200 && !answer; ++i)
+            QTest::qWait(10);
+        return answer.value_or(contract::Frame{});
+    }
+
+    static void renewIdentity(RelayFixture &f)
+    {
+        const qint64 due = f.relay->cloudly()->identityRenewalDueMs();
+        QVERIFY(due > 0);
+        const int before = f.cloudly->callCount("registerClusterRelay");
+        f.clock.advance(due - f.clock.nowMs());
+        QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), before + 1);
     }
 
     // The node admits a renewal only when its window is current by its clock (the shared ManualClock).
@@ -259,6 +281,171 @@ private Q_SLOTS:
         takeSessionDown(f);
         QTRY_COMPARE(f.relay->statusSnapshot().escrow.value(0).lastOfferResult, QString(contract::refusal::nodeNotConnected));
         QCOMPARE(node->pushCount(renewalMethod), 0);
+    }
+
+    // OC-11, ES-01, ES-02: renewal signatures and renewal bodies (unique canaries) never reach a log line,
+    // a refusal text or the status snapshot — on accepted and refused holds, offers, answers and drops —
+    // although the node receives them verbatim.
+    void renewalCanariesNeverLeak_OC11_ES01()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        auto node = f.registeredNode("node-a");
+        bool nodeRefuses = false;
+        node->setPushHandler(renewalMethod, [&f, &nodeRefuses](const contract::Frame &, const QJsonObject &request) {
+            if (nodeRefuses)
+                return Answer::refuse(QLatin1StringView("dns-lease-clock-unqualified"), QStringLiteral("no NTS sample"));
+            return Builder::acknowledge(request, f.clock.nowMs());
+        });
+        const auto b = *node->session();
+        const auto p1 = Builder::projection("proj-1", 1), p2 = Builder::projection("proj-1", 2);
+        const QString tag = QString::number(QDateTime::currentMSecsSinceEpoch());
+        QStringList canaries;
+        QList<QByteArray> bodies;
+        int serial = 0;
+        auto canaryRun = [&](const contract::SessionBinding &scope, const QJsonObject &projection, qint64 t0, int count, qint64 firstSequence) {
+            QJsonArray renewals = Builder::grid(scope, projection, t0, count, firstSequence);
+            for (qsizetype i = 0; i < renewals.size(); ++i) {
+                QJsonObject r = renewals.at(i).toObject();
+                const QString canary = QStringLiteral("escrow-signature-canary-%1-%2").arg(tag).arg(++serial);
+                r["signature"] = canary;
+                renewals[i] = r;
+                canaries << canary;
+                bodies << bytes(r);
+            }
+            return renewals;
+        };
+        QStringList texts;
+        int refused = 0;
+        auto holdRaw = [&](const QByteArray &raw) {
+            const contract::Frame answer = hold(f, raw);
+            if (answer.hasError()) {
+                texts << answer.errorRefusal().text();
+                ++refused;
+            }
+            return answer;
+        };
+        auto holdRun = [&](const contract::SessionBinding &session, const QJsonObject &projection, const QJsonArray &renewals) {
+            return holdRaw(bytes(Builder::holdRequest(session, projection, renewals)));
+        };
+        const qint64 t0 = f.clock.nowMs() - 12 * minute;
+        QVERIFY(!holdRun(b, p1, canaryRun(b, p1, t0, 4, 1)).hasError());
+        // Refused paths, each carrying fresh canaries.
+        QJsonArray descending = canaryRun(b, p1, t0, 2, 5);
+        QJsonObject lower = descending.at(1).toObject();
+        lower["sequence"] = 3; // does not ascend
+        descending[1] = lower;
+        QCOMPARE(holdRun(b, p1, descending).errorRefusal().name, QString(contract::refusal::escrowRunInvalid));
+        QJsonArray unknownMember = canaryRun(b, p1, t0, 1, 9);
+        QJsonObject withNote = unknownMember.at(0).toObject();
+        withNote["note"] = canaries.last();
+        unknownMember[0] = withNote;
+        QCOMPARE(holdRun(b, p1, unknownMember).errorRefusal().name, QString(contract::refusal::escrowRunInvalid));
+        QJsonArray wrongType = canaryRun(b, p1, t0, 1, 9);
+        QJsonObject withNumber = wrongType.at(0).toObject();
+        withNumber["sequence"] = canaries.last();
+        wrongType[0] = withNumber;
+        QCOMPARE(holdRun(b, p1, wrongType).errorRefusal().name, QString(contract::refusal::escrowRunInvalid));
+        const QByteArray duplicate = "{\"session\":" + bytes(b.toJson()) + ",\"projection\":" + bytes(p1) + ",\"renewals\":"
+                                     + QJsonDocument(canaryRun(b, p1, t0, 1, 9)).toJson(QJsonDocument::Compact) + ",\"renewals\":"
+                                     + QJsonDocument(canaryRun(b, p1, t0, 1, 9)).toJson(QJsonDocument::Compact) + "}";
+        QCOMPARE(holdRaw(duplicate).errorRefusal().name, QString(contract::refusal::escrowRunInvalid));
+        contract::SessionBinding otherSession = b;
+        otherSession.sessionId = "s-other";
+        QCOMPARE(holdRun(b, p1, canaryRun(otherSession, p1, t0, 2, 9)).errorRefusal().name, QString(contract::refusal::escrowRunForeignSession));
+        const auto q = Builder::projection("proj-9", 1);
+        QCOMPARE(holdRun(b, q, canaryRun(b, q, t0, 2, 9)).errorRefusal().name, QString(contract::refusal::escrowRunUnordered));
+        QCOMPARE(holdRun(b, p1, canaryRun(b, p1, t0, 2, 1)).errorRefusal().name, QString(contract::refusal::escrowRunStale));
+        const contract::SessionBinding stranger{"node-z", "cluster-1", "s-z", 0};
+        QCOMPARE(holdRun(stranger, p1, canaryRun(stranger, p1, t0, 2, 1)).errorRefusal().name, QString(contract::refusal::escrowNodeNotCarried));
+        QCOMPARE(refused, 8);
+        // Accepted again: a later generation replaces the held run.
+        QVERIFY(!holdRun(b, p2, canaryRun(b, p2, t0, 4, 1)).hasError());
+        const QByteArray statusHeld = QJsonDocument(f.relay->statusSnapshot().toJson()).toJson();
+        QVERIFY(statusHeld.contains("proj-1"));
+
+        // Offers: admitted at the loss of the session, refused and re-offered afterwards.
+        takeSessionDown(f);
+        QTRY_COMPARE(node->pushCount(renewalMethod), 1);
+        QTRY_COMPARE(f.relay->statusSnapshot().escrow.value(0).lastOfferResult, QStringLiteral("admitted"));
+        nodeRefuses = true;
+        f.clock.advance(t0 + 20 * minute + 30000 - f.clock.nowMs());
+        QTRY_COMPARE(node->pushCount(renewalMethod), 2);
+        QTRY_VERIFY(f.relay->statusSnapshot().escrow.value(0).lastOfferResult.startsWith("refused"));
+        f.clock.advance(30000);
+        QTRY_COMPARE(node->pushCount(renewalMethod), 3);
+        const QByteArray statusOffered = QJsonDocument(f.relay->statusSnapshot().toJson()).toJson();
+        // The node did receive canaries (verbatim), so their absence below means something.
+        const QByteArray delivered = node->lastPushRawRequest(renewalMethod);
+        QVERIFY(std::any_of(canaries.cbegin(), canaries.cend(), [&](const QString &c) { return delivered.contains(c.toUtf8()); }));
+        QVERIFY(std::any_of(bodies.cbegin(), bodies.cend(), [&](const QByteArray &body) { return delivered.contains(body); }));
+        QVERIFY(f.stopRelay());
+
+        QCOMPARE(canaries.size(), serial);
+        const QStringList lines = log.lines();
+        QVERIFY(lines.size() > 10);
+        for (const QString &canary : std::as_const(canaries)) {
+            for (const QString &line : lines)
+                QVERIFY2(!line.contains(canary), qPrintable(QStringLiteral("log line leaks a renewal signature: ") + line));
+            for (const QString &text : std::as_const(texts))
+                QVERIFY2(!text.contains(canary), qPrintable(QStringLiteral("refusal leaks a renewal signature: ") + text));
+            QVERIFY2(!statusHeld.contains(canary.toUtf8()), "status leaks a renewal signature");
+            QVERIFY2(!statusOffered.contains(canary.toUtf8()), "status leaks a renewal signature");
+        }
+        for (const QByteArray &body : std::as_const(bodies)) {
+            const QString text = QString::fromUtf8(body);
+            for (const QString &line : lines)
+                QVERIFY2(!line.contains(text), qPrintable(QStringLiteral("log line leaks a renewal body: ") + line));
+            for (const QString &refusal : std::as_const(texts))
+                QVERIFY2(!refusal.contains(text), qPrintable(refusal));
+            QVERIFY(!statusHeld.contains(body) && !statusOffered.contains(body));
+        }
+    }
+
+    // §9.5, ES-33, ES-35, RR-30 through the composition root: registration refusals reach
+    // LeaseEscrow::registrationRefused — custody ends with exactly one escrow line (the park that
+    // RelayRegistration::parked asks for afterwards says nothing), before the park line.
+    void registrationRefusalEndsCustodyOnce_ES33_ES35_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<bool>("parks");
+        QTest::newRow("relay-credential-generation-stale") << QStringLiteral("relay-credential-generation-stale") << true;
+        QTest::newRow("relay-node-foreign") << QStringLiteral("relay-node-foreign") << false;
+    }
+    void registrationRefusalEndsCustodyOnce_ES33_ES35()
+    {
+        QFETCH(QString, name);
+        QFETCH(bool, parks);
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        QTRY_VERIFY(f.relay->registration()->acceptedRecord().has_value());
+        auto node = f.registeredNode("node-a");
+        const auto b = *node->session();
+        const auto p = Builder::projection("proj-1", 1);
+        QVERIFY(!hold(f, Builder::holdRequest(b, p, Builder::grid(b, p, f.clock.nowMs(), 3))).hasError());
+        log.clear();
+        const QByteArray latin = name.toLatin1();
+        f.cloudly->setAnswer("registerClusterRelay", Answer::refuse(QLatin1StringView(latin), "by the test"));
+        renewIdentity(f);
+        QTRY_COMPARE(f.relay->statusSnapshot().escrow.size(), 0);
+        if (parks)
+            QTRY_VERIFY(f.relay->readiness()->isParked());
+        QTest::qWait(50);
+        QCOMPARE(f.relay->readiness()->isParked(), parks);
+        const QStringList lines = log.lines();
+        int dropped = -1, drops = 0, parkedLine = -1;
+        for (int i = 0; i < lines.size(); ++i) {
+            if (lines.at(i).contains("dropped the DNS lease renewal runs of")) {
+                ++drops;
+                dropped = i;
+            }
+            if (lines.at(i).contains("relay parked:"))
+                parkedLine = i;
+        }
+        QCOMPARE(drops, 1);
+        if (parks)
+            QVERIFY(parkedLine > dropped);
+        QCOMPARE(log.count(QStringLiteral("dropped the DNS lease renewal runs of 1 nodes")), 1);
     }
 
     // ES-27, ES-38: stopping the relay stops the escrow before the node registry empties: nothing held,

@@ -49,6 +49,8 @@ class TstRegistration : public QObject {
         const int before = f.cloudly->callCount("registerCloudlyClientSession");
         f.clock.advance(due - f.clock.nowMs());
         QTRY_COMPARE(f.cloudly->callCount("registerCloudlyClientSession"), before + 1);
+        // The relay has processed the answer once the next renewal is armed again.
+        QTRY_VERIFY(f.relay->cloudly()->identityRenewalDueMs() > due || f.relay->cloudly()->isParked());
     }
 
     static void reconnect(RelayFixture &f)
@@ -329,6 +331,126 @@ private Q_SLOTS:
         QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), before + 2);
         QTest::qWait(100);
         QCOMPARE(f.cloudly->callCount("registerClusterRelay"), before + 2);
+    }
+
+    // RR-15/RR-26 readiness: a Cloudly refusal of the registration is an answer that is not an
+    // acceptance: the hop states it (offers null) until an acceptance arrives.
+    void refusalStandsOnTheRegistrationHop_RR15()
+    {
+        RelayFixture f;
+        f.cloudly->setAnswer("registerClusterRelay", Answer::refuse(QLatin1StringView("relay-node-unknown"), "no such node"));
+        QVERIFY(f.startRelay());
+        QTRY_VERIFY(!f.relay->checkReadiness().ready);
+        const Readiness r = f.relay->checkReadiness();
+        QCOMPARE(r.refusals.size(), 1);
+        QCOMPARE(r.refusals.first().hop, QStringLiteral("registration"));
+        QVERIFY(!r.refusals.first().peerOffer.has_value());
+        QVERIFY(r.refusals.first().line.contains("relay-node-unknown"));
+        f.cloudly->setAnswer("registerClusterRelay", Answer::useDefault());
+        renewIdentity(f);
+        QTRY_VERIFY(f.relay->checkReadiness().ready);
+    }
+
+    // PV-21: both kinds can stand on one hop at once and end apart; the hop serves only when neither stands.
+    void twoKindsHeldApart_PV21()
+    {
+        ReadinessBoard board;
+        board.setOfferDisagreement("registration", "cloudlyClient@34.0.0", "cloudlyClient@33.1.0", "offer line");
+        board.setAnswerNotContract("registration", "answer line");
+        QCOMPARE(board.refusals().size(), 2);
+        QVERIFY(!board.hopServes("registration"));
+        board.clearOfferDisagreement("registration");
+        QCOMPARE(board.refusals().size(), 1);
+        QVERIFY(!board.hopServes("registration"));
+        QVERIFY(!board.refusals().first().peerOffer.has_value());
+        board.clearAnswerNotContract("registration");
+        QVERIFY(board.hopServes("registration"));
+        // An unreadable peer offer is named the same way on every hop.
+        board.setOfferDisagreement("clusterIngress", "", "clusterIngress@33.1.0", "x");
+        QCOMPARE(board.refusals().first().peerOffer.value_or(""), QStringLiteral("no readable offer"));
+        // Parked: the registration hop says exactly the park line, whatever stood before or comes after.
+        board.setAnswerNotContract("registration", "old");
+        board.park("park line");
+        board.setAnswerNotContract("registration", "late");
+        QCOMPARE(board.refusals().size(), 2);
+        QCOMPARE(board.refusals().at(0).line, QStringLiteral("park line"));
+        QCOMPARE(board.refusals().at(1).hop, QStringLiteral("clusterIngress"));
+    }
+
+    // PV-03: an acceptance in another major is an offer disagreement on the registration carrier.
+    void acceptanceInAnotherMajor_PV03()
+    {
+        RelayFixture f;
+        f.cloudly->setAnswer("registerClusterRelay",
+                             acceptance(QStringLiteral("https://localhost:%1").arg(f.relayPort), "relay-credential-1", 1, 1, "34.0.0"));
+        QVERIFY(f.startRelay());
+        QTRY_VERIFY(!f.relay->checkReadiness().ready);
+        const Readiness r = f.relay->checkReadiness();
+        QCOMPARE(r.refusals.first().hop, QStringLiteral("registration"));
+        QCOMPARE(r.refusals.first().peerOffer.value_or(""), QStringLiteral("cloudlyClient@34.0.0"));
+        QVERIFY(!f.relay->registration()->pinnedCredential().has_value()); // nothing reported as accepted
+    }
+
+    // A re-offer lost in transport keeps the 300000 ms cadence (RR-06).
+    void cadenceSurvivesATransportLoss_RR06()
+    {
+        RelayFixture f;
+        f.cloudly->setAnswer("registerClusterRelay", Answer::respond(QJsonObject{{"offer", QJsonObject{{"sessionKind", "cloudlyClient"}, {"release", "33.1.0"}}}}));
+        QVERIFY(f.startRelay());
+        QTRY_VERIFY(!f.relay->checkReadiness().ready);
+        QVERIFY(f.relay->registration()->retryDueMs() > 0);
+        f.cloudly->setAnswer("registerClusterRelay", Answer::silence());
+        f.clock.advance(300000);
+        QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), 2);
+        f.clock.advance(8000); // the re-offer times out
+        QTRY_VERIFY(!f.relay->registration()->isInFlight());
+        QCOMPARE(f.relay->registration()->retryDueMs() - f.clock.nowMs(), 300000);
+        f.cloudly->setAnswer("registerClusterRelay", Answer::useDefault());
+        f.clock.advance(300000);
+        QTRY_VERIFY(f.relay->checkReadiness().ready);
+    }
+
+    // PV-03, PV-22 on the Cloudly hop: an answer to registerCloudlyClientSession that is not the
+    // contract's (and a refusal arriving at an identity renewal) is offered again at the cadence.
+    void cloudlyHopAnswerNotContractAndRenewalRefusal_PV03_PV22()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        QTRY_VERIFY(f.relay->checkReadiness().ready);
+        contract::Refusal refused{QStringLiteral("protocol-offer-refused"), QStringLiteral("no"),
+                                  QJsonObject{{"ownOffer", QJsonObject{{"sessionKind", "cloudlyClient"}, {"release", "34.0.0"}}}}};
+        f.cloudly->setAnswer("registerCloudlyClientSession", Answer::refuse(refused));
+        const qint64 due = f.relay->cloudly()->identityRenewalDueMs();
+        f.clock.advance(due - f.clock.nowMs());
+        QTRY_VERIFY(!f.relay->checkReadiness().ready);
+        QCOMPARE(f.relay->checkReadiness().refusals.first().hop, QStringLiteral("cloudly"));
+        QCOMPARE(f.relay->cloudly()->reofferDueMs() - f.clock.nowMs(), 300000);
+        QVERIFY(f.relay->cloudly()->identityRenewalDueMs() > 0); // the identity is still kept alive
+        // Now an answer with a servable offer but an extra member: the other kind, offers null.
+        f.cloudly->setAnswer("registerCloudlyClientSession",
+                             Answer::respond(QJsonObject{{"offer", QJsonObject{{"sessionKind", "cloudlyClient"}, {"release", "33.1.0"}}}, {"extra", 1}}));
+        f.clock.advance(300000);
+        QTRY_VERIFY(!f.relay->checkReadiness().refusals.isEmpty() && !f.relay->checkReadiness().refusals.first().peerOffer.has_value());
+        QVERIFY(f.relay->checkReadiness().refusals.first().line.contains("response.extra is unknown"));
+        f.cloudly->setAnswer("registerCloudlyClientSession", Answer::useDefault());
+        f.clock.advance(300000);
+        QTRY_VERIFY(f.relay->checkReadiness().ready);
+        QCOMPARE(f.cloudly->totalConnections(), 1); // nothing was torn down
+    }
+
+    // CI-06: every acceptance (not only the first) re-reads the route table; a refused registration does not.
+    void everyAcceptanceRereadsTheRouteTable_CI06()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        QTRY_COMPARE(f.cloudly->callCount("getClusterRouteTable"), 1);
+        renewIdentity(f);
+        QTRY_COMPARE(f.cloudly->callCount("getClusterRouteTable"), 2);
+        f.cloudly->setAnswer("registerClusterRelay", Answer::refuse(QLatin1StringView("relay-node-unknown"), "x"));
+        renewIdentity(f);
+        QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), 3);
+        QTest::qWait(100);
+        QCOMPARE(f.cloudly->callCount("getClusterRouteTable"), 2);
     }
 
     // PV-05, PV-07, PV-08, PV-09, PV-24: a 31.x and a 34.x node are refused naming both offers and never

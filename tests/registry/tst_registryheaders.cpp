@@ -16,6 +16,8 @@ private Q_SLOTS:
     void responseIdentityKeepsLength();
     void responseEncodedDropsLengthKeepsEncoding();
     void responseBounds();
+    void requestControlCharactersRefused();
+    void responseControlCharactersDroppedOrFatal();
 };
 
 void TstRegistryHeaders::requestKeepsOnlyPullHeaders()
@@ -102,6 +104,37 @@ void TstRegistryHeaders::responseBounds()
     for (int i = 0; i < 5; ++i)
         many.append(qMakePair(QByteArray("WWW-Authenticate"), QByteArray(RegistryHeaders::kMaxValueBytes, 'w')));
     QVERIFY(!RegistryHeaders::returnResponse(many).ok);
+}
+
+void TstRegistryHeaders::requestControlCharactersRefused()
+{
+    for (const QByteArray &bad : {QByteArray("Bearer a\rb"), QByteArray("a\nb"), QByteArray("a\x00" "b", 3),
+                                  QByteArray("a\x1f"), QByteArray("a\x7f")}) {
+        const auto out = RegistryHeaders::forwardRequest({{"Authorization", bad}});
+        QVERIFY(!out.ok);
+        QVERIFY(!out.why.contains(bad));
+        // Not forwarded headers count too: the request is malformed.
+        QVERIFY(!RegistryHeaders::forwardRequest({{"X-Other", bad}}).ok);
+    }
+    QVERIFY(RegistryHeaders::forwardRequest({{"User-Agent", "a\tb"}}).ok);
+    QVERIFY(RegistryHeaders::hasControlCharacter("\r"));
+    QVERIFY(!RegistryHeaders::hasControlCharacter("plain \t value"));
+}
+
+void TstRegistryHeaders::responseControlCharactersDroppedOrFatal()
+{
+    const auto dropped = RegistryHeaders::returnResponse(
+        {{"Docker-Content-Digest", "sha256:aa\rX: 1"}, {"ETag", "\"e\""}, {"Content-Length", "2"}});
+    QVERIFY(dropped.ok);
+    QCOMPARE(dropped.droppedForControlCharacters, 1);
+    for (const auto &[name, value] : dropped.headers)
+        QVERIFY(name != "Docker-Content-Digest");
+    const auto fatal = RegistryHeaders::returnResponse({{"WWW-Authenticate", "Bearer realm=\"https://a/t\r\""}});
+    QVERIFY(!fatal.ok);
+    QCOMPARE(fatal.failureClass, QByteArray("Protocol"));
+    const auto tooMany = RegistryHeaders::returnResponse(HeaderPairs(RegistryHeaders::kMaxLines + 1, {"ETag", "x"}));
+    QVERIFY(!tooMany.ok);
+    QCOMPARE(tooMany.failureClass, QByteArray("HeadersTooLarge"));
 }
 
 QTEST_GUILESS_MAIN(TstRegistryHeaders)

@@ -83,6 +83,13 @@ private Q_SLOTS:
 
     void refusesPathsOutsideV2();
     void refusesDotSegments();
+    void refusesEncodedSlashesAndControlCharacters();
+    void refusesControlCharactersInRequestHeaders();
+    void dropsUpstreamHeadersWithControlCharacters();
+    void challengeWithControlCharacterIsProtocolFailure();
+    void sendsNoHeaderQtWouldAdd();
+    void answersPipelinedRequestsInOrder();
+    void boundsPipelinedRequests();
     void refusesOtherMethods();
     void refusesRequestBodies();
     void refusesOversizedHeaders();
@@ -222,6 +229,200 @@ void TstRegistryProxy::refusesDotSegments()
         QVERIFY(firstError(r.body).value(QStringLiteral("message")).toString().startsWith(QStringLiteral("path-not-served")));
     }
     QCOMPARE(m_registry->requests.size(), 0);
+}
+
+void TstRegistryProxy::refusesEncodedSlashesAndControlCharacters()
+{
+    makeRelay(registryUrl());
+    auto node = connectNode();
+    QVERIFY(node);
+    for (const QByteArray &target :
+         {QByteArray("/v2/..%2F..%2Fadmin"), QByteArray("/v2/..%2f..%2fadmin"), QByteArray("/v2/team%2Fapp/manifests/x"),
+          QByteArray("/v2/a%5Cb/manifests/x"), QByteArray("/v2/a%5cb/manifests/x"), QByteArray("/v2/a%00b/manifests/x"),
+          QByteArray("/v2/a%0d%0aX:1/manifests/x"), QByteArray("/v2/a%7Fb/tags/list")}) {
+        node->sendRequest("GET", target, {{"Authorization", kNodeToken}});
+        RawResponse r;
+        QVERIFY2(node->readResponse(r), target.constData());
+        QCOMPARE(r.status, 404);
+        QVERIFY2(firstError(r.body).value(QStringLiteral("message")).toString().startsWith(QStringLiteral("path-not-served")),
+                 target.constData());
+    }
+    QCOMPARE(m_registry->requests.size(), 0);
+    // An encoded byte that is neither a separator nor a control character still passes.
+    m_registry->route = [](const FakeRequest &) { return FakeAnswer{}; };
+    node->sendRequest("GET", "/v2/team/app%2Dx/tags/list");
+    RawResponse ok;
+    QVERIFY(node->readResponse(ok));
+    QCOMPARE(ok.status, 200);
+    QCOMPARE(m_registry->requests.size(), 1);
+}
+
+void TstRegistryProxy::refusesControlCharactersInRequestHeaders()
+{
+    makeRelay(registryUrl());
+    m_registry->route = [](const FakeRequest &) { return FakeAnswer{}; };
+    const QList<RawHeaders> cases{
+        {{"Authorization", kNodeToken + "\rX-Injected: 1"}},
+        {{"Accept", "application/json\x01"}},
+        {{"X-Not-Forwarded", "a\rb"}},
+        {{"Range", "bytes=0-1\x7f"}},
+    };
+    for (const RawHeaders &headers : cases) {
+        auto node = connectNode();
+        QVERIFY(node);
+        node->sendRequest("GET", "/v2/", headers);
+        RawResponse r;
+        QVERIFY(node->readResponse(r));
+        QCOMPARE(r.status, 400);
+        QVERIFY(firstError(r.body).value(QStringLiteral("message")).toString().startsWith(QStringLiteral("request-invalid")));
+        QVERIFY(!r.body.contains("SECRET"));
+    }
+    QCOMPARE(m_registry->requests.size(), 0);
+    // A tab inside a value is not a control character here.
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/", {{"User-Agent", "containerd\t1.7"}});
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 200);
+}
+
+void TstRegistryProxy::dropsUpstreamHeadersWithControlCharacters()
+{
+    makeRelay(registryUrl());
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.headers = {{"Docker-Content-Digest", "sha256:aa\rSet-Cookie: x=1"},
+                     {"Content-Type", "application/json"},
+                     {"Location", "/v2/x\x01y"},
+                     {"ETag", "\"e1\""}};
+        a.body = "{}";
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/team/app/manifests/latest");
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 200);
+    QCOMPARE(r.body, QByteArray("{}"));
+    for (const auto &[name, value] : r.headers) {
+        for (const char c : value)
+            QVERIFY2(static_cast<unsigned char>(c) >= 0x20 || c == '\t', name.constData());
+    }
+    QVERIFY(!r.has("set-cookie"));
+    QVERIFY(!r.has("location"));
+    QCOMPARE(r.header("etag"), QByteArray("\"e1\""));
+    QCOMPARE(r.header("content-type"), QByteArray("application/json"));
+}
+
+void TstRegistryProxy::challengeWithControlCharacterIsProtocolFailure()
+{
+    makeRelay(registryUrl());
+    const QByteArray realm = registryOrigin() + "/token";
+    m_registry->route = [realm](const FakeRequest &) {
+        FakeAnswer a;
+        a.status = 401;
+        a.reason = "Unauthorized";
+        a.headers = {{"WWW-Authenticate", "Bearer realm=\"" + realm + "\rX: 1\",service=\"reg\""}};
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/");
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 502);
+    QCOMPARE(firstError(r.body).value(QStringLiteral("detail")).toObject().value(QStringLiteral("class")).toString(),
+             QStringLiteral("Protocol"));
+    QVERIFY(!r.has("www-authenticate"));
+    QVERIFY(m_proxy->tokenRealmPaths().isEmpty());
+}
+
+void TstRegistryProxy::sendsNoHeaderQtWouldAdd()
+{
+    makeRelay(registryUrl());
+    m_registry->route = [](const FakeRequest &) { return FakeAnswer{}; };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/team/app/manifests/latest",
+                      {{"Authorization", kNodeToken}, {"Accept", "application/json"}, {"Accept-Language", "de-DE"},
+                       {"Cache-Control", "max-age=0"}, {"Pragma", "x"}});
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 200);
+    QCOMPARE(m_registry->requests.size(), 1);
+    const FakeRequest &seen = m_registry->requests.first();
+    const QList<QByteArray> allowed{"host", "connection", "authorization", "accept", "accept-encoding",
+                                    "accept-language", "user-agent"};
+    for (const auto &[name, value] : seen.headers)
+        QVERIFY2(allowed.contains(name.toLower()), name.constData());
+    QVERIFY(!seen.has("cache-control"));
+    QVERIFY(!seen.has("pragma"));
+    QCOMPARE(seen.values("accept-language"), QList<QByteArray>{"*"}); // the relay's fixed value, not the node's
+    QCOMPARE(seen.header("user-agent"), QByteArray("coreflow-relay"));
+}
+
+void TstRegistryProxy::answersPipelinedRequestsInOrder()
+{
+    makeRelay(registryUrl());
+    const qint64 blobSize = 6ll * 1024 * 1024;
+    m_registry->route = [blobSize](const FakeRequest &request) {
+        FakeAnswer a;
+        if (request.target.contains("/blobs/")) {
+            a.streamBytes = blobSize;
+            a.bodyDelayMs = 200; // the second request arrives while this answer is streaming
+        } else {
+            a.headers = {{"Content-Type", "application/json"}};
+            a.body = "{\"second\":true}";
+        }
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    const QByteArray host = "Host: localhost:" + QByteArray::number(m_listener->port()) + "\r\n";
+    node->socket().write("GET /v2/team/app/blobs/sha256:p1 HTTP/1.1\r\n" + host + "\r\n"
+                         "GET /v2/team/app/manifests/latest HTTP/1.1\r\n" + host + "\r\n"
+                         "HEAD /v2/nothing-here HTTP/1.1\r\n" + host + "\r\n"
+                         "GET /outside HTTP/1.1\r\n" + host + "\r\n");
+    RawResponse first;
+    QVERIFY(node->readResponse(first, false, 30000));
+    QCOMPARE(first.status, 200);
+    QCOMPARE(first.body.size(), blobSize);
+    QCOMPARE(first.body, FakeRegistry::pattern(0, blobSize));
+    RawResponse second;
+    QVERIFY(node->readResponse(second));
+    QCOMPARE(second.status, 200);
+    QCOMPARE(second.body, QByteArray("{\"second\":true}"));
+    RawResponse third;
+    QVERIFY(node->readResponse(third, true));
+    QCOMPARE(third.status, 200);
+    RawResponse fourth;
+    QVERIFY(node->readResponse(fourth));
+    QCOMPARE(fourth.status, 404);
+    QVERIFY(spinUntil([this] { return m_proxy->activeExchanges() == 0; }, 5000));
+    QCOMPARE(m_registry->requests.size(), 3);
+}
+
+void TstRegistryProxy::boundsPipelinedRequests()
+{
+    makeRelay(registryUrl());
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.neverAnswer = true;
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    const QByteArray host = "Host: localhost:" + QByteArray::number(m_listener->port()) + "\r\n";
+    QByteArray many;
+    for (int i = 0; i < RegistryProxy::kMaxPipelinedRequests + 2; ++i)
+        many += "GET /v2/ HTTP/1.1\r\n" + host + "\r\n";
+    node->socket().write(many);
+    QVERIFY(spinUntil([&] { return node->socket().state() == QAbstractSocket::UnconnectedState; }, 10000));
+    QVERIFY(spinUntil([this] { return m_proxy->activeExchanges() == 0; }, 5000));
+    // Only the first request was ever forwarded (it may not have reached the registry before the abort).
+    QVERIFY(m_registry->requests.size() <= 1);
 }
 
 void TstRegistryProxy::refusesOtherMethods()

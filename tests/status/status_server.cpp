@@ -13,9 +13,14 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
+
+#include <memory>
+#include <vector>
 
 #include <cerrno>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -69,6 +74,12 @@ int connectRaw(const QString &path)
         return -1;
     }
     return fd;
+}
+
+bool readable(int fd)
+{
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
 }
 
 status::RelayStatus makeStatus(int nodes, qint64 forwards)
@@ -277,6 +288,7 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(client.socket.state() == QLocalSocket::UnconnectedState, 10000);
         QCOMPARE(client.types(), QStringList{QStringLiteral("refusal")});
         QCOMPARE(server.clientCount(), 0);
+        QTRY_COMPARE(server.closingSocketCount(), 0);
     }
 
     void slowConsumerIsDisconnectedAndRelayKeepsForwarding()
@@ -349,6 +361,299 @@ private Q_SLOTS:
         QVERIFY(n == 0 || (n < 0 && errno == ECONNRESET));
         ::close(stuck);
         qInstallMessageHandler(g_previousHandler);
+    }
+
+    void garbageFloodIsCutShortAndOthersKeepGettingSnapshots()
+    {
+        g_logLines.clear();
+        g_previousHandler = qInstallMessageHandler(captureLog);
+        ManualClock clock;
+        qint64 forwards = 0;
+        StatusServer server({nextPath(), {}}, [&] { return makeStatus(2, forwards); }, clock);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        LineClient good(server.socketPath());
+        QVERIFY(good.waitConnected());
+        good.hello(true);
+        QTRY_COMPARE(good.lines.size(), 1);
+
+        // Event-loop latency while the flood is handled.
+        QElapsedTimer sinceTick;
+        sinceTick.start();
+        qint64 maxGapMs = 0;
+        QTimer ticker;
+        ticker.setInterval(2);
+        connect(&ticker, &QTimer::timeout, this, [&] {
+            maxGapMs = std::max(maxGapMs, sinceTick.restart());
+        });
+        ticker.start();
+
+        const int logBefore = int(g_logLines.size());
+        LineClient flooder(server.socketPath());
+        QVERIFY(flooder.waitConnected());
+        QByteArray flood;
+        for (int i = 0; i < 512 * 1024; ++i)
+            flood += "x\n"; // 1 MiB of garbage lines
+        flooder.socket.write(flood);
+        // Meanwhile the relay changes; the good client keeps getting coalesced snapshots.
+        for (int i = 1; i <= 3; ++i) {
+            forwards = i;
+            server.statusChanged();
+            clock.advance(250);
+            QTRY_VERIFY(!good.lines.isEmpty()
+                        && status::RelayStatus::fromJson(good.lines.last().value(QStringLiteral("status")).toObject()).counters.forwards
+                               == i);
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(flooder.socket.state() == QLocalSocket::UnconnectedState, 10000);
+        ticker.stop();
+
+        // The flooder got at most maxRefusals refusal lines, the last one saying it is closed.
+        QCOMPARE(flooder.lines.size(), 8);
+        for (const QJsonObject &l : std::as_const(flooder.lines))
+            QCOMPARE(l.value(QStringLiteral("name")).toString(), QStringLiteral("status-read-only"));
+        QVERIFY(flooder.lines.last().value(QStringLiteral("reason")).toString().contains(QStringLiteral("8 messages refused")));
+        QVERIFY(flooder.lines.last().value(QStringLiteral("reason")).toString().contains(QStringLiteral("closing")));
+        QCOMPARE(server.clientCount(), 1);
+        QTRY_COMPARE(server.closingSocketCount(), 0);
+
+        // A handful of log lines, not one per refused line.
+        const QStringList flooderLog = g_logLines.mid(logBefore);
+        QVERIFY2(flooderLog.size() <= 4, qPrintable(flooderLog.join(QLatin1Char('\n'))));
+        QCOMPARE(flooderLog.filter(QStringLiteral("refused")).size(), 1);
+        QVERIFY(flooderLog.filter(QStringLiteral("refused")).first().contains(QStringLiteral("8 messages refused")));
+        qInfo("largest event-loop gap during the flood: %lld ms", maxGapMs);
+
+        // The good client is still connected and subscribed.
+        server.publishEvent(QStringLiteral("forward"), QStringLiteral("after the flood"));
+        QTRY_COMPARE(good.lines.last().value(QStringLiteral("line")).toString(), QStringLiteral("after the flood"));
+        QCOMPARE(good.socket.state(), QLocalSocket::ConnectedState);
+        qInstallMessageHandler(g_previousHandler);
+    }
+
+    void blankLineFloodIsHandledInSlices()
+    {
+        // Blank lines are not refused; they are still handled a slice per turn of the loop, and a hello
+        // behind them is answered.
+        ManualClock clock;
+        StatusServer server({nextPath(), {}}, [] { return makeStatus(1, 0); }, clock);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        LineClient client(server.socketPath());
+        QVERIFY(client.waitConnected());
+        client.socket.write(QByteArray(512 * 1024, '\n'));
+        client.hello(false);
+        QTRY_COMPARE_WITH_TIMEOUT(client.lines.size(), 1, 20000);
+        QCOMPARE(client.lines[0].value(QStringLiteral("type")).toString(), QStringLiteral("snapshot"));
+        QCOMPARE(client.socket.state(), QLocalSocket::ConnectedState);
+    }
+
+    void largeSnapshotReachesReaderAndStuckClientIsDropped()
+    {
+        // 40k nodes: a snapshot line of several MiB, above the default 4 MiB queue bound.
+        ManualClock clock;
+        qint64 forwards = 0;
+        const status::RelayStatus big = makeStatus(40'000, 0);
+        StatusServer server({nextPath(), {}}, [&] {
+            status::RelayStatus s = big;
+            s.counters.forwards = forwards;
+            return s;
+        }, clock);
+        QSignalSpy dropped(&server, &StatusServer::clientDropped);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+
+        LineClient reader(server.socketPath());
+        QVERIFY(reader.waitConnected());
+        reader.hello(true);
+        QTRY_COMPARE_WITH_TIMEOUT(reader.lines.size(), 1, 20000);
+        const status::RelayStatus first = status::RelayStatus::fromJson(reader.lines[0].value(QStringLiteral("status")).toObject());
+        QCOMPARE(first.nodes.size(), 40'000);
+        QCOMPARE(dropped.size(), 0);
+
+        const int stuck = connectRaw(server.socketPath());
+        QVERIFY(stuck >= 0);
+        const QByteArray hello = R"({"type":"hello","version":1,"subscribe":true})" "\n";
+        QCOMPARE(::write(stuck, hello.constData(), size_t(hello.size())), ssize_t(hello.size()));
+        QTRY_COMPARE(server.clientCount(), 2);
+        QTRY_VERIFY_WITH_TIMEOUT(readable(stuck), 20000); // its hello was answered: it is subscribed
+        QCOMPARE(dropped.size(), 0); // its first snapshot is queued although it exceeds the bound
+
+        // A second snapshot is due: the reader gets it, the stuck client is beyond the bound.
+        forwards = 1;
+        server.statusChanged();
+        clock.advance(250);
+        QTRY_COMPARE_WITH_TIMEOUT(dropped.size(), 1, 20000);
+        QVERIFY(dropped[0][0].toString().startsWith(QStringLiteral("status-consumer-too-slow")));
+        QTRY_COMPARE_WITH_TIMEOUT(reader.lines.size(), 2, 20000);
+        QCOMPARE(status::RelayStatus::fromJson(reader.lines[1].value(QStringLiteral("status")).toObject()).counters.forwards, 1);
+        QCOMPARE(server.clientCount(), 1);
+        QCOMPARE(reader.socket.state(), QLocalSocket::ConnectedState);
+        ::close(stuck);
+    }
+
+    void slowConsumerGetsAFinalRefusalLine()
+    {
+        ManualClock clock;
+        StatusServerOptions options{nextPath(), {}};
+        options.maxQueuedBytes = 64 * 1024;
+        StatusServer server(options, [] { return makeStatus(1, 0); }, clock);
+        QSignalSpy dropped(&server, &StatusServer::clientDropped);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        const int stuck = connectRaw(server.socketPath());
+        QVERIFY(stuck >= 0);
+        const QByteArray hello = R"({"type":"hello","version":1,"subscribe":true})" "\n";
+        QCOMPARE(::write(stuck, hello.constData(), size_t(hello.size())), ssize_t(hello.size()));
+        QTRY_COMPARE(server.clientCount(), 1);
+        QTRY_VERIFY(readable(stuck)); // the snapshot answering its hello
+        const QString filler(900, QLatin1Char('e'));
+        for (int i = 0; i < 2000 && dropped.isEmpty(); ++i) {
+            server.publishEvent(QStringLiteral("forward"), filler);
+            if (i % 50 == 0)
+                QTest::qWait(1);
+        }
+        QCOMPARE(dropped.size(), 1);
+        QCOMPARE(server.clientCount(), 0);
+        QCOMPARE(server.closingSocketCount(), 1); // still flushing, within closeLingerMs
+
+        // The stuck client finally reads: everything queued, then the refusal, then end of stream.
+        ::fcntl(stuck, F_SETFL, ::fcntl(stuck, F_GETFL) | O_NONBLOCK);
+        QByteArray all;
+        char buf[65536];
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < 10000) {
+            const ssize_t n = ::read(stuck, buf, sizeof(buf));
+            if (n == 0)
+                break;
+            if (n > 0)
+                all.append(buf, n);
+            else
+                QTest::qWait(5);
+        }
+        ::close(stuck);
+        QVERIFY(all.endsWith('\n'));
+        const QList<QByteArray> lines = all.trimmed().split('\n');
+        const QJsonObject last = QJsonDocument::fromJson(lines.last()).object();
+        QCOMPARE(last.value(QStringLiteral("type")).toString(), QStringLiteral("refusal"));
+        QCOMPARE(last.value(QStringLiteral("name")).toString(), QStringLiteral("status-consumer-too-slow"));
+        QVERIFY(!last.value(QStringLiteral("reason")).toString().isEmpty());
+        // Within the bound: what was queued plus the final line.
+        QVERIFY(all.size() <= options.maxQueuedBytes + 64 * 1024 + 1024);
+        QTRY_COMPARE(server.closingSocketCount(), 0);
+    }
+
+    void stuckClosingSocketIsAbortedAfterTheLinger()
+    {
+        ManualClock clock;
+        StatusServerOptions options{nextPath(), {}};
+        options.maxQueuedBytes = 1024 * 1024; // more than the kernel buffers: the queue can never drain
+        StatusServer server(options, [] { return makeStatus(1, 0); }, clock);
+        QSignalSpy dropped(&server, &StatusServer::clientDropped);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        const int stuck = connectRaw(server.socketPath());
+        QVERIFY(stuck >= 0);
+        const QByteArray hello = R"({"type":"hello","version":1,"subscribe":true})" "\n";
+        QCOMPARE(::write(stuck, hello.constData(), size_t(hello.size())), ssize_t(hello.size()));
+        QTRY_COMPARE(server.clientCount(), 1);
+        QTRY_VERIFY(readable(stuck)); // the snapshot answering its hello
+        for (int i = 0; i < 20000 && dropped.isEmpty(); ++i) {
+            server.publishEvent(QStringLiteral("forward"), QString(900, QLatin1Char('e')));
+            if (i % 50 == 0)
+                QTest::qWait(1); // let the kernel buffer fill first
+        }
+        QCOMPARE(dropped.size(), 1);
+        QCOMPARE(server.closingSocketCount(), 1);
+        clock.advance(options.closeLingerMs - 1);
+        QTest::qWait(20);
+        QCOMPARE(server.closingSocketCount(), 1);
+        clock.advance(1);
+        QTRY_COMPARE(server.closingSocketCount(), 0); // never read: aborted, not kept forever
+        ::close(stuck);
+    }
+
+    void clientWithoutHelloTimesOut()
+    {
+        ManualClock clock;
+        StatusServer server({nextPath(), {}}, [] { return makeStatus(1, 0); }, clock);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        LineClient silent(server.socketPath());
+        QVERIFY(silent.waitConnected());
+        LineClient polite(server.socketPath());
+        QVERIFY(polite.waitConnected());
+        polite.hello(true);
+        QTRY_COMPARE(polite.lines.size(), 1);
+        QTRY_COMPARE(server.clientCount(), 2);
+        clock.advance(9'999);
+        QTest::qWait(30);
+        QCOMPARE(server.clientCount(), 2);
+        QVERIFY(silent.lines.isEmpty());
+        clock.advance(1);
+        QTRY_COMPARE(silent.lines.size(), 1);
+        QCOMPARE(silent.lines[0].value(QStringLiteral("type")).toString(), QStringLiteral("refusal"));
+        QCOMPARE(silent.lines[0].value(QStringLiteral("name")).toString(), QStringLiteral("status-hello-timeout"));
+        QTRY_COMPARE(silent.socket.state(), QLocalSocket::UnconnectedState);
+        QCOMPARE(server.clientCount(), 1);
+        QCOMPARE(polite.socket.state(), QLocalSocket::ConnectedState);
+        QTRY_COMPARE(server.closingSocketCount(), 0);
+    }
+
+    void admittedClientsAreCapped()
+    {
+        ManualClock clock;
+        StatusServerOptions options{nextPath(), {}};
+        options.maxClients = 3;
+        StatusServer server(options, [] { return makeStatus(1, 0); }, clock);
+        QSignalSpy refused(&server, &StatusServer::clientRefused);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        std::vector<std::unique_ptr<LineClient>> clients;
+        for (int i = 0; i < 3; ++i) {
+            clients.push_back(std::make_unique<LineClient>(server.socketPath()));
+            QVERIFY(clients.back()->waitConnected());
+            QTRY_COMPARE(server.clientCount(), i + 1);
+        }
+        LineClient extra(server.socketPath());
+        QVERIFY(extra.waitConnected());
+        QTRY_COMPARE(extra.lines.size(), 1);
+        QCOMPARE(extra.lines[0].value(QStringLiteral("name")).toString(), QStringLiteral("status-too-many-clients"));
+        QTRY_COMPARE(extra.socket.state(), QLocalSocket::UnconnectedState);
+        QCOMPARE(refused.size(), 1);
+        QCOMPARE(server.clientCount(), 3);
+        // One leaves: the next is admitted.
+        clients.front()->socket.disconnectFromServer();
+        QTRY_COMPARE(server.clientCount(), 2);
+        LineClient next(server.socketPath());
+        QVERIFY(next.waitConnected());
+        next.hello(false);
+        QTRY_COMPARE(next.lines.size(), 1);
+        QCOMPARE(next.lines[0].value(QStringLiteral("type")).toString(), QStringLiteral("snapshot"));
+    }
+
+    void socketsOfPeersAlreadyGoneAreNotLeaked()
+    {
+        // A peer that writes lines that close it and then goes away at once: the server's close path may
+        // meet a socket that is already unconnected. No socket may be left waiting for a disconnected()
+        // that never comes (no clock advance, so the linger deadline cannot be what frees them).
+        ManualClock clock;
+        StatusServer server({nextPath(), {}}, [] { return makeStatus(1, 0); }, clock);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        for (int round = 0; round < 30; ++round) {
+            const int fd = connectRaw(server.socketPath());
+            QVERIFY(fd >= 0);
+            QByteArray junk(round * 40, '\n'); // blank lines first: the closing lines land in later slices
+            for (int i = 0; i < 9; ++i)
+                junk += "junk\n";
+            QCOMPARE(::write(fd, junk.constData(), size_t(junk.size())), ssize_t(junk.size()));
+            ::close(fd);
+            if (round % 3 == 0)
+                QTest::qWait(1);
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(server.clientCount(), 0, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(server.closingSocketCount(), 0, 10000);
     }
 
     void socketFileHandling()

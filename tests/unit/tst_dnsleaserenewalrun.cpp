@@ -33,6 +33,58 @@ DnsLeaseRenewalRun run(const QJsonObject &projection, int count, qint64 firstSeq
 class TstDnsLeaseRenewalRun : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    // A key named twice in any object of the request is escrow-run-invalid: QJsonDocument (last wins)
+    // validates one reading and simdjson's find_field_unordered (first wins) would slice another, so a
+    // node could be offered a renewal that was never validated for it.
+    void duplicateKeysRefused_ES05_data()
+    {
+        QTest::addColumn<QByteArray>("raw");
+        QTest::addColumn<QString>("where");
+        const auto p = Builder::projection("proj-1", 1);
+        const SessionBinding other{QStringLiteral("node-b"), QStringLiteral("cluster-1"), QStringLiteral("s-2"), 0};
+        const QByteArray S = bytes(binding.toJson()), P = bytes(p);
+        const QJsonObject r1 = Builder::renewal(binding, p, 1, now, now + 600000);
+        const QByteArray R = bytes(r1);
+        // obj with one more member before its closing brace
+        auto plus = [](const QByteArray &obj, const QByteArray &member) { return obj.left(obj.size() - 1) + ',' + member + '}'; };
+        auto request = [](const QByteArray &session, const QByteArray &projection, const QByteArray &renewals) {
+            return "{\"session\":" + session + ",\"projection\":" + projection + ",\"renewals\":" + renewals + '}';
+        };
+        const QByteArray foreignRenewals = '[' + bytes(Builder::renewal(other, p, 1, now, now + 600000)) + ']';
+        QTest::newRow("renewals twice (first another node's)")
+            << "{\"session\":" + S + ",\"projection\":" + P + ",\"renewals\":" + foreignRenewals + ",\"renewals\":[" + R + "]}"
+            << "request";
+        QTest::newRow("session twice") << plus(request(S, P, '[' + R + ']'), "\"session\":" + S) << "request";
+        QTest::newRow("escaped renewals twice") << plus(request(S, P, '[' + R + ']'), "\"renew\\u0061ls\":[]") << "request";
+        QTest::newRow("session.nodeId twice") << request(plus(S, "\"nodeId\":\"node-b\""), P, '[' + R + ']') << "request.session";
+        QTest::newRow("projection.generation twice") << request(S, plus(P, "\"generation\":1"), '[' + R + ']') << "request.projection";
+        QTest::newRow("renewal signature twice") << request(S, P, '[' + plus(R, "\"signature\":\"other\"") + ']') << "request.renewals[0]";
+        QJsonObject second = Builder::renewal(binding, p, 2, now + 300000, now + 900000);
+        second.remove("projection");
+        const QByteArray nested = plus(bytes(second), "\"projection\":" + plus(P, "\"digest\":\"00\""));
+        QTest::newRow("renewals[1].projection.digest twice") << request(S, P, '[' + R + ',' + nested + ']') << "request.renewals[1].projection";
+    }
+    void duplicateKeysRefused_ES05()
+    {
+        QFETCH(QByteArray, raw);
+        QFETCH(QString, where);
+        QVERIFY(QJsonDocument::fromJson(raw).isObject()); // well-formed JSON: only the duplicate is wrong
+        auto run = DnsLeaseRenewalRun::read(raw, now);
+        QVERIFY(!run);
+        QCOMPARE(run.refusal().name, QString(refusal::escrowRunInvalid));
+        QVERIFY2(run.refusal().reason.startsWith(QStringLiteral("field %1 names key ").arg(where)), qPrintable(run.refusal().reason));
+        QVERIFY(run.refusal().reason.endsWith(QStringLiteral(" more than once")));
+    }
+
+    // The same key in different objects is no duplicate; the run is read and sliced as before.
+    void sameKeyInDifferentObjectsIsNoDuplicate()
+    {
+        const auto p = Builder::projection("proj-1", 1);
+        auto ok = readRun(Builder::holdRequest(binding, p, Builder::grid(binding, p, now, 3)));
+        QVERIFY2(ok.ok(), ok.ok() ? "" : qPrintable(ok.refusal().text()));
+        QCOMPARE(ok->size(), 3);
+    }
+
     // ES-06: 32 renewals are held, 33 are escrow-run-invalid. ES-02: the signature is never checked.
     void atMost32Renewals_ES06_ES02()
     {

@@ -10,6 +10,8 @@
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QJsonDocument>
+#include <QPointer>
+#include <QSignalSpy>
 #include <QTest>
 
 using namespace coreflow;
@@ -33,7 +35,7 @@ public:
         qint64 sequence() const { return qint64(renewal().value("sequence").toDouble()); }
     };
 
-    explicit FakeCourier(ManualClock &clock) : m_clock(clock) {}
+    explicit FakeCourier(Clock &clock) : m_clock(clock) {}
     std::optional<SessionBinding> currentBinding(const QString &nodeId) const override
     {
         auto it = bindings.constFind(nodeId);
@@ -84,7 +86,56 @@ public:
     QList<Delivered> pending;
 
 private:
-    ManualClock &m_clock;
+    Clock &m_clock;
+};
+
+// A clock whose timers fire only when the test says so, at whatever time it is then — late, the way a
+// real QTimer fires when the event loop was busy. ManualClock always fires a timer at its own deadline.
+class LateClock final : public Clock {
+public:
+    class Timer final : public ClockTimer {
+    public:
+        Timer(LateClock &clock, QObject *parent) : ClockTimer(parent), m_clock(clock) {}
+        void start(qint64 delayMs) override { deadline = m_clock.now + qMax<qint64>(0, delayMs); }
+        void stop() override { deadline = -1; }
+        bool isActive() const override { return deadline >= 0; }
+        qint64 deadlineMs() const override { return deadline; }
+        qint64 deadline = -1;
+
+    private:
+        LateClock &m_clock;
+    };
+
+    explicit LateClock(qint64 startMs) : now(startMs) {}
+    qint64 nowMs() const override { return now; }
+    std::unique_ptr<ClockTimer> createTimer(QObject *parent = nullptr) override
+    {
+        auto timer = std::make_unique<Timer>(*this, parent);
+        m_timers.append(timer.get());
+        return timer;
+    }
+    // Fires the timers due at now (again while a firing re-arms one that is due), at most cap firings;
+    // returns how many fired.
+    int fireDue(int cap)
+    {
+        int fired = 0;
+        for (;;) {
+            Timer *due = nullptr;
+            for (const auto &t : std::as_const(m_timers))
+                if (t && t->isActive() && t->deadline <= now)
+                    due = t.data();
+            if (!due || fired >= cap)
+                return fired;
+            due->deadline = -1;
+            ++fired;
+            Q_EMIT due->timeout();
+        }
+    }
+
+    qint64 now;
+
+private:
+    QList<QPointer<Timer>> m_timers;
 };
 
 struct Rig {
@@ -107,9 +158,18 @@ struct Rig {
             QCoreApplication::processEvents();
         return Envelope::parse(answer).value();
     }
-    static Frame requestFrame(const QJsonObject &request)
+    static Frame requestFrame(const QJsonObject &request) { return requestFrame(bytes(request)); }
+    static Frame requestFrame(const QByteArray &rawRequest)
     {
-        return Envelope::parse(Envelope::request(QString(method::holdRuntimeNetworkDnsLeaseRenewals), QStringLiteral("h"), bytes(request))).value();
+        return Envelope::parse(Envelope::request(QString(method::holdRuntimeNetworkDnsLeaseRenewals), QStringLiteral("h"), rawRequest)).value();
+    }
+    Frame holdRaw(const QByteArray &rawRequest)
+    {
+        QByteArray answer;
+        escrow.hold(requestFrame(rawRequest), [&](QByteArray a) { answer = a; });
+        for (int i = 0; i < 100 && answer.isEmpty(); ++i)
+            QCoreApplication::processEvents();
+        return Envelope::parse(answer).value();
     }
     Frame holdGrid(const SessionBinding &b, const QJsonObject &projection, qint64 firstNotBefore, int count, qint64 firstSequence = 1)
     {
@@ -119,6 +179,7 @@ struct Rig {
 };
 
 QString refusalName(const Frame &answer) { return answer.hasError() ? answer.errorRefusal().name : QString(); }
+QByteArray arrayBytes(const QJsonArray &a) { return QJsonDocument(a).toJson(QJsonDocument::Compact); }
 qint64 held(const Frame &answer) { return answer.hasError() ? -1 : qint64(answer.responseObject().value().value("held").toDouble()); }
 } // namespace
 
@@ -537,6 +598,195 @@ private Q_SLOTS:
         r.clock.advance(30 * minute);
         QCOMPARE(r.courier.deliveries.size(), 1);
         QVERIFY(r.holdGrid(a, Builder::projection("p", 1), r.clock.nowMs(), 1).hasError());
+    }
+
+    // D-45 regression: a re-offer due just before the previous window ends, reached by a timer that
+    // fires a few ms after that end, is not made — and must not leave the timer re-arming at 0 ms.
+    void lateTimerPastReofferDeadlineDoesNotSpin_D45_ES25()
+    {
+        LateClock clock(QDateTime::currentMSecsSinceEpoch());
+        FakeCourier courier(clock);
+        LeaseEscrow escrow(courier, clock, RelayTiming{});
+        const SessionBinding b{"node-a", "cluster-1", "s-node-a", 0};
+        courier.bindings.insert("node-a", b);
+        courier.modes["node-a"] = FakeCourier::Mode::Refuse;
+        const qint64 first = clock.now;
+        const qint64 t0 = first - (10 * minute + 59995); // window 2 offered at t0+10m+59995
+        const auto p = Builder::projection("p", 1);
+        QByteArray answer;
+        escrow.hold(Rig::requestFrame(Builder::holdRequest(b, p, Builder::grid(b, p, t0, 3))), [&](QByteArray a) { answer = a; });
+        QTRY_VERIFY(!answer.isEmpty());
+        QCOMPARE(held(Envelope::parse(answer).value()), 3);
+        escrow.sessionLost();
+        QCOMPARE(courier.deliveries.size(), 1);
+        QCOMPARE(courier.deliveries.first().sequence(), 2);
+        // Re-offers k = 1..7 on time; re-offer 8 is due at t0 + 15 min - 5 ms, before window 1 ends.
+        for (int k = 1; k <= 7; ++k) {
+            QCOMPARE(escrow.releaseDueMs(), first + k * 30000);
+            clock.now = escrow.releaseDueMs();
+            QCOMPARE(clock.fireDue(10), 1);
+            QCOMPARE(courier.deliveries.size(), k + 1);
+        }
+        QCOMPARE(escrow.releaseDueMs(), t0 + 15 * minute - 5);
+        clock.now = t0 + 15 * minute + 3; // the timer fires 8 ms late: the re-offer deadline has passed
+        QCOMPARE(clock.fireDue(100), 1);  // one firing, no 0 ms re-arming
+        QCOMPARE(courier.deliveries.size(), 8); // not offered after the deadline
+        QCOMPARE(escrow.releaseDueMs(), t0 + 20 * minute + 30000); // next: window 3's opening
+        clock.now = escrow.releaseDueMs();
+        QCOMPARE(clock.fireDue(100), 1);
+        QCOMPARE(courier.deliveries.size(), 9);
+        QCOMPARE(courier.deliveries.last().sequence(), 3);
+    }
+
+    // D-45 regression: a failure answer that arrives after the re-offer deadline (its re-offer was due
+    // before it) arms nothing at 0 ms; the next action is the next window's opening.
+    void failureAnsweredAfterReofferDeadline_D45_ES25()
+    {
+        Rig r;
+        const auto b = r.carry("node-a");
+        r.courier.modes["node-a"] = FakeCourier::Mode::Silence;
+        const qint64 first = r.clock.nowMs();
+        const qint64 t0 = first - (10 * minute + 59995);
+        r.holdGrid(b, Builder::projection("p", 1), t0, 3);
+        r.escrow.sessionLost();
+        QCOMPARE(r.courier.deliveries.size(), 1);
+        QCOMPARE(r.escrow.releaseDueMs(), t0 + 20 * minute + 30000); // in flight: only the next opening
+        r.advanceTo(t0 + 15 * minute + 3); // window 1 (the re-offer deadline) has ended
+        const Refusal lost{QString(refusal::nodeConnectionLost), QStringLiteral("lost")};
+        r.courier.pending.takeFirst()(nullptr, &lost); // its re-offer was due at first + 30 s
+        QCOMPARE(r.escrow.statusRuns().first().lastOfferResult, QString(refusal::nodeConnectionLost));
+        QCOMPARE(r.escrow.releaseDueMs(), t0 + 20 * minute + 30000);
+        r.advanceTo(t0 + 20 * minute + 30000);
+        QCOMPARE(r.courier.deliveries.size(), 2);
+        QCOMPARE(r.courier.deliveries.last().sequence(), 3);
+    }
+
+    // A duplicate key makes QJsonDocument (last wins) and simdjson (first wins) read different runs:
+    // refused escrow-run-invalid, so a node is never offered another node's renewal.
+    void duplicateRenewalsKeyRefused_ES05()
+    {
+        Rig r;
+        const auto a = r.carry("node-a");
+        const auto other = r.carry("node-b");
+        const auto p = Builder::projection("p", 1);
+        const qint64 t0 = r.clock.nowMs() - minute;
+        const QByteArray raw = "{\"session\":" + bytes(a.toJson()) + ",\"projection\":" + bytes(p)
+                               + ",\"renewals\":" + arrayBytes(Builder::grid(other, p, t0, 2))
+                               + ",\"renewals\":" + arrayBytes(Builder::grid(a, p, t0, 2)) + "}";
+        const Frame answer = r.holdRaw(raw);
+        QCOMPARE(refusalName(answer), QString(refusal::escrowRunInvalid));
+        QVERIFY(answer.errorRefusal().reason.contains("renewals"));
+        QVERIFY(!r.escrow.holdsRunFor("node-a"));
+        r.escrow.sessionLost();
+        QCOMPARE(r.courier.deliveries.size(), 0);
+    }
+
+    // ES-37 on arrival: a run whose last window ended takes no part in precedence; it is dropped
+    // before the next hold for its node is judged. An empty run is still ordered (D-44).
+    void endedRunTakesNoPartInPrecedence_ES37_D44()
+    {
+        Rig r;
+        const auto a = r.carry("node-a");
+        const auto p1 = Builder::projection("p", 1), p2 = Builder::projection("p", 2);
+        QCOMPARE(held(r.holdGrid(a, p2, r.clock.nowMs(), 1, 10)), 1); // ends in 15 min
+        r.clock.advance(15 * minute - 1);
+        QCOMPARE(refusalName(r.holdGrid(a, p1, r.clock.nowMs(), 1)), QString(refusal::escrowRunStale)); // still live
+        QCOMPARE(refusalName(r.holdGrid(a, Builder::projection("q", 1), r.clock.nowMs(), 1)), QString(refusal::escrowRunUnordered));
+        r.clock.advance(1); // its last window ended (the session is up: no release ran)
+        QVERIFY(r.escrow.holdsRunFor("node-a"));
+        QSignalSpy lines(&r.escrow, &LeaseEscrow::eventLine);
+        QCOMPARE(held(r.holdGrid(a, p1, r.clock.nowMs(), 2)), 2); // neither stale nor unordered
+        QCOMPARE(r.escrow.statusRuns().first().projectionGeneration, 1);
+        QVERIFY(!lines.isEmpty());
+        QCOMPARE(lines.first().first().toString(), QStringLiteral("node node-a: DNS lease renewal run dropped: its last window ended"));
+        // A refused hold for the node drops nothing that is still live.
+        r.clock.advance(minute);
+        QCOMPARE(held(r.holdGrid(a, Builder::projection("q", 1), r.clock.nowMs() - 16 * minute, 2)), -1);
+        QVERIFY(r.escrow.holdsRunFor("node-a"));
+        // D-44: an empty run holds nothing and ends nothing; it is still ordered against later holds.
+        QCOMPARE(held(r.holdNow(Builder::holdRequest(a, p2, {}))), 0);
+        r.clock.advance(60 * minute);
+        QCOMPARE(refusalName(r.holdGrid(a, p1, r.clock.nowMs(), 1)), QString(refusal::escrowRunStale));
+    }
+
+    // D-44: stop() answers every hold still queued (each hold gets exactly one answer), by name.
+    void stopAnswersQueuedHolds_D44_ES38()
+    {
+        Rig r;
+        const auto a = r.carry("node-a"), b = r.carry("node-b");
+        const auto p = Builder::projection("p", 1);
+        QList<QByteArray> answersA, answersB;
+        r.escrow.hold(Rig::requestFrame(Builder::holdRequest(a, p, Builder::grid(a, p, r.clock.nowMs(), 2))), [&](QByteArray x) { answersA << x; });
+        r.escrow.hold(Rig::requestFrame(Builder::holdRequest(b, p, Builder::grid(b, p, r.clock.nowMs(), 2))), [&](QByteArray x) { answersB << x; });
+        QCOMPARE(r.escrow.queuedHolds(), 2);
+        r.escrow.stop();
+        QCOMPARE(r.escrow.queuedHolds(), 0);
+        QCOMPARE(answersA.size(), 1);
+        QCOMPARE(answersB.size(), 1);
+        const Frame refusedA = Envelope::parse(answersA.first()).value();
+        QCOMPARE(refusalName(refusedA), QString(refusal::escrowNodeNotCarried));
+        QCOMPARE(refusedA.errorRefusal().reason, QStringLiteral("node node-a is not carried by this relay: the relay is stopping"));
+        QCOMPARE(refusalName(Envelope::parse(answersB.first()).value()), QString(refusal::escrowNodeNotCarried));
+        for (int i = 0; i < 20; ++i)
+            QCoreApplication::processEvents();
+        QCOMPARE(answersA.size(), 1); // the drain that was scheduled answers nothing twice
+        QCOMPARE(answersB.size(), 1);
+        QCOMPARE(r.escrow.runCount(), 0);
+    }
+
+    // D-44: an escrow destroyed with holds still queued answers them too.
+    void destructionAnswersQueuedHolds_D44()
+    {
+        ManualClock clock;
+        FakeCourier courier(clock);
+        const SessionBinding a{"node-a", "cluster-1", "s-node-a", 0};
+        courier.bindings.insert("node-a", a);
+        const auto p = Builder::projection("p", 1);
+        QList<QByteArray> answers;
+        {
+            LeaseEscrow escrow(courier, clock, RelayTiming{});
+            escrow.hold(Rig::requestFrame(Builder::holdRequest(a, p, Builder::grid(a, p, clock.nowMs(), 2))), [&](QByteArray x) { answers << x; });
+            QCOMPARE(escrow.queuedHolds(), 1);
+        }
+        QCOMPARE(answers.size(), 1);
+        QCOMPARE(refusalName(Envelope::parse(answers.first()).value()), QString(refusal::escrowNodeNotCarried));
+        for (int i = 0; i < 20; ++i)
+            QCoreApplication::processEvents();
+        QCOMPARE(answers.size(), 1);
+    }
+
+    // §9.5, ES-35: registrationRefused() for the stale generation parks with one line; the park that
+    // RelayRegistration::parked then asks for is silent (idempotent).
+    void staleRefusalThenParkSaysItOnce_ES35()
+    {
+        Rig r;
+        const auto a = r.carry("node-a");
+        r.holdGrid(a, Builder::projection("p", 1), r.clock.nowMs(), 2);
+        QSignalSpy lines(&r.escrow, &LeaseEscrow::eventLine);
+        QVERIFY(r.escrow.registrationRefused(QString(refusal::relayCredentialGenerationStale)));
+        r.escrow.park();
+        QCOMPARE(lines.size(), 1);
+        QVERIFY(lines.first().first().toString().startsWith(QStringLiteral("dropped the DNS lease renewal runs of 1 nodes")));
+        QVERIFY(r.escrow.isParked());
+        // The four others drop (one line each) and do not park.
+        Rig r2;
+        QSignalSpy lines2(&r2.escrow, &LeaseEscrow::eventLine);
+        QVERIFY(r2.escrow.registrationRefused(QString(refusal::relayNodeForeign)));
+        QCOMPARE(lines2.size(), 1);
+        QVERIFY(!r2.escrow.isParked());
+        QVERIFY(!r2.escrow.registrationRefused(QStringLiteral("relay-identity-unverified")));
+        QCOMPARE(lines2.size(), 1);
+    }
+
+    // ES-33: one list of the five names, shared by the registration and the escrow.
+    void oneListOfUndispatchedNames_ES33()
+    {
+        for (const auto name : {"relay-cluster-not-enabled", "relay-node-foreign", "relay-node-unknown",
+                                "relay-sequence-not-advancing", "relay-credential-generation-stale", "relay-identity-unverified",
+                                "relay-node-unknown-ish", ""}) {
+            const QString n = QString::fromLatin1(name);
+            QCOMPARE(LeaseEscrow::statesThisRelayIsNotDispatchedTo(n), refusal::statesThisRelayIsNotDispatchedTo(n));
+        }
     }
 
     // Status: per node the held run's projection, count, current and next window, last offer result.

@@ -1,0 +1,359 @@
+// tst_registrylistener: the pull endpoint behind the relay's REAL listener (RelayListener, not the
+// TestRelayListener stand-in), against a loopback fake registry:
+//   - ListenerRequestGuard: a request body or an oversized header block is refused before Qt's
+//     QAbstractHttpServer buffers it; the connection closes long before the client has sent it all,
+//     and the relay's memory stays flat;
+//   - keep-alive and pipelined pulls still work through the guard;
+//   - a node WebSocket session at "/" (the node lane) keeps working while a large blob streams on the
+//     same port, large frames included (the guard lifts its read bound for an upgrade);
+//   - installQtRequestLoggingFilter keeps qt.httpserver / qt.network.* debug output off whatever the
+//     rules say.
+#include "peers/fakeregistry.h"
+#include "rawhttpsclient.h"
+#include "testpki.h"
+#include "testwait.h"
+
+#include "service/listener/relaylistener.h"
+#include "service/registry/listenerrequestguard.h"
+#include "service/registry/registrylog.h"
+#include "service/registry/registryproxy.h"
+#include "shared/util/clock.h"
+
+#include <QFile>
+#include <QLoggingCategory>
+#include <QTest>
+#include <QWebSocket>
+#include <memory>
+
+using namespace coreflow;
+using namespace coreflow::test;
+
+namespace {
+
+qint64 residentKiB()
+{
+    QFile f(QStringLiteral("/proc/self/status"));
+    if (!f.open(QIODevice::ReadOnly))
+        return 0;
+    for (const QByteArray &line : f.readAll().split('\n')) {
+        if (line.startsWith("VmRSS:"))
+            return line.mid(6).trimmed().split(' ').value(0).toLongLong();
+    }
+    return 0;
+}
+
+// A client that sends `head` and then streams `bodyBytes` bytes as fast as the connection takes them,
+// reading whatever comes back; it stops when the relay closes the connection.
+struct StreamingClient {
+    QSslSocket socket;
+    QByteArray received;
+    qint64 sent = 0; // plaintext bytes handed to the TLS socket and written out
+    bool closed = false;
+
+    StreamingClient(quint16 port, const QSslCertificate &ca)
+    {
+        QSslConfiguration conf = QSslConfiguration::defaultConfiguration();
+        conf.setCaCertificates({ca});
+        socket.setSslConfiguration(conf);
+        socket.setPeerVerifyName(QStringLiteral("localhost"));
+        QObject::connect(&socket, &QIODevice::readyRead, [this] { received += socket.readAll(); });
+        QObject::connect(&socket, &QAbstractSocket::disconnected, [this] { closed = true; });
+        QObject::connect(&socket, &QAbstractSocket::errorOccurred, [this](QAbstractSocket::SocketError) {
+            received += socket.readAll();
+            closed = true;
+        });
+        socket.connectToHostEncrypted(QStringLiteral("127.0.0.1"), port);
+    }
+
+    // Streams until closed or all sent; returns false on timeout.
+    bool stream(const QByteArray &head, qint64 bodyBytes, int timeoutMs)
+    {
+        if (!spinUntil([this] { return socket.isEncrypted(); }, 10000))
+            return false;
+        socket.write(head);
+        const QByteArray chunk(64 * 1024, 'b');
+        qint64 queued = 0;
+        return spinUntil(
+            [&] {
+                if (closed)
+                    return true;
+                while (queued < bodyBytes && socket.bytesToWrite() + socket.encryptedBytesToWrite() < 256 * 1024) {
+                    const qint64 n = qMin<qint64>(chunk.size(), bodyBytes - queued);
+                    socket.write(chunk.constData(), n);
+                    queued += n;
+                }
+                sent = queued - socket.bytesToWrite();
+                return queued >= bodyBytes && socket.bytesToWrite() == 0 && socket.encryptedBytesToWrite() == 0;
+            },
+            timeoutMs);
+    }
+};
+
+} // namespace
+
+class TstRegistryListener : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void init();
+    void cleanup();
+
+    void refusesBodyBeforeBufferingIt();
+    void refusesOversizedHeaderBlock();
+    void refusesBodyOnLaterRequestByClosing();
+    void keepAliveAndPipelinedPullsPass();
+    void nodeSessionKeepsFlowingWhileBlobStreams();
+    void qtRequestLoggingStaysOff();
+
+private:
+    QUrl registryUrl() const { return QUrl(QStringLiteral("wss://127.0.0.1:%1/cloudly-api").arg(m_registry->port())); }
+
+    std::unique_ptr<TestPki> m_relayPki;
+    std::unique_ptr<TestPki> m_cloudlyPki;
+    TestPki::Issued m_relayCert;
+    TestPki::Issued m_registryCert;
+    SystemClock m_clock;
+    std::unique_ptr<FakeRegistry> m_registry;
+    std::unique_ptr<RegistryProxy> m_proxy;
+    std::unique_ptr<RelayListener> m_listener;
+    std::vector<std::unique_ptr<QWebSocket>> m_sessions; // node sessions the listener handed out (echoed)
+};
+
+void TstRegistryListener::initTestCase()
+{
+    m_relayPki = std::make_unique<TestPki>(QStringLiteral("relay"));
+    QVERIFY2(m_relayPki->ok(), qPrintable(m_relayPki->error()));
+    m_cloudlyPki = std::make_unique<TestPki>(QStringLiteral("cloudly"));
+    QVERIFY2(m_cloudlyPki->ok(), qPrintable(m_cloudlyPki->error()));
+    m_relayCert = m_relayPki->issueServer(QStringLiteral("relay"));
+    m_registryCert = m_cloudlyPki->issueServer(QStringLiteral("registry"));
+}
+
+void TstRegistryListener::init()
+{
+    m_registry = std::make_unique<FakeRegistry>(m_registryCert.certificate, m_registryCert.key);
+    QVERIFY(m_registry->port() != 0);
+    m_listener = std::make_unique<RelayListener>();
+    QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
+    tls.setLocalCertificate(m_relayCert.certificate);
+    tls.setPrivateKey(m_relayCert.key);
+    tls.setPeerVerifyMode(QSslSocket::VerifyNone);
+    const auto refusal = m_listener->listen(QStringLiteral("127.0.0.1"), 0, tls);
+    QVERIFY2(!refusal, refusal ? qPrintable(refusal->text()) : "");
+    m_proxy = std::make_unique<RegistryProxy>(registryUrl(),
+                                              QUrl(QStringLiteral("https://localhost:%1").arg(m_listener->boundPort())),
+                                              QList<QSslCertificate>{m_cloudlyPki->caCertificate()}, m_clock);
+    m_listener->setHttpHandler(m_proxy.get());
+    connect(m_listener.get(), &RelayListener::nodeSocketAccepted, this, [this](QWebSocket *socket) {
+        connect(socket, &QWebSocket::textMessageReceived, socket, [socket](const QString &m) { socket->sendTextMessage(m); });
+        connect(socket, &QWebSocket::binaryMessageReceived, socket,
+                [socket](const QByteArray &m) { socket->sendBinaryMessage(m); });
+        m_sessions.emplace_back(socket);
+    });
+}
+
+void TstRegistryListener::cleanup()
+{
+    m_sessions.clear();
+    m_listener->setHttpHandler(nullptr);
+    m_listener->close();
+    m_proxy.reset();
+    m_listener.reset();
+    m_registry.reset();
+    QTest::qWait(10);
+}
+
+void TstRegistryListener::refusesBodyBeforeBufferingIt()
+{
+    const qint64 bodyBytes = 64ll * 1024 * 1024;
+    const qint64 refusedBefore = ListenerRequestGuard::refusedConnections();
+    const qint64 rssBefore = residentKiB();
+    StreamingClient client(m_listener->boundPort(), m_relayPki->caCertificate());
+    const QByteArray head = "GET /v2/ HTTP/1.1\r\nHost: localhost\r\nContent-Length: " + QByteArray::number(bodyBytes)
+        + "\r\n\r\n";
+    QVERIFY(client.stream(head, bodyBytes, 60000));
+    const qint64 rssGrowthKiB = residentKiB() - rssBefore;
+    qInfo("body refused: client got %lld of %lld bytes out before the close; RSS growth %lld KiB", client.sent,
+          bodyBytes, rssGrowthKiB);
+    QVERIFY2(client.closed, "the relay took the whole body");
+    // Kernel socket buffers on the loopback hold some MiB; the relay itself holds at most its read bound.
+    QVERIFY(client.sent < 24ll * 1024 * 1024);
+    QVERIFY2(rssGrowthKiB < 24 * 1024, "memory grew with the body");
+    QCOMPARE(ListenerRequestGuard::refusedConnections(), refusedBefore + 1);
+    QCOMPARE(m_registry->requests.size(), 0);
+    // The answer usually arrives before the close (a reset can swallow it): when it does, it is 413.
+    if (!client.received.isEmpty())
+        QVERIFY2(client.received.startsWith("HTTP/1.1 413 "), client.received.left(64).constData());
+
+    // A client that sends the header block and waits reads the 413 and sees the close.
+    StreamingClient polite(m_listener->boundPort(), m_relayPki->caCertificate());
+    QVERIFY(polite.stream("GET /v2/ HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n", 0, 10000));
+    QVERIFY(spinUntil([&] { return polite.closed; }, 10000));
+    QVERIFY2(polite.received.startsWith("HTTP/1.1 413 "), polite.received.left(64).constData());
+    QVERIFY(polite.received.contains("request-invalid"));
+    QVERIFY(polite.received.contains("Connection: close"));
+}
+
+void TstRegistryListener::refusesOversizedHeaderBlock()
+{
+    const qint64 rssBefore = residentKiB();
+    StreamingClient client(m_listener->boundPort(), m_relayPki->caCertificate());
+    // A header line that never ends: 32 MiB of it.
+    QVERIFY(client.stream("GET /v2/ HTTP/1.1\r\nHost: localhost\r\nX-Pad: ", 32ll * 1024 * 1024, 60000));
+    qInfo("header flood: client got %lld bytes out before the close", client.sent);
+    QVERIFY(client.closed);
+    QVERIFY(client.sent < 24ll * 1024 * 1024);
+    QVERIFY(residentKiB() - rssBefore < 24 * 1024);
+    if (!client.received.isEmpty())
+        QVERIFY2(client.received.startsWith("HTTP/1.1 431 "), client.received.left(64).constData());
+    // Whitespace before a request line counts too (Qt holds it in its read transaction).
+    StreamingClient blank(m_listener->boundPort(), m_relayPki->caCertificate());
+    QVERIFY(blank.stream(QByteArray(1024, '\n'), 0, 10000));
+    const QByteArray lines(70 * 1024, '\n');
+    blank.socket.write(lines);
+    QVERIFY(spinUntil([&] { return blank.closed; }, 10000));
+    QCOMPARE(m_registry->requests.size(), 0);
+}
+
+void TstRegistryListener::refusesBodyOnLaterRequestByClosing()
+{
+    m_registry->route = [](const FakeRequest &request) {
+        FakeAnswer a;
+        if (request.target.contains("/blobs/"))
+            a.streamBytes = 512ll * 1024 * 1024;
+        return a;
+    };
+    // Keep-alive, the earlier answer complete: the body request is answered, then the connection closes.
+    RawHttpsClient node(m_listener->boundPort(), m_relayPki->caCertificate());
+    QVERIFY(node.connectAndWait());
+    node.sendRequest("GET", "/v2/");
+    RawResponse r;
+    QVERIFY(node.readResponse(r));
+    QCOMPARE(r.status, 200);
+    node.sendRequest("GET", "/v2/", {{"Content-Length", "5"}}, "");
+    RawResponse refused;
+    QVERIFY(node.readResponse(refused));
+    QCOMPARE(refused.status, 413);
+    QCOMPARE(refused.header("connection"), QByteArray("close"));
+    QVERIFY(spinUntil([&] { return node.socket().state() == QAbstractSocket::UnconnectedState; }, 10000));
+
+    // A write with a body: refused by name before its body is read (IP-02).
+    RawHttpsClient writer(m_listener->boundPort(), m_relayPki->caCertificate());
+    QVERIFY(writer.connectAndWait());
+    writer.sendRequest("PUT", "/v2/team/app/blobs/uploads/x", {{"Content-Length", "1073741824"}}, "");
+    RawResponse put;
+    QVERIFY(writer.readResponse(put));
+    QCOMPARE(put.status, 405);
+    QCOMPARE(put.header("allow"), QByteArray("GET, HEAD"));
+    QVERIFY(put.body.contains("registry-method-refused"));
+
+    // Pipelined behind a blob still streaming: an answer would interleave, so the connection is aborted.
+    RawHttpsClient puller(m_listener->boundPort(), m_relayPki->caCertificate());
+    QVERIFY(puller.connectAndWait());
+    puller.sendRequest("GET", "/v2/team/app/blobs/sha256:slow");
+    RawResponse headers;
+    QVERIFY(puller.waitForHeaders(headers));
+    puller.pause();
+    puller.sendRequest("GET", "/v2/", {{"Transfer-Encoding", "chunked"}}, "");
+    QVERIFY(spinUntil([&] { return m_registry->abortedStreams == 1; }, 10000));
+    QCOMPARE(m_registry->requests.size(), 2);
+}
+
+void TstRegistryListener::keepAliveAndPipelinedPullsPass()
+{
+    m_registry->route = [](const FakeRequest &request) {
+        FakeAnswer a;
+        a.headers = {{"Content-Type", "application/json"}};
+        a.body = "{\"target\":\"" + request.target + "\"}";
+        return a;
+    };
+    RawHttpsClient node(m_listener->boundPort(), m_relayPki->caCertificate());
+    QVERIFY(node.connectAndWait());
+    for (int i = 0; i < 3; ++i) {
+        node.sendRequest("GET", "/v2/team/app/manifests/v" + QByteArray::number(i), {{"Content-Length", "0"}});
+        RawResponse r;
+        QVERIFY(node.readResponse(r));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.body, "{\"target\":\"/v2/team/app/manifests/v" + QByteArray::number(i) + "\"}");
+    }
+    QByteArray pipelined;
+    for (int i = 0; i < 5; ++i)
+        pipelined += "GET /v2/team/app/tags/list?n=" + QByteArray::number(i) + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    node.socket().write(pipelined);
+    for (int i = 0; i < 5; ++i) {
+        RawResponse r;
+        QVERIFY(node.readResponse(r));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.body, "{\"target\":\"/v2/team/app/tags/list?n=" + QByteArray::number(i) + "\"}");
+    }
+    QCOMPARE(m_registry->requests.size(), 8);
+}
+
+void TstRegistryListener::nodeSessionKeepsFlowingWhileBlobStreams()
+{
+    const qint64 size = 64ll * 1024 * 1024;
+    m_registry->route = [size](const FakeRequest &) {
+        FakeAnswer a;
+        a.streamBytes = size;
+        return a;
+    };
+    RawHttpsClient puller(m_listener->boundPort(), m_relayPki->caCertificate());
+    QVERIFY(puller.connectAndWait());
+    puller.sendRequest("GET", "/v2/team/app/blobs/sha256:big");
+    RawResponse headers;
+    QVERIFY(puller.waitForHeaders(headers));
+    QCOMPARE(headers.status, 200);
+    puller.discardBody(0);
+    QVERIFY(spinUntil([&] { return puller.discarded() > 4 * 1024 * 1024; }, 20000));
+
+    QWebSocket ws;
+    QSslConfiguration conf = QSslConfiguration::defaultConfiguration();
+    conf.setCaCertificates({m_relayPki->caCertificate()});
+    ws.setSslConfiguration(conf);
+    QStringList echoed;
+    QList<QByteArray> echoedBinary;
+    connect(&ws, &QWebSocket::textMessageReceived, this, [&](const QString &m) { echoed.append(m); });
+    connect(&ws, &QWebSocket::binaryMessageReceived, this, [&](const QByteArray &m) { echoedBinary.append(m); });
+    ws.open(QUrl(QStringLiteral("wss://localhost:%1/").arg(m_listener->boundPort())));
+    QVERIFY(spinUntil([&] { return ws.state() == QAbstractSocket::ConnectedState; }, 10000));
+    QCOMPARE(int(m_sessions.size()), 1);
+    const qint64 before = puller.discarded();
+    for (int i = 0; i < 5; ++i) {
+        QElapsedTimer t;
+        t.start();
+        ws.sendTextMessage(QStringLiteral("ping %1").arg(i));
+        QVERIFY(spinUntil([&] { return echoed.size() == i + 1; }, 3000));
+        QVERIFY2(t.elapsed() < 1500, "the node session stalled behind the blob");
+    }
+    // A frame far over the HTTP read bound: node sessions are not bound by the guard.
+    QByteArray large(3 * 1024 * 1024, '\0');
+    for (qsizetype i = 0; i < large.size(); ++i)
+        large[i] = char(i * 7);
+    ws.sendBinaryMessage(large);
+    QVERIFY(spinUntil([&] { return echoedBinary.size() == 1; }, 20000));
+    QCOMPARE(echoedBinary.first(), large);
+    QVERIFY(puller.discarded() > before); // the blob kept streaming meanwhile
+    QVERIFY(spinUntil([&] { return puller.discarded() == size; }, 90000));
+    QVERIFY(puller.patternOk());
+    ws.close();
+}
+
+void TstRegistryListener::qtRequestLoggingStaysOff()
+{
+    installQtRequestLoggingFilter();
+    installQtRequestLoggingFilter(); // idempotent
+    QLoggingCategory::setFilterRules(QStringLiteral("*.debug=true"));
+    for (const char *name : {"qt.httpserver", "qt.network.http2", "qt.network.ssl", "qt.network.access.manager"}) {
+        QLoggingCategory category(name);
+        QVERIFY2(!category.isDebugEnabled(), name);
+        QVERIFY2(!category.isInfoEnabled(), name);
+        QVERIFY2(category.isWarningEnabled(), name);
+    }
+    QVERIFY(!isSilencedQtCategory("qt.networkx"));
+    QLoggingCategory ours("coreflow.registry");
+    QVERIFY(ours.isDebugEnabled()); // the rules still rule everything else
+    QLoggingCategory::setFilterRules(QString());
+}
+
+QTEST_GUILESS_MAIN(TstRegistryListener)
+#include "tst_registrylistener.moc"
