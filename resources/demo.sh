@@ -191,6 +191,8 @@ QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}" timeout 20 "$CONSOLE_BIN" --text
   || CONSOLE_RC=$?
 sleep 0.2
 [ "$CONSOLE_RC" -eq 0 ] || die "the console exited with status $CONSOLE_RC"
+grep -Eq '^ +ready +yes' "$TMP/console.log" || die "the console does not show the relay as ready"
+grep -q "NODES (${#NODES[@]})" "$TMP/console.log" || die "the console does not show ${#NODES[@]} carried nodes"
 
 say "stopping"
 declare -A EXIT_RC=()

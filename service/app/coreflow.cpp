@@ -27,10 +27,6 @@ namespace coreflow {
 
 using namespace contract;
 
-namespace {
-constexpr qint64 kStopDeadlineMs = 15000;
-} // namespace
-
 Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming timing, QObject *parent)
     : QObject(parent), m_config(std::move(configuration)), m_clock(clock), m_timing(timing)
 {
@@ -241,7 +237,8 @@ void Coreflow::readClusterConfig()
                                                  missing.size() > 1 ? QStringLiteral("are") : QStringLiteral("is")));
                         const ClusterRelayBlock &block = *m_clusterConfig->relay;
                         if (block.originPort() != m_config.bindPort)
-                            return fail(QStringLiteral("listener-origin-port-mismatch: the relay origin %1 names port %2 but this relay binds port %3")
+                            return fail(QString(refusal::listenerOriginPortMismatch)
+                                        + QStringLiteral(": the relay origin %1 names port %2 but this relay binds port %3")
                                             .arg(block.origin.toString())
                                             .arg(block.originPort())
                                             .arg(m_config.bindPort));
@@ -370,7 +367,7 @@ void Coreflow::teardown(std::function<void(bool)> done)
     };
     m_stopDeadline->disconnect(this);
     connect(m_stopDeadline.get(), &ClockTimer::timeout, this, [finish] { finish(false); });
-    m_stopDeadline->start(kStopDeadlineMs);
+    m_stopDeadline->start(m_timing.stopDeadlineMs);
     // Reverse order: registration, handlers, listener (and the sessions it handed out), Cloudly session,
     // status socket.
     m_registration->stop();

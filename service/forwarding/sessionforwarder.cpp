@@ -391,8 +391,7 @@ void SessionForwarder::finishUpstream(const std::shared_ptr<Upstream> &op, const
             connection->registeredUnderCarrier = m_cloudly.carrierCount();
             connection->registeredAtMs = m_clock.nowMs();
             m_registry.insert(binding->nodeId, connection);
-            qCInfo(logForwarder).noquote() << "node" << binding->nodeId << "registered through this relay (carrier"
-                                           << connection->registeredUnderCarrier << ")";
+            qCInfo(logForwarder).noquote() << QStringLiteral("node %1 registered through this relay (carrier %2)").arg(binding->nodeId).arg(connection->registeredUnderCarrier);
             Q_EMIT nodeRegistered(binding->nodeId);
         } else {
             qCWarning(logForwarder).noquote() << "Cloudly accepted a registration without a readable session binding; the connection stays unbound";

@@ -1,5 +1,7 @@
 #include "relaycertificate.h"
 
+#include "contract/refusalnames.h"
+
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -14,7 +16,7 @@ namespace {
 
 contract::Refusal invalid(const QString &domain, const QString &reason)
 {
-    return contract::Refusal{QStringLiteral("relay-certificate-invalid"),
+    return contract::Refusal{QString(contract::refusal::relayCertificateInvalid),
                              QStringLiteral("certificate for %1 %2").arg(domain, reason)};
 }
 

@@ -42,7 +42,7 @@ RelayListener::~RelayListener() = default;
 std::optional<contract::Refusal> RelayListener::listen(const QString &hostname, quint16 port, const QSslConfiguration &tls)
 {
     auto failed = [&](const QString &why) {
-        return contract::Refusal{QStringLiteral("listener-bind-failed"),
+        return contract::Refusal{QString(contract::refusal::listenerBindFailed),
                                  QStringLiteral("cannot listen on %1:%2: %3").arg(hostname).arg(port).arg(why)};
     };
     QHostAddress address(hostname);

@@ -93,6 +93,10 @@ inline constexpr Name registryUnreachable{"registry-unreachable"};              
 inline constexpr Name statusReadOnly{"status-read-only"};                       // (project)
 inline constexpr Name statusAccessDenied{"status-access-denied"};               // (project)
 inline constexpr Name statusConsumerTooSlow{"status-consumer-too-slow"};        // (project)
+// --- Start failures (printed on stderr, exit 1) ------------------------------------------------------
+inline constexpr Name relayCertificateInvalid{"relay-certificate-invalid"};     // (project) LO-03..LO-06
+inline constexpr Name listenerBindFailed{"listener-bind-failed"};               // (project) UC-14
+inline constexpr Name listenerOriginPortMismatch{"listener-origin-port-mismatch"}; // (project) LO-01
 inline constexpr Name statusHelloTimeout{"status-hello-timeout"};              // (project)
 inline constexpr Name statusTooManyClients{"status-too-many-clients"};         // (project)
 

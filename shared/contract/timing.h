@@ -32,6 +32,9 @@ struct RelayTiming {
     double identityRenewalMaxFraction = 0.8; // ... or at 80 % of the lifetime, whichever is earlier
     qint64 cloudlyCallTimeoutMs = 8000;      // the relay's own calls (identity, config, certificate)
     qint64 cloudlyHandshakeTimeoutMs = 10000;
+    // Longest a stop may take before it is reported failed (exit 1); systemd's TimeoutStopSec= bounds
+    // the process beyond that. Every Cloudly call in flight is itself bounded (<= 9000 ms).
+    qint64 stopDeadlineMs = 15000;
 };
 
 inline constexpr int maximumEscrowedRenewals = 32;

@@ -49,9 +49,9 @@ RelayConfiguration RelayFixture::configuration() const
     return config;
 }
 
-Coreflow &RelayFixture::makeRelay(const RelayConfiguration &config)
+Coreflow &RelayFixture::makeRelay(const RelayConfiguration &config, const contract::RelayTiming &timing)
 {
-    relay = std::make_unique<Coreflow>(config, clock);
+    relay = std::make_unique<Coreflow>(config, clock, timing);
     return *relay;
 }
 

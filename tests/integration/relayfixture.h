@@ -31,7 +31,7 @@ public:
 
     RelayConfiguration configuration() const;
     // Builds the relay (not started) from configuration(); tests may change the config first.
-    Coreflow &makeRelay(const RelayConfiguration &config);
+    Coreflow &makeRelay(const RelayConfiguration &config, const contract::RelayTiming &timing = {});
     // makeRelay(configuration()) + start + wait for started(). false (with a QTest failure) otherwise.
     bool startRelay();
     // Waits for startFailed and returns its reason (empty on timeout).

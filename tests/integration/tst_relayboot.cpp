@@ -131,6 +131,27 @@ private Q_SLOTS:
         QVERIFY(!reason.contains(QString::fromUtf8(f.bearer)));
     }
 
+    // ST-06, UC-12, UC-14: a stop waits for Cloudly calls in flight; one that cannot finish inside the
+    // stop deadline is reported failed (the executable then exits 1).
+    void stopThatCannotCompleteFails_ST06()
+    {
+        RelayFixture f;
+        contract::RelayTiming timing;
+        timing.stopDeadlineMs = 5000; // shorter than the 8000 ms forward bound below
+        f.makeRelay(f.configuration(), timing);
+        f.cloudly->setAnswer("registerClusterRelay", peers::Answer::silence()); // the relay's own call stays in flight
+        QVERIFY(f.startRelay());
+        QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), 1);
+        QSignalSpy stopped(f.relay.get(), &Coreflow::stopped);
+        f.relay->stop();
+        QTest::qWait(50);
+        QVERIFY(stopped.isEmpty()); // waiting for the call in flight (UC-12)
+        f.clock.advance(5000);
+        QTRY_COMPARE(stopped.size(), 1);
+        QCOMPARE(stopped.first().first().toBool(), false);
+        QVERIFY(log.contains("stop did not complete in time"));
+    }
+
     // CL-02: an upgrade anywhere but "/" is refused before the 101; plain HTTP outside /v2/ is refused
     // by name, not with a bare 404.
     void listenerSurface_CL02()
