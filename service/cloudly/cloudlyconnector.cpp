@@ -184,8 +184,7 @@ void CloudlyConnector::registerSession()
             if (error.name != QLatin1String(refusal::protocolOfferRefused))
                 return handshakeFailed(error, true);
             // Cloudly's view: peerOffer is ours, ownOffer is Cloudly's.
-            auto theirs = ProtocolOffer::read(error.data.value(QStringLiteral("ownOffer")).toObject(), QStringLiteral("error.data.ownOffer"));
-            const QString cloudlyOffer = theirs ? theirs->describe() : QStringLiteral("an unreadable offer");
+            const QString cloudlyOffer = cloudlyOfferInRefusal(error);
             const QString line = QStringLiteral("Cloudly refused this relay's offer %1; Cloudly speaks %2 (offered again every %3 ms)")
                                      .arg(own.describe(), cloudlyOffer)
                                      .arg(m_timing.refusedOfferRetryIntervalMs);
@@ -211,11 +210,8 @@ void CloudlyConnector::registerSession()
             }
         }
         if (problem) {
-            if (response) {
-                auto offer = ProtocolOffer::read(response.value().value(QStringLiteral("offer")).toObject(), QStringLiteral("response.offer"));
-                if (offer && servesCloudlyOffer(offer.value()))
-                    Q_EMIT cloudlyOfferAgreed();
-            }
+            if (response && answerNamesServableOffer(response.value()))
+                Q_EMIT cloudlyOfferAgreed();
             const QString line = QStringLiteral("Cloudly's answer to registerCloudlyClientSession is not the contract's: %1 (offered again every %2 ms)")
                                      .arg(problem->reason)
                                      .arg(m_timing.refusedOfferRetryIntervalMs);

@@ -128,8 +128,7 @@ void RelayRegistration::onAnswer(const CloudlyConnector::CallResult &r)
     if (r.answer.hasError()) {
         const Refusal e = r.answer.errorRefusal();
         if (e.name == QLatin1String(refusal::protocolOfferRefused)) {
-            auto theirs = ProtocolOffer::read(e.data.value(QStringLiteral("ownOffer")).toObject(), QStringLiteral("ownOffer"));
-            const QString cloudlyOffer = theirs ? theirs->describe() : QStringLiteral("an unreadable offer");
+            const QString cloudlyOffer = cloudlyOfferInRefusal(e);
             const QString line = QStringLiteral("Cloudly refused registerClusterRelay's offer %1; Cloudly speaks %2 (offered again every %3 ms)")
                                      .arg(own.describe(), cloudlyOffer)
                                      .arg(m_timing.refusedOfferRetryIntervalMs);
@@ -188,8 +187,7 @@ void RelayRegistration::onAnswer(const CloudlyConnector::CallResult &r)
     }
     if (problem) {
         // A servable offer in an answer that is otherwise not the contract's ends the disagreement only.
-        auto offer = ProtocolOffer::read(response.value().value(QStringLiteral("offer")).toObject(), QStringLiteral("response.offer"));
-        if (offer && servesCloudlyOffer(offer.value()))
+        if (answerNamesServableOffer(response.value()))
             m_readiness.clearOfferDisagreement(kHop);
         refuseAnswer(QStringLiteral("Cloudly's acceptance of registerClusterRelay is not the contract's: %1 (offered again every %2 ms)")
                          .arg(problem->reason)

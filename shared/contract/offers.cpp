@@ -74,6 +74,19 @@ std::optional<Refusal> judgePeerOffer(const QJsonValue &offerValue, QLatin1Strin
     return refusal;
 }
 
+QString cloudlyOfferInRefusal(const Refusal &protocolOfferRefused)
+{
+    auto theirs = ProtocolOffer::read(protocolOfferRefused.data.value(QStringLiteral("ownOffer")).toObject(),
+                                      QStringLiteral("error.data.ownOffer"));
+    return theirs ? theirs->describe() : QStringLiteral("an unreadable offer");
+}
+
+bool answerNamesServableOffer(const QJsonObject &response)
+{
+    auto offer = ProtocolOffer::read(response.value(QStringLiteral("offer")).toObject(), QStringLiteral("response.offer"));
+    return offer && servesCloudlyOffer(offer.value());
+}
+
 bool servesCloudlyOffer(const ProtocolOffer &answered)
 {
     const auto theirs = Release::parse(answered.release);

@@ -54,5 +54,10 @@ Release oldestAcceptedClusterIngress();  // 32.0.0
 std::optional<Refusal> judgePeerOffer(const QJsonValue &offerValue, QLatin1StringView kind);
 // Whether Cloudly's answered offer is one this build serves (cloudlyClient, same major).
 bool servesCloudlyOffer(const ProtocolOffer &answered);
+// Cloudly's own offer as its protocol-offer-refused names it (error.data.ownOffer), "kind@release", or
+// "an unreadable offer".
+QString cloudlyOfferInRefusal(const Refusal &protocolOfferRefused);
+// Whether an answer names, as response.offer, an offer this build serves — whatever else it holds.
+bool answerNamesServableOffer(const QJsonObject &response);
 
 } // namespace coreflow::contract
