@@ -2,6 +2,8 @@
 
 #include "contract/envelope.h"
 
+#include <QTimer>
+
 namespace coreflow {
 
 NodeConnection::NodeConnection(QWebSocket *socket, quint64 connectionId, qint64 acceptedAt, QObject *parent)
@@ -30,6 +32,23 @@ NodeConnection::~NodeConnection()
         m_socket->disconnect(this);
         m_socket->abort();
     }
+}
+
+void NodeConnection::retire()
+{
+    if (m_socket && m_socket->state() != QAbstractSocket::ConnectedState) {
+        // A socket this relay closed (e.g. the re-registration wave's 4000 close) may still be flushing
+        // its close frame through TLS: aborting it now would drop the frame and the node would see 1006.
+        // It drains for a bounded grace period under the same owner, then goes.
+        QWebSocket *closing = m_socket.release();
+        closing->disconnect(this);
+        closing->setParent(parent());
+        QTimer::singleShot(kCloseGraceMs, closing, [closing] {
+            closing->abort();
+            closing->deleteLater();
+        });
+    }
+    deleteLater();
 }
 
 void NodeConnection::send(const QByteArray &frame)

@@ -19,9 +19,16 @@ public:
     NodeConnection(QWebSocket *socket, quint64 connectionId, qint64 acceptedAtMs, QObject *parent = nullptr);
     ~NodeConnection() override;
 
+    // How long a socket the relay closed may keep flushing its close frame after the connection is
+    // dropped from the registry (ms, real time; a bounded courtesy, not a contract timer).
+    static constexpr int kCloseGraceMs = 2000;
+
     quint64 connectionId() const { return m_id; }
     void send(const QByteArray &frame);
     void close(QWebSocketProtocol::CloseCode code, const QString &reason);
+    // Leaves the relay: deleted on the next turn; a socket still flushing its close keeps its owner for
+    // kCloseGraceMs so the close frame reaches the node.
+    void retire();
     bool isOpen() const;
     // "node-a" once registered, else "connection #7" (for log lines).
     QString describe() const;

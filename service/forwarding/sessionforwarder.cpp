@@ -158,7 +158,7 @@ void SessionForwarder::onClosed(NodeConnection *connection)
         }
     }
     Q_EMIT connectionClosed(connection);
-    connection->deleteLater();
+    connection->retire();
     Q_EMIT statusChanged();
 }
 
