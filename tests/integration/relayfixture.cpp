@@ -1,5 +1,7 @@
 #include "relayfixture.h"
 
+#include "cloudly/cloudlyconnector.h"
+
 #include <QDateTime>
 #include <QSignalSpy>
 #include <QTcpServer>
@@ -84,6 +86,27 @@ bool RelayFixture::stopRelay()
     for (int i = 0; i < 200 && stopped.isEmpty(); ++i)
         QTest::qWait(50);
     return !stopped.isEmpty() && stopped.first().first().toBool();
+}
+
+bool RelayFixture::takeCloudlySessionDown()
+{
+    cloudly->refuseConnections(true);
+    cloudly->dropRelaySockets();
+    for (int i = 0; i < 200 && relay->cloudly()->isDispatchable(); ++i)
+        QTest::qWait(20);
+    return !relay->cloudly()->isDispatchable();
+}
+
+bool RelayFixture::bringCloudlySessionBack()
+{
+    cloudly->refuseConnections(false);
+    for (int i = 0; i < 200 && !relay->cloudly()->isDispatchable(); ++i) {
+        const qint64 due = relay->cloudly()->reconnectDueMs();
+        if (due > 0)
+            clock.advance(qMax<qint64>(0, due - clock.nowMs()));
+        QTest::qWait(20);
+    }
+    return relay->cloudly()->isDispatchable();
 }
 
 std::unique_ptr<peers::SimulatedPalletNode> RelayFixture::connectNode(const QString &nodeId)

@@ -38,6 +38,13 @@ public:
     QString waitForStartFailure();
     bool stopRelay();
 
+    // Takes the relay's Cloudly session down and keeps it down (reconnects are refused); true once the
+    // relay has noticed.
+    bool takeCloudlySessionDown();
+    // Lets reconnects succeed again and moves the clock exactly to each reconnect attempt (never into a
+    // handshake timeout) until the session is dispatchable; true on success.
+    bool bringCloudlySessionBack();
+
     // A node connected to the relay listener (not registered).
     std::unique_ptr<peers::SimulatedPalletNode> connectNode(const QString &nodeId);
     // A node connected and registered through the relay.

@@ -35,24 +35,8 @@ class TstEscrow : public QObject {
     Q_OBJECT
     LogCapture log;
 
-    static void takeSessionDown(RelayFixture &f)
-    {
-        f.cloudly->refuseConnections(true);
-        f.cloudly->dropRelaySockets();
-        QTRY_VERIFY(!f.relay->cloudly()->isDispatchable());
-    }
-
-    static void bringSessionBack(RelayFixture &f)
-    {
-        f.cloudly->refuseConnections(false);
-        for (int i = 0; i < 200 && !f.relay->cloudly()->isDispatchable(); ++i) {
-            const qint64 due = f.relay->cloudly()->reconnectDueMs();
-            if (due > 0)
-                f.clock.advance(qMax<qint64>(0, due - f.clock.nowMs()));
-            QTest::qWait(20);
-        }
-        QVERIFY(f.relay->cloudly()->isDispatchable());
-    }
+    static void takeSessionDown(RelayFixture &f) { QVERIFY(f.takeCloudlySessionDown()); }
+    static void bringSessionBack(RelayFixture &f) { QVERIFY(f.bringCloudlySessionBack()); }
 
     // Cloudly hands the relay a run for the node; returns the answer frame.
     static contract::Frame hold(RelayFixture &f, const QJsonObject &request)

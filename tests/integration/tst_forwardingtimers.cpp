@@ -16,28 +16,8 @@ class TstForwardingTimers : public QObject {
     Q_OBJECT
     LogCapture log;
 
-    // Takes the Cloudly session down and keeps it down (reconnects are refused) until allowed again.
-    static void takeSessionDown(RelayFixture &f)
-    {
-        f.cloudly->refuseConnections(true);
-        f.cloudly->dropRelaySockets();
-        QTRY_VERIFY(!f.relay->cloudly()->isDispatchable());
-    }
-
-    // Lets the session come back: the next reconnect attempt (a ManualClock timer) succeeds.
-    static void bringSessionBack(RelayFixture &f)
-    {
-        f.cloudly->refuseConnections(false);
-        // Advance exactly to the next reconnect attempt (never into a handshake timeout), then let the
-        // sockets work in real time.
-        for (int i = 0; i < 200 && !f.relay->cloudly()->isDispatchable(); ++i) {
-            const qint64 due = f.relay->cloudly()->reconnectDueMs();
-            if (due > 0)
-                f.clock.advance(qMax<qint64>(0, due - f.clock.nowMs()));
-            QTest::qWait(20);
-        }
-        QVERIFY(f.relay->cloudly()->isDispatchable());
-    }
+    static void takeSessionDown(RelayFixture &f) { QVERIFY(f.takeCloudlySessionDown()); }
+    static void bringSessionBack(RelayFixture &f) { QVERIFY(f.bringCloudlySessionBack()); }
 
 private Q_SLOTS:
     void init()
