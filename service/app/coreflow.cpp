@@ -288,7 +288,7 @@ void Coreflow::startListener(const RelayCertificate &certificate)
     registry.setScheme(registry.scheme() == QLatin1String("ws") ? QStringLiteral("http") : QStringLiteral("https"));
     m_registryProxy = std::make_unique<RegistryProxy>(registry, m_clusterConfig->relay->origin, m_config.extraCaCertificates, m_clock);
     m_listener->setHttpHandler(m_httpHandler ? m_httpHandler : m_registryProxy.get());
-    connect(m_listener.get(), &RelayListener::nodeSocketAccepted, m_forwarder.get(), &SessionForwarder::adoptSocket);
+    connect(m_listener.get(), &RelayListener::nodeSessionAccepted, m_forwarder.get(), &SessionForwarder::adoptSession);
     if (auto refusal = m_listener->listen(m_config.bindHostname, m_config.bindPort, certificate.serverConfiguration())) {
         m_listener.reset();
         return fail(refusal->text());

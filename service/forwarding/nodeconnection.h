@@ -7,7 +7,9 @@
 
 #include <QObject>
 #include <QPointer>
-#include <QWebSocket>
+#include "listener/websocketsession.h"
+
+#include <QWebSocketProtocol>
 #include <memory>
 #include <optional>
 
@@ -16,20 +18,22 @@ namespace coreflow {
 class NodeConnection : public QObject {
     Q_OBJECT
 public:
-    NodeConnection(QWebSocket *socket, quint64 connectionId, qint64 acceptedAtMs, QObject *parent = nullptr);
+    NodeConnection(WebSocketSession *session, quint64 connectionId, qint64 acceptedAtMs, QObject *parent = nullptr);
     ~NodeConnection() override;
 
     // How long a socket the relay closed may keep flushing its close frame after the connection is
     // dropped from the registry (ms, real time; a bounded courtesy, not a contract timer).
-    static constexpr int kCloseGraceMs = 2000;
+    static constexpr int kCloseGraceMs = WebSocketSession::kCloseGraceMs;
 
     quint64 connectionId() const { return m_id; }
     void send(const QByteArray &frame);
     void close(QWebSocketProtocol::CloseCode code, const QString &reason);
-    // Leaves the relay: deleted on the next turn; a socket still flushing its close keeps its owner for
-    // kCloseGraceMs so the close frame reaches the node.
+    // Leaves the relay: deleted on the next turn; a session still in its closing handshake finishes it
+    // on its own (at most kCloseGraceMs) so the close frame reaches the node.
     void retire();
     bool isOpen() const;
+    // Bytes sent to this node that its socket has not taken yet.
+    qsizetype pendingBytes() const { return m_session ? m_session->pendingBytes() : 0; }
     // "node-a" once registered, else "connection #7" (for log lines).
     QString describe() const;
 
@@ -46,7 +50,7 @@ Q_SIGNALS:
     void closed(NodeConnection *connection);
 
 private:
-    std::unique_ptr<QWebSocket> m_socket;
+    WebSocketSession *m_session; // owned (child), or handed to itself by retire()
     quint64 m_id;
     bool m_closedEmitted = false;
 };

@@ -100,9 +100,9 @@ void SessionForwarder::detachPushHandlers()
         m_cloudlyMethods.remove(QString(name));
 }
 
-void SessionForwarder::adoptSocket(QWebSocket *socket)
+void SessionForwarder::adoptSession(WebSocketSession *session)
 {
-    auto *connection = new NodeConnection(socket, m_nextConnectionId++, m_clock.nowMs(), this);
+    auto *connection = new NodeConnection(session, m_nextConnectionId++, m_clock.nowMs(), this);
     m_connections.insert(connection->connectionId(), connection);
     connect(connection, &NodeConnection::frameReceived, this, &SessionForwarder::onFrame);
     connect(connection, &NodeConnection::closed, this, &SessionForwarder::onClosed);

@@ -36,8 +36,8 @@ public:
                      QObject *parent = nullptr);
     ~SessionForwarder() override;
 
-    // Takes ownership of a WebSocket session accepted by the listener.
-    void adoptSocket(QWebSocket *socket);
+    // Takes ownership of a WebSocket session accepted by the listener (RelayListener::nodeSessionAccepted).
+    void adoptSession(WebSocketSession *session);
     // The four pushes are answered while the listener runs and detached when it stops (FW-11, FW-12).
     void attachPushHandlers();
     void detachPushHandlers();

@@ -1,43 +1,23 @@
 #include "relaylistener.h"
 
 #include "app/logging.h"
-#include "contract/envelope.h"
 #include "contract/refusalnames.h"
-#include "registry/listenerrequestguard.h"
+#include "listenerhandshake.h"
+#include "listenerhttpserver.h"
+#include "sockethandoffserver.h"
+#include "tlsservercontext.h"
 
 #include <QHostInfo>
-#include <QHttpServerResponder>
-#include <QJsonArray>
-#include <QSslServer>
+
+#include <unistd.h>
 
 namespace coreflow {
 
-namespace {
-bool isWebSocketUpgrade(const QHttpServerRequest &request)
-{
-    return request.value(QByteArrayLiteral("upgrade")).compare(QByteArrayLiteral("websocket"), Qt::CaseInsensitive) == 0;
-}
-
-QByteArray registryStyleError(const contract::Refusal &refusal)
-{
-    return contract::Envelope::compact(QJsonObject{
-        {QStringLiteral("errors"), QJsonArray{QJsonObject{{QStringLiteral("code"), QStringLiteral("UNSUPPORTED")},
-                                                          {QStringLiteral("message"), refusal.text()}}}}});
-}
-} // namespace
-
-RelayListener::RelayListener(QObject *parent) : QAbstractHttpServer(parent)
-{
-    connect(this, &QAbstractHttpServer::newWebSocketConnection, this, [this] {
-        while (hasPendingWebSocketConnections()) {
-            std::unique_ptr<QWebSocket> socket = nextPendingWebSocketConnection();
-            if (socket)
-                Q_EMIT nodeSocketAccepted(socket.release());
-        }
-    });
-}
+RelayListener::RelayListener(QObject *parent) : QObject(parent), m_http(new ListenerHttpServer(this)) {}
 
 RelayListener::~RelayListener() = default;
+
+void RelayListener::setHttpHandler(ListenerHttpHandler *handler) { m_http->setHttpHandler(handler); }
 
 std::optional<contract::Refusal> RelayListener::listen(const QString &hostname, quint16 port, const QSslConfiguration &tls)
 {
@@ -45,6 +25,9 @@ std::optional<contract::Refusal> RelayListener::listen(const QString &hostname, 
         return contract::Refusal{QString(contract::refusal::listenerBindFailed),
                                  QStringLiteral("cannot listen on %1:%2: %3").arg(hostname).arg(port).arg(why)};
     };
+    auto context = TlsServerContext::create(tls);
+    if (!context.ok())
+        return failed(context.refusal().reason);
     QHostAddress address(hostname);
     if (address.isNull()) {
         const QHostInfo info = QHostInfo::fromName(hostname);
@@ -52,32 +35,38 @@ std::optional<contract::Refusal> RelayListener::listen(const QString &hostname, 
             return failed(QStringLiteral("the name does not resolve"));
         address = info.addresses().first();
     }
-    auto *server = new QSslServer(this);
-    server->setSslConfiguration(tls);
-    server->setHandshakeTimeout(10000);
+    auto *server = new SocketHandoffServer(this);
     if (!server->listen(address, port)) {
         const QString why = server->errorString();
         delete server;
         return failed(why);
     }
-    // Frames are small request/answer pairs: without TCP_NODELAY, Nagle holds an answer back until the
-    // peer's delayed ACK (milliseconds of added latency per hop; bench/README.md).
-    // The guard bounds what a connection may send before its request is handled (a header block of at
-    // most 64 KiB, no body): QAbstractHttpServer 6.4 would buffer a whole body first. It must be
-    // connected before QAbstractHttpServer connects to the socket, which is after the handshake.
-    connect(server, &QSslServer::startedEncryptionHandshake, this, [this](QSslSocket *socket) {
-        socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
-        ListenerRequestGuard::attach(socket, this);
-    });
-    connect(server, &QSslServer::errorOccurred, this, [](QSslSocket *, QAbstractSocket::SocketError error) {
-        qCDebug(logListener) << "TLS connection failed during handshake:" << error;
-    });
-    bind(server);
+    connect(server, &SocketHandoffServer::descriptorAccepted, this, &RelayListener::onDescriptor);
+    m_tls = context.value();
     m_server = server;
     m_boundAddress = hostname;
     m_boundPort = server->serverPort();
     qCInfo(logListener).noquote() << "listening on" << QStringLiteral("%1:%2").arg(hostname).arg(m_boundPort);
     return std::nullopt;
+}
+
+void RelayListener::onDescriptor(int descriptor)
+{
+    SSL *ssl = m_tls ? m_tls->newConnection(descriptor) : nullptr;
+    if (!ssl) {
+        ::close(descriptor);
+        qCWarning(logListener) << "connection dropped: no TLS state could be made for it";
+        return;
+    }
+    auto *connection = new TlsConnection(descriptor, ssl);
+    auto *handshake = new ListenerHandshake(connection, this);
+    connect(handshake, &ListenerHandshake::upgraded, this, [this](TlsConnection *tls, const QByteArray &rest) {
+        auto *session = new WebSocketSession(tls, rest, kMaxMessageBytes);
+        Q_EMIT nodeSessionAccepted(session);
+    });
+    connect(handshake, &ListenerHandshake::httpRequest, this, [this](TlsConnection *tls, const QByteArray &bytes) {
+        m_http->adopt(tls, bytes);
+    });
 }
 
 void RelayListener::close()
@@ -91,30 +80,5 @@ void RelayListener::close()
 }
 
 bool RelayListener::isListening() const { return m_server && m_server->isListening(); }
-
-bool RelayListener::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket)
-{
-    if (isWebSocketUpgrade(request)) {
-        // true: QAbstractHttpServer completes the upgrade and emits newWebSocketConnection.
-        // false: missingHandler answers the refusal and the connection closes before any 101.
-        return request.url().path() == QLatin1String("/");
-    }
-    if (m_httpHandler) {
-        m_httpHandler->handleHttp(request, makeResponder(request, socket));
-        return true;
-    }
-    const contract::Refusal refusal{QString(contract::refusal::pathNotServed),
-                                    QStringLiteral("this listener serves the node WebSocket at / and image pulls under /v2/")};
-    makeResponder(request, socket).write(registryStyleError(refusal), "application/json", QHttpServerResponder::StatusCode::NotFound);
-    return true;
-}
-
-void RelayListener::missingHandler(const QHttpServerRequest &request, QTcpSocket *socket)
-{
-    const contract::Refusal refusal{QString(contract::refusal::pathNotServed),
-                                    QStringLiteral("WebSocket sessions are served at / only")};
-    qCInfo(logListener) << "refused a WebSocket upgrade outside /";
-    makeResponder(request, socket).write(registryStyleError(refusal), "application/json", QHttpServerResponder::StatusCode::NotFound);
-}
 
 } // namespace coreflow

@@ -1,29 +1,34 @@
 #pragma once
-// RelayListener: the relay's one TLS port (seed "Cluster-side listener"). A WebSocket upgrade at "/"
-// becomes a node (or ingress) session handed out by nodeSocketAccepted(); every other HTTP request goes
-// to the ListenerHttpHandler (the /v2/ image pull endpoint) or, without one, is answered 404
-// path-not-served. An upgrade on any other path is refused before the 101.
+// RelayListener: the relay's one TLS port (seed "Cluster-side listener"; docs/contract.md §3, §17,
+// D-52). A WebSocket upgrade at "/" becomes a node (or ingress) session handed out by
+// nodeSessionAccepted(); every other HTTP request goes to the ListenerHttpHandler (the /v2/ image
+// pull endpoint) through the Qt HTTP server behind the bridge or, without a handler, is answered
+// 404 path-not-served. An upgrade on any other path is refused before any 101.
 //
-// Every accepted socket gets a ListenerRequestGuard (service/registry/listenerrequestguard.h) before
-// the HTTP server reads from it: header blocks over 64 KiB and requests announcing a body are refused
-// on the spot, so Qt never buffers a body (docs/contract.md §17).
+// TLS is the listener's own (TlsServerContext: one OpenSSL context for every connection, record
+// buffers released while idle); each accepted socket goes through a ListenerHandshake (TLS
+// handshake and first header block within 10000 ms) before it is a session or an HTTP exchange.
 //
 // The bind address and port are daemon-local facts (COREFLOW_RELAY_BIND_HOSTNAME/_PORT), never cluster
 // state. listen() failures are named (listener-bind-failed) with address, port and the socket error.
+#include "contract/envelope.h"
 #include "contract/result.h"
 #include "listenerhttphandler.h"
+#include "websocketsession.h"
 
-#include <QAbstractHttpServer>
-#include <QHostAddress>
+#include <QObject>
 #include <QPointer>
 #include <QSslConfiguration>
-#include <QWebSocket>
 
-class QSslServer;
+#include <memory>
 
 namespace coreflow {
 
-class RelayListener : public QAbstractHttpServer {
+class ListenerHttpServer;
+class SocketHandoffServer;
+class TlsServerContext;
+
+class RelayListener : public QObject {
     Q_OBJECT
 public:
     explicit RelayListener(QObject *parent = nullptr);
@@ -34,22 +39,24 @@ public:
     // Stops accepting new connections (sessions already handed out are the forwarder's to close).
     void close();
 
-    void setHttpHandler(ListenerHttpHandler *handler) { m_httpHandler = handler; }
+    void setHttpHandler(ListenerHttpHandler *handler);
     bool isListening() const;
     QString boundAddress() const { return m_boundAddress; }
     quint16 boundPort() const { return m_boundPort; }
 
+    // Largest WebSocket message a session accepts (bytes; larger: Close 1009).
+    static constexpr qsizetype kMaxMessageBytes = contract::Envelope::maxFrameBytes;
+
 Q_SIGNALS:
     // A WebSocket session at "/"; the receiver takes ownership.
-    void nodeSocketAccepted(QWebSocket *socket);
-
-protected:
-    bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;
-    void missingHandler(const QHttpServerRequest &request, QTcpSocket *socket) override;
+    void nodeSessionAccepted(coreflow::WebSocketSession *session);
 
 private:
-    QPointer<QSslServer> m_server;
-    ListenerHttpHandler *m_httpHandler = nullptr;
+    void onDescriptor(int descriptor);
+
+    QPointer<SocketHandoffServer> m_server;
+    ListenerHttpServer *m_http;
+    std::shared_ptr<TlsServerContext> m_tls;
     QString m_boundAddress;
     quint16 m_boundPort = 0;
 };

@@ -3,7 +3,7 @@
 #include "registrylog.h"
 #include "registryrefusal.h"
 
-#include <QSslSocket>
+#include <QTcpSocket>
 #include <QTimer>
 #include <atomic>
 
@@ -32,14 +32,14 @@ const char *reasonPhrase(int status)
 
 } // namespace
 
-ListenerRequestGuard *ListenerRequestGuard::attach(QSslSocket *socket, QObject *httpServer)
+ListenerRequestGuard *ListenerRequestGuard::attach(QTcpSocket *socket, QObject *httpServer)
 {
     return new ListenerRequestGuard(socket, httpServer);
 }
 
 qint64 ListenerRequestGuard::refusedConnections() { return g_refused.load(); }
 
-ListenerRequestGuard::ListenerRequestGuard(QSslSocket *socket, QObject *httpServer)
+ListenerRequestGuard::ListenerRequestGuard(QTcpSocket *socket, QObject *httpServer)
     : QObject(socket), m_socket(socket), m_server(httpServer)
 {
     m_socket->setReadBufferSize(kReadBufferBytes);

@@ -30,7 +30,7 @@
 #include <QObject>
 #include <QPointer>
 
-class QSslSocket;
+class QTcpSocket;
 class QTimer;
 
 namespace coreflow {
@@ -45,22 +45,22 @@ public:
     static constexpr const char *kAnswerInProgressProperty = "coreflowHttpAnswerInProgress";
 
     // Attaches a guard (a child of socket) to a socket accepted by httpServer. Must run before
-    // httpServer connects to the socket's readyRead (QSslServer::startedEncryptionHandshake is early
-    // enough).
-    static ListenerRequestGuard *attach(QSslSocket *socket, QObject *httpServer);
+    // httpServer connects to the socket's readyRead (ListenerHttpServer::adopt attaches it before it
+    // hands the socket to the server).
+    static ListenerRequestGuard *attach(QTcpSocket *socket, QObject *httpServer);
 
     // Totals over every guard of this process (tests, status).
     static qint64 refusedConnections();
 
 private:
-    ListenerRequestGuard(QSslSocket *socket, QObject *httpServer);
+    ListenerRequestGuard(QTcpSocket *socket, QObject *httpServer);
     void onReadyRead();
     void scan(const QByteArray &bytes);
     void headerBlockComplete();
     void refuse(int status, const QByteArray &reason, bool methodRefused = false);
     void discard();
 
-    QSslSocket *m_socket;
+    QTcpSocket *m_socket;
     QPointer<QObject> m_server;
     QByteArray m_block;       // the current request's bytes so far, leading whitespace skipped
     qsizetype m_lineStart = 0; // offset in m_block of the line being read

@@ -1,0 +1,172 @@
+#include "listenerhandshake.h"
+
+#include "app/logging.h"
+#include "contract/envelope.h"
+#include "contract/refusalnames.h"
+
+#include <QCryptographicHash>
+#include <QJsonArray>
+#include <QTimerEvent>
+
+#include <http_parser.h>
+
+namespace coreflow {
+
+struct ListenerHandshake::Head {
+    http_parser parser{};
+    http_parser_settings settings{};
+    QByteArray url;
+    QByteArray field;
+    QByteArray value;
+    bool lastWasValue = false;
+    QByteArray upgrade;
+    QByteArray version;
+    QByteArray key;
+    bool complete = false;
+
+    void storeHeader()
+    {
+        if (field.isEmpty())
+            return;
+        const QByteArray name = field.toLower();
+        if (name == "upgrade")
+            upgrade = value.trimmed();
+        else if (name == "sec-websocket-version")
+            version = value.trimmed();
+        else if (name == "sec-websocket-key")
+            key = value.trimmed();
+        field.clear();
+        value.clear();
+    }
+};
+
+ListenerHandshake::ListenerHandshake(TlsConnection *tls, QObject *parent) : QObject(parent), m_tls(tls), m_head(new Head)
+{
+    m_tls->setParent(this);
+    http_parser_init(&m_head->parser, HTTP_REQUEST);
+    m_head->parser.data = m_head.get();
+    http_parser_settings_init(&m_head->settings);
+    m_head->settings.on_url = [](http_parser *p, const char *at, size_t length) {
+        static_cast<Head *>(p->data)->url.append(at, qsizetype(length));
+        return 0;
+    };
+    m_head->settings.on_header_field = [](http_parser *p, const char *at, size_t length) {
+        auto *head = static_cast<Head *>(p->data);
+        if (head->lastWasValue) {
+            head->storeHeader();
+            head->lastWasValue = false;
+        }
+        head->field.append(at, qsizetype(length));
+        return 0;
+    };
+    m_head->settings.on_header_value = [](http_parser *p, const char *at, size_t length) {
+        auto *head = static_cast<Head *>(p->data);
+        head->lastWasValue = true;
+        head->value.append(at, qsizetype(length));
+        return 0;
+    };
+    m_head->settings.on_headers_complete = [](http_parser *p) {
+        auto *head = static_cast<Head *>(p->data);
+        head->storeHeader();
+        head->complete = true;
+        http_parser_pause(p, 1);
+        return 0;
+    };
+    connect(m_tls, &TlsConnection::readyRead, this, &ListenerHandshake::onReadyRead);
+    connect(m_tls, &TlsConnection::closed, this, [this] {
+        m_done = true;
+        deleteLater();
+    });
+    m_timeout.start(kTimeoutMs, this);
+}
+
+ListenerHandshake::~ListenerHandshake() = default;
+
+QByteArray ListenerHandshake::acceptKey(const QByteArray &clientKey)
+{
+    return QCryptographicHash::hash(clientKey + QByteArrayLiteral("258EAFA5-E914-47DA-95CA-C5AB0DC85B11"),
+                                    QCryptographicHash::Sha1)
+        .toBase64();
+}
+
+void ListenerHandshake::timerEvent(QTimerEvent *event)
+{
+    if (event->timerId() != m_timeout.timerId())
+        return QObject::timerEvent(event);
+    m_timeout.stop();
+    if (m_done)
+        return;
+    m_done = true;
+    qCDebug(logListener) << "connection dropped: no request within" << kTimeoutMs << "ms";
+    m_tls->abort(); // closed() deletes this
+}
+
+void ListenerHandshake::onReadyRead()
+{
+    char buffer[16 * 1024];
+    while (!m_done) {
+        const qsizetype n = m_tls->read(buffer, qsizetype(sizeof buffer));
+        if (n <= 0)
+            return;
+        m_bytes.append(buffer, n);
+        if (!m_head->complete && HTTP_PARSER_ERRNO(&m_head->parser) == HPE_OK)
+            http_parser_execute(&m_head->parser, &m_head->settings, buffer, size_t(n));
+        if (m_head->complete || HTTP_PARSER_ERRNO(&m_head->parser) != HPE_OK || m_bytes.size() > kMaxHeadBytes)
+            return decide();
+    }
+}
+
+void ListenerHandshake::decide()
+{
+    m_done = true;
+    m_timeout.stop();
+    const Head &head = *m_head;
+    const bool websocket = head.complete && head.upgrade.toLower().split(',').contains("websocket") ;
+    if (!websocket)
+        return handOver();
+    const qsizetype query = head.url.indexOf('?');
+    const QByteArray path = query < 0 ? head.url : head.url.left(query);
+    if (path != "/") {
+        qCInfo(logListener) << "refused a WebSocket upgrade outside /";
+        return refuse(404, "Not Found", QString(contract::refusal::pathNotServed),
+                      QStringLiteral("WebSocket sessions are served at / only"));
+    }
+    const qsizetype headEnd = m_bytes.indexOf("\r\n\r\n");
+    if (head.parser.method != HTTP_GET || head.version != "13" || QByteArray::fromBase64(head.key).size() != 16 || headEnd < 0) {
+        return refuse(400, "Bad Request", QString(contract::refusal::requestInvalid),
+                      QStringLiteral("a WebSocket upgrade needs GET, Sec-WebSocket-Version 13 and a Sec-WebSocket-Key"));
+    }
+    m_tls->write(QByteArrayLiteral("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                                   "Sec-WebSocket-Accept: ")
+                 + acceptKey(head.key) + QByteArrayLiteral("\r\n\r\n"));
+    if (m_tls->state() == TlsConnection::State::Closed)
+        return;
+    disconnect(m_tls, nullptr, this, nullptr);
+    TlsConnection *tls = m_tls;
+    m_tls = nullptr;
+    Q_EMIT upgraded(tls, m_bytes.mid(headEnd + 4));
+    deleteLater();
+}
+
+void ListenerHandshake::handOver()
+{
+    disconnect(m_tls, nullptr, this, nullptr);
+    TlsConnection *tls = m_tls;
+    m_tls = nullptr;
+    Q_EMIT httpRequest(tls, m_bytes);
+    deleteLater();
+}
+
+void ListenerHandshake::refuse(int status, const QByteArray &statusText, const QString &name, const QString &message)
+{
+    const contract::Refusal refusal{name, message};
+    const QByteArray body = contract::Envelope::compact(QJsonObject{
+        {QStringLiteral("errors"), QJsonArray{QJsonObject{{QStringLiteral("code"), QStringLiteral("UNSUPPORTED")},
+                                                          {QStringLiteral("message"), refusal.text()}}}}});
+    m_tls->write("HTTP/1.1 " + QByteArray::number(status) + ' ' + statusText
+                 + "\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: "
+                 + QByteArray::number(body.size()) + "\r\n\r\n" + body);
+    m_tls->shutdown(); // closed() deletes this
+}
+
+} // namespace coreflow

@@ -1,0 +1,61 @@
+#pragma once
+// ListenerHandshake: what happens on a listener connection before it is a node session or an HTTP
+// exchange (seed "Cluster-side listener": one TLS port; a WebSocket upgrade at "/", image pulls
+// under /v2/). It runs the TLS handshake, reads the first request's header block with
+// http_parser (Debian libhttp-parser) and decides:
+//  - Upgrade: websocket at "/" (GET, Sec-WebSocket-Version 13, a 16-byte Sec-WebSocket-Key):
+//    answers 101 itself and emits upgraded();
+//  - Upgrade: websocket elsewhere: 404 path-not-served (registry error shape), connection closed;
+//  - an upgrade at "/" with a broken WebSocket handshake: 400 request-invalid, connection closed;
+//  - anything else (including a header block the parser refuses or one over kMaxHeadBytes): emits
+//    httpRequest() with every byte read so far, for the Qt HTTP server behind the bridge, whose
+//    ListenerRequestGuard answers oversize or body-carrying requests by name.
+// A connection that has not reached a decision within kTimeoutMs (10000 ms, real time; TLS
+// handshake included) is dropped. After emitting, the handshake has handed the TlsConnection on
+// (reparented by the receiver) and deletes itself.
+#include "tlsconnection.h"
+
+#include <QBasicTimer>
+#include <QObject>
+
+#include <memory>
+
+struct http_parser;
+
+namespace coreflow {
+
+class ListenerHandshake : public QObject {
+    Q_OBJECT
+public:
+    static constexpr int kTimeoutMs = 10000;
+    static constexpr qsizetype kMaxHeadBytes = 64 * 1024;
+
+    ListenerHandshake(TlsConnection *tls, QObject *parent = nullptr);
+    ~ListenerHandshake() override;
+
+    // Sec-WebSocket-Accept for a client key (RFC 6455 §4.2.2: base64(SHA-1(key + GUID))).
+    static QByteArray acceptKey(const QByteArray &clientKey);
+
+Q_SIGNALS:
+    // rest: bytes that followed the upgrade request (the node's first frames), possibly empty.
+    void upgraded(coreflow::TlsConnection *tls, const QByteArray &rest);
+    void httpRequest(coreflow::TlsConnection *tls, const QByteArray &bytesSoFar);
+
+protected:
+    void timerEvent(QTimerEvent *event) override;
+
+private:
+    struct Head;
+    void onReadyRead();
+    void decide();
+    void refuse(int status, const QByteArray &statusText, const QString &name, const QString &message);
+    void handOver();
+
+    TlsConnection *m_tls;
+    QBasicTimer m_timeout;
+    QByteArray m_bytes;
+    std::unique_ptr<Head> m_head;
+    bool m_done = false;
+};
+
+} // namespace coreflow

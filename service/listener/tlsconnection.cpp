@@ -1,0 +1,214 @@
+#include "tlsconnection.h"
+
+#include "app/logging.h"
+
+#include <QSocketNotifier>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace coreflow {
+
+TlsConnection::TlsConnection(int fd, SSL *ssl, QObject *parent) : QObject(parent), m_fd(fd), m_ssl(ssl)
+{
+    m_readNotifier = new QSocketNotifier(qintptr(fd), QSocketNotifier::Read, this);
+    connect(m_readNotifier, &QSocketNotifier::activated, this, &TlsConnection::onReadable);
+    m_writeNotifier = new QSocketNotifier(qintptr(fd), QSocketNotifier::Write, this);
+    m_writeNotifier->setEnabled(false);
+    connect(m_writeNotifier, &QSocketNotifier::activated, this, &TlsConnection::onWritable);
+}
+
+TlsConnection::~TlsConnection()
+{
+    if (m_ssl)
+        SSL_free(m_ssl);
+    if (m_fd >= 0)
+        ::close(m_fd);
+}
+
+void TlsConnection::finish()
+{
+    if (m_state == State::Closed)
+        return;
+    m_state = State::Closed;
+    m_readNotifier->setEnabled(false);
+    m_writeNotifier->setEnabled(false);
+    m_out = QByteArray();
+    m_outOffset = 0;
+    ERR_clear_error();
+    if (m_ssl) {
+        SSL_free(m_ssl);
+        m_ssl = nullptr;
+    }
+    if (m_fd >= 0) {
+        ::close(m_fd);
+        m_fd = -1;
+    }
+    Q_EMIT closed();
+}
+
+void TlsConnection::continueHandshake()
+{
+    ERR_clear_error();
+    const int rc = SSL_do_handshake(m_ssl);
+    if (rc == 1) {
+        m_state = State::Open;
+        updateWriteNotifier();
+        Q_EMIT handshakeDone();
+        return;
+    }
+    switch (SSL_get_error(m_ssl, rc)) {
+    case SSL_ERROR_WANT_READ:
+        m_writeNotifier->setEnabled(false);
+        return;
+    case SSL_ERROR_WANT_WRITE:
+        m_writeNotifier->setEnabled(true);
+        return;
+    default:
+        qCDebug(logListener) << "TLS handshake failed";
+        finish();
+    }
+}
+
+void TlsConnection::onReadable()
+{
+    if (m_state == State::Handshaking)
+        return continueHandshake();
+    if (m_state == State::Open)
+        Q_EMIT readyRead();
+}
+
+void TlsConnection::onWritable()
+{
+    if (m_state == State::Handshaking)
+        return continueHandshake();
+    if (m_state != State::Open)
+        return;
+    if (m_readWantsWrite) {
+        m_readWantsWrite = false;
+        Q_EMIT readyRead();
+        if (m_state != State::Open)
+            return;
+    }
+    flush();
+}
+
+qsizetype TlsConnection::read(char *data, qsizetype max)
+{
+    if (m_state != State::Open)
+        return m_state == State::Closed ? -1 : 0;
+    ERR_clear_error();
+    const int rc = SSL_read(m_ssl, data, int(qMin<qsizetype>(max, 1 << 30)));
+    if (rc > 0)
+        return rc;
+    switch (SSL_get_error(m_ssl, rc)) {
+    case SSL_ERROR_WANT_READ:
+        return 0;
+    case SSL_ERROR_WANT_WRITE:
+        m_readWantsWrite = true;
+        m_writeNotifier->setEnabled(true);
+        return 0;
+    default: // close_notify, EOF, reset, protocol error
+        finish();
+        return -1;
+    }
+}
+
+void TlsConnection::write(QByteArrayView bytes)
+{
+    if (m_state == State::Closed || bytes.isEmpty() || m_shutdownRequested)
+        return;
+    if (pendingBytes() == 0 && m_state == State::Open) {
+        // Fast path: nothing queued, hand the bytes to OpenSSL directly and keep only the rest.
+        qsizetype offset = 0;
+        while (offset < bytes.size()) {
+            ERR_clear_error();
+            const int rc = SSL_write(m_ssl, bytes.data() + offset, int(qMin<qsizetype>(bytes.size() - offset, 1 << 30)));
+            if (rc > 0) {
+                offset += rc;
+                continue;
+            }
+            const int error = SSL_get_error(m_ssl, rc);
+            if (error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ)
+                break;
+            finish();
+            return;
+        }
+        if (offset == bytes.size())
+            return;
+        m_out = QByteArray(bytes.data() + offset, bytes.size() - offset);
+        m_outOffset = 0;
+        updateWriteNotifier();
+        return;
+    }
+    m_out.append(bytes.data(), bytes.size());
+    updateWriteNotifier();
+}
+
+void TlsConnection::flush()
+{
+    bool wrote = false;
+    while (pendingBytes() > 0) {
+        ERR_clear_error();
+        const int rc = SSL_write(m_ssl, m_out.constData() + m_outOffset, int(qMin<qsizetype>(pendingBytes(), 1 << 30)));
+        if (rc > 0) {
+            m_outOffset += rc;
+            wrote = true;
+            continue;
+        }
+        const int error = SSL_get_error(m_ssl, rc);
+        if (error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ)
+            break;
+        finish();
+        return;
+    }
+    if (pendingBytes() == 0) {
+        m_out = QByteArray(); // the queue's allocation goes back while idle
+        m_outOffset = 0;
+    } else if (m_outOffset > (1 << 20) && m_outOffset > m_out.size() / 2) {
+        m_out.remove(0, m_outOffset);
+        m_outOffset = 0;
+    }
+    updateWriteNotifier();
+    if (wrote) {
+        Q_EMIT written();
+        if (m_state == State::Open && pendingBytes() == 0)
+            Q_EMIT drained();
+    }
+    if (m_state == State::Open && m_shutdownRequested && pendingBytes() == 0) {
+        ERR_clear_error();
+        SSL_shutdown(m_ssl); // close_notify, best effort; the peer's answer is not awaited
+        ::shutdown(m_fd, SHUT_WR);
+        finish();
+    }
+}
+
+void TlsConnection::updateWriteNotifier()
+{
+    if (m_state == State::Closed)
+        return;
+    m_writeNotifier->setEnabled(pendingBytes() > 0 || m_readWantsWrite);
+}
+
+void TlsConnection::setReadEnabled(bool enabled)
+{
+    m_readEnabled = enabled;
+    if (m_state != State::Closed)
+        m_readNotifier->setEnabled(enabled);
+}
+
+void TlsConnection::shutdown()
+{
+    if (m_state == State::Closed)
+        return;
+    if (m_state == State::Handshaking)
+        return abort();
+    m_shutdownRequested = true;
+    flush();
+}
+
+void TlsConnection::abort() { finish(); }
+
+} // namespace coreflow

@@ -1,0 +1,71 @@
+#pragma once
+// TlsConnection: one accepted TCP socket with server-side TLS over the shared TlsServerContext
+// (seed "Cluster-side listener"; docs/contract.md D-52). Non-blocking OpenSSL on the descriptor,
+// driven by level-triggered socket notifiers on the relay's event loop.
+//
+// Reading: readyRead() means decrypted bytes may be available; the receiver calls read() until it
+// returns 0 (OpenSSL keeps decrypted bytes the socket notifier cannot see), or stops reading with
+// setReadEnabled(false) and calls read() itself after re-enabling.
+// Writing: write() encrypts what the socket takes now and queues the rest in order (pendingBytes(),
+// bytes); written() is emitted each time queued bytes left, drained() when the queue is empty again.
+// Closing: closed() once, when the peer closed, the transport failed, or the handshake failed; the
+// receiver deletes the object later (never inside a signal from it). shutdown() sends close_notify
+// after the queue drains, then closes; abort() closes at once.
+//
+// Memory while idle: the SSL object without record buffers, two notifiers, no queue allocation.
+#include <QByteArray>
+#include <QObject>
+
+class QSocketNotifier;
+typedef struct ssl_st SSL;
+
+namespace coreflow {
+
+class TlsConnection : public QObject {
+    Q_OBJECT
+public:
+    enum class State { Handshaking, Open, Closed };
+
+    // Takes ownership of fd and ssl (ssl already bound to fd, in accept state).
+    TlsConnection(int fd, SSL *ssl, QObject *parent = nullptr);
+    ~TlsConnection() override;
+
+    State state() const { return m_state; }
+    // Decrypted bytes into data: > 0 bytes read, 0 nothing now, -1 closed (closed() follows).
+    qsizetype read(char *data, qsizetype max);
+    void write(QByteArrayView bytes);
+    qsizetype pendingBytes() const { return m_out.size() - m_outOffset; }
+    void setReadEnabled(bool enabled);
+    bool readEnabled() const { return m_readEnabled; }
+    void shutdown();
+    void abort();
+    int descriptor() const { return m_fd; }
+
+Q_SIGNALS:
+    void handshakeDone();
+    void readyRead();
+    void written();
+    void drained();
+    void closed();
+
+private:
+    void onReadable();
+    void onWritable();
+    void continueHandshake();
+    void flush();
+    void updateWriteNotifier();
+    void finish();
+
+    int m_fd;
+    SSL *m_ssl;
+    QSocketNotifier *m_readNotifier = nullptr;
+    QSocketNotifier *m_writeNotifier = nullptr;
+    QByteArray m_out;
+    qsizetype m_outOffset = 0;
+    State m_state = State::Handshaking;
+    bool m_readEnabled = true;
+    bool m_readWantsWrite = false;  // an SSL_read needs the socket writable (TLS 1.3 key update)
+    bool m_shutdownRequested = false;
+};
+
+} // namespace coreflow

@@ -1,0 +1,192 @@
+#include "websocketframedecoder.h"
+
+#include <simdjson.h>
+
+#include <cstring>
+
+namespace coreflow {
+
+namespace {
+constexpr qsizetype kMaxControlPayload = 125;
+
+// XORs the 4-byte client mask into dst (RFC 6455 §5.3), eight bytes at a time where it can.
+void unmask(char *dst, const char *src, qsizetype size, const unsigned char key[4])
+{
+    quint64 wide = 0;
+    for (int i = 0; i < 8; ++i)
+        wide |= quint64(key[i % 4]) << (8 * i);
+    qsizetype i = 0;
+    for (; i + 8 <= size; i += 8) {
+        quint64 chunk;
+        std::memcpy(&chunk, src + i, 8);
+        chunk ^= wide;
+        std::memcpy(dst + i, &chunk, 8);
+    }
+    for (; i < size; ++i)
+        dst[i] = char(src[i] ^ char(key[i % 4]));
+}
+
+bool isControl(quint8 opcode) { return opcode & 0x8; }
+bool isKnown(quint8 opcode) { return opcode <= 0x2 || (opcode >= 0x8 && opcode <= 0xA); }
+} // namespace
+
+quint16 WebSocketFrameDecoder::failureCloseCode() const
+{
+    switch (m_failure) {
+    case Failure::None: return 0;
+    case Failure::ProtocolError: return 1002;
+    case Failure::MessageTooBig: return 1009;
+    case Failure::InvalidUtf8: return 1007;
+    }
+    return 1002;
+}
+
+bool WebSocketFrameDecoder::isValidReceivedCloseCode(quint16 code)
+{
+    if (code >= 3000 && code <= 4999)
+        return true;
+    switch (code) {
+    case 1000: case 1001: case 1002: case 1003: case 1007: case 1008: case 1009: case 1010: case 1011:
+        return true;
+    default:
+        return false;
+    }
+}
+
+void WebSocketFrameDecoder::feed(QByteArrayView bytes, const Sink &sink)
+{
+    if (m_failure != Failure::None || m_stopped || bytes.isEmpty())
+        return;
+    if (!m_partial.isEmpty()) {
+        // Complete the partial frame first, taking only as much as it can use per round.
+        m_partial.append(bytes.data(), bytes.size());
+        qsizetype offset = 0;
+        while (m_failure == Failure::None && !m_stopped) {
+            const qsizetype used = decodeOne(m_partial.constData() + offset, m_partial.size() - offset, sink);
+            if (used == 0)
+                break;
+            offset += used;
+        }
+        if (m_failure != Failure::None || m_stopped) {
+            m_partial.clear();
+            return;
+        }
+        m_partial.remove(0, offset);
+        if (m_partial.isEmpty())
+            m_partial = QByteArray(); // give the allocation back between frames
+        return;
+    }
+    qsizetype offset = 0;
+    while (offset < bytes.size() && m_failure == Failure::None && !m_stopped) {
+        const qsizetype used = decodeOne(bytes.data() + offset, bytes.size() - offset, sink);
+        if (used == 0)
+            break;
+        offset += used;
+    }
+    if (m_failure == Failure::None && !m_stopped && offset < bytes.size())
+        m_partial = QByteArray(bytes.data() + offset, bytes.size() - offset);
+}
+
+qsizetype WebSocketFrameDecoder::decodeOne(const char *data, qsizetype size, const Sink &sink)
+{
+    if (size < 2)
+        return 0;
+    const auto b0 = quint8(data[0]);
+    const auto b1 = quint8(data[1]);
+    const bool fin = b0 & 0x80;
+    const quint8 opcode = b0 & 0x0F;
+    if ((b0 & 0x70) != 0 || !isKnown(opcode) || !(b1 & 0x80)) {
+        fail(Failure::ProtocolError);
+        return 0;
+    }
+    quint64 length = b1 & 0x7F;
+    qsizetype header = 2;
+    if (length == 126) {
+        if (size < 4)
+            return 0;
+        length = (quint64(quint8(data[2])) << 8) | quint8(data[3]);
+        header = 4;
+    } else if (length == 127) {
+        if (size < 10)
+            return 0;
+        length = 0;
+        for (int i = 0; i < 8; ++i)
+            length = (length << 8) | quint8(data[2 + i]);
+        if (length >> 63) {
+            fail(Failure::ProtocolError);
+            return 0;
+        }
+        header = 10;
+    }
+    if (isControl(opcode)) {
+        if (!fin || length > quint64(kMaxControlPayload)) {
+            fail(Failure::ProtocolError);
+            return 0;
+        }
+    } else if (opcode == quint8(Opcode::Continuation)) {
+        if (!m_inMessage) {
+            fail(Failure::ProtocolError);
+            return 0;
+        }
+        if (length > quint64(m_maxMessageBytes - m_message.size())) {
+            fail(Failure::MessageTooBig);
+            return 0;
+        }
+    } else {
+        if (m_inMessage) {
+            fail(Failure::ProtocolError);
+            return 0;
+        }
+        if (length > quint64(m_maxMessageBytes)) {
+            fail(Failure::MessageTooBig);
+            return 0;
+        }
+    }
+    const qsizetype total = header + 4 + qsizetype(length);
+    if (size < total)
+        return 0;
+    unsigned char key[4];
+    std::memcpy(key, data + header, 4);
+    const char *payload = data + header + 4;
+    const auto payloadSize = qsizetype(length);
+
+    if (isControl(opcode)) {
+        QByteArray body(payloadSize, Qt::Uninitialized);
+        unmask(body.data(), payload, payloadSize, key);
+        if (sink.control)
+            sink.control(Opcode(opcode), std::move(body));
+        return total;
+    }
+
+    auto deliver = [&](Opcode messageOpcode, QByteArray body) {
+        if (messageOpcode == Opcode::Text && !simdjson::validate_utf8(body.constData(), size_t(body.size()))) {
+            fail(Failure::InvalidUtf8);
+            return;
+        }
+        if (sink.message)
+            sink.message(messageOpcode, std::move(body));
+    };
+
+    if (opcode != quint8(Opcode::Continuation)) {
+        if (fin) {
+            QByteArray body(payloadSize, Qt::Uninitialized);
+            unmask(body.data(), payload, payloadSize, key);
+            deliver(Opcode(opcode), std::move(body));
+            return total;
+        }
+        m_inMessage = true;
+        m_messageOpcode = Opcode(opcode);
+    }
+    const qsizetype at = m_message.size();
+    m_message.resize(at + payloadSize);
+    unmask(m_message.data() + at, payload, payloadSize, key);
+    if (fin) {
+        m_inMessage = false;
+        QByteArray body = std::move(m_message);
+        m_message = QByteArray();
+        deliver(m_messageOpcode, std::move(body));
+    }
+    return total;
+}
+
+} // namespace coreflow

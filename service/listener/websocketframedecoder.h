@@ -1,0 +1,65 @@
+#pragma once
+// WebSocketFrameDecoder: the server side of RFC 6455 framing for the relay listener's node lane
+// (seed "Cluster-side listener"; docs/contract.md §3 and Decision D-52).
+//
+// Pure: bytes in, whole messages and control frames out, no socket. It keeps only what a partial
+// frame or a fragmented message needs (nothing at all between messages), which is why the listener
+// does not use a framing library that holds fixed per-connection buffers (D-52).
+//
+// Rules enforced (each a named Failure, with the close code the session then sends):
+//  - client frames must be masked, RSV bits zero, known opcodes only              -> ProtocolError 1002
+//  - control frames: FIN set, payload <= 125 bytes                                 -> ProtocolError 1002
+//  - continuation without a message, or a new message inside a fragmented one      -> ProtocolError 1002
+//  - a message (all fragments) above maxMessageBytes, known from the frame header   -> MessageTooBig 1009
+//  - a text message that is not valid UTF-8                                        -> InvalidUtf8 1007
+// Once failed, the decoder stays failed and consumes nothing more.
+#include <QByteArray>
+#include <QByteArrayView>
+
+#include <functional>
+
+namespace coreflow {
+
+class WebSocketFrameDecoder {
+public:
+    enum class Opcode : quint8 { Continuation = 0x0, Text = 0x1, Binary = 0x2, Close = 0x8, Ping = 0x9, Pong = 0xA };
+    enum class Failure { None, ProtocolError, MessageTooBig, InvalidUtf8 };
+
+    struct Sink {
+        // A whole text or binary message (fragments joined, unmasked). Text is valid UTF-8.
+        std::function<void(Opcode opcode, QByteArray payload)> message;
+        // A control frame (Close, Ping, Pong), payload unmasked (at most 125 bytes).
+        std::function<void(Opcode opcode, QByteArray payload)> control;
+    };
+
+    explicit WebSocketFrameDecoder(qsizetype maxMessageBytes) : m_maxMessageBytes(maxMessageBytes) {}
+
+    // Consumes bytes as they arrived from the transport. Callbacks run synchronously; a callback may
+    // call stop() to make the decoder drop the rest (e.g. after a Close frame).
+    void feed(QByteArrayView bytes, const Sink &sink);
+    void stop() { m_stopped = true; }
+
+    Failure failure() const { return m_failure; }
+    // The RFC 6455 close code for failure() (1002, 1007 or 1009; 0 while none).
+    quint16 failureCloseCode() const;
+    // Bytes held for a partial frame or an unfinished fragmented message (0 between messages).
+    qsizetype bufferedBytes() const { return m_partial.size() + m_message.size(); }
+
+    // Whether a close code received in a Close frame may be sent by a peer (RFC 6455 §7.4).
+    static bool isValidReceivedCloseCode(quint16 code);
+
+private:
+    // Decodes one frame from data; returns the bytes consumed (0: incomplete, keep them).
+    qsizetype decodeOne(const char *data, qsizetype size, const Sink &sink);
+    void fail(Failure failure) { m_failure = failure; }
+
+    qsizetype m_maxMessageBytes;
+    QByteArray m_partial;       // bytes of an incomplete frame
+    QByteArray m_message;       // fragments of an unfinished message
+    Opcode m_messageOpcode = Opcode::Text;
+    bool m_inMessage = false;
+    bool m_stopped = false;
+    Failure m_failure = Failure::None;
+};
+
+} // namespace coreflow

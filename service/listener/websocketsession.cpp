@@ -1,0 +1,159 @@
+#include "websocketsession.h"
+
+#include "websocketframeencoder.h"
+
+#include <QTimer>
+#include <QTimerEvent>
+
+namespace coreflow {
+
+namespace {
+constexpr qsizetype kReadChunk = 16 * 1024;
+}
+
+WebSocketSession::WebSocketSession(TlsConnection *tls, QByteArray alreadyRead, qsizetype maxMessageBytes, QObject *parent)
+    : QObject(parent), m_tls(tls), m_decoder(maxMessageBytes)
+{
+    m_tls->setParent(this);
+    connect(m_tls, &TlsConnection::readyRead, this, &WebSocketSession::onReadyRead);
+    connect(m_tls, &TlsConnection::closed, this, [this] { end(m_closeCode); });
+    if (!alreadyRead.isEmpty()) {
+        // Delivered after the owner had a chance to connect to textMessage().
+        QTimer::singleShot(0, this, [this, bytes = std::move(alreadyRead)] {
+            decode(bytes);
+            onReadyRead();
+        });
+    }
+}
+
+WebSocketSession::~WebSocketSession() = default;
+
+void WebSocketSession::onReadyRead()
+{
+    char buffer[kReadChunk];
+    while (m_tls && m_state != State::Closed) {
+        const qsizetype n = m_tls->read(buffer, kReadChunk);
+        if (n <= 0)
+            return;
+        decode(QByteArrayView(buffer, n));
+    }
+}
+
+void WebSocketSession::decode(QByteArrayView bytes)
+{
+    if (m_state == State::Closed)
+        return;
+    WebSocketFrameDecoder::Sink sink;
+    sink.message = [this](WebSocketFrameDecoder::Opcode opcode, QByteArray payload) {
+        if (m_state != State::Open)
+            return; // after our Close, data frames are read and dropped (RFC 6455 §5.5.1)
+        if (opcode == WebSocketFrameDecoder::Opcode::Text)
+            Q_EMIT textMessage(payload);
+        else
+            Q_EMIT binaryMessage();
+    };
+    sink.control = [this](WebSocketFrameDecoder::Opcode opcode, QByteArray payload) { onControl(opcode, payload); };
+    m_decoder.feed(bytes, sink);
+    if (m_decoder.failure() != WebSocketFrameDecoder::Failure::None && m_state == State::Open) {
+        const char *reason = m_decoder.failure() == WebSocketFrameDecoder::Failure::MessageTooBig ? "message too large"
+                             : m_decoder.failure() == WebSocketFrameDecoder::Failure::InvalidUtf8 ? "text frame is not UTF-8"
+                                                                                                   : "protocol error";
+        close(m_decoder.failureCloseCode(), reason);
+    }
+}
+
+void WebSocketSession::onControl(WebSocketFrameDecoder::Opcode opcode, const QByteArray &payload)
+{
+    switch (opcode) {
+    case WebSocketFrameDecoder::Opcode::Ping:
+        if (m_state == State::Open)
+            m_tls->write(WebSocketFrameEncoder::pong(payload));
+        return;
+    case WebSocketFrameDecoder::Opcode::Pong:
+        return;
+    case WebSocketFrameDecoder::Opcode::Close: {
+        m_decoder.stop();
+        quint16 code = 1005;
+        bool valid = payload.size() != 1;
+        if (payload.size() >= 2) {
+            code = quint16((quint8(payload[0]) << 8) | quint8(payload[1]));
+            valid = WebSocketFrameDecoder::isValidReceivedCloseCode(code);
+        }
+        if (m_state == State::Open) {
+            // Answer the Close (echoing a valid code) and let the transport go once it is flushed.
+            m_tls->write(valid ? WebSocketFrameEncoder::close(code == 1005 ? 0 : code, {})
+                               : WebSocketFrameEncoder::close(1002, "invalid close frame"));
+            m_closeCode = valid ? code : 1002;
+        }
+        m_state = State::Closing;
+        m_tls->shutdown();
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+void WebSocketSession::sendText(QByteArrayView utf8)
+{
+    if (m_state != State::Open)
+        return;
+    if (m_tls->pendingBytes() + utf8.size() > kMaxPendingBytes) {
+        close(1008, "node-not-reading");
+        return;
+    }
+    m_tls->write(WebSocketFrameEncoder::text(utf8));
+}
+
+void WebSocketSession::close(quint16 code, QByteArrayView reason)
+{
+    if (m_state != State::Open)
+        return;
+    m_state = State::Closing;
+    m_closeCode = code;
+    m_tls->write(WebSocketFrameEncoder::close(code, reason));
+    m_closeTimer.start(kCloseGraceMs, this);
+}
+
+void WebSocketSession::abort()
+{
+    if (m_tls)
+        m_tls->abort();
+}
+
+void WebSocketSession::timerEvent(QTimerEvent *event)
+{
+    if (event->timerId() != m_closeTimer.timerId())
+        return QObject::timerEvent(event);
+    m_closeTimer.stop();
+    if (m_tls)
+        m_tls->abort(); // the peer never answered our Close in time
+}
+
+void WebSocketSession::end(quint16 code)
+{
+    if (m_state == State::Closed)
+        return;
+    m_state = State::Closed;
+    m_closeTimer.stop();
+    Q_EMIT closed(code);
+    if (m_selfOwned)
+        deleteLater();
+}
+
+void WebSocketSession::releaseWhenClosed()
+{
+    m_selfOwned = true;
+    disconnect(this, &WebSocketSession::textMessage, nullptr, nullptr);
+    disconnect(this, &WebSocketSession::closed, nullptr, nullptr);
+    if (m_state == State::Closed) {
+        deleteLater();
+        return;
+    }
+    if (m_state == State::Open)
+        close(1001, "going away");
+    else if (!m_closeTimer.isActive())
+        m_closeTimer.start(kCloseGraceMs, this);
+}
+
+} // namespace coreflow

@@ -1,0 +1,71 @@
+#pragma once
+// WebSocketSession: one upgraded WebSocket on the relay listener (a node's or the ingress's lane),
+// over a TlsConnection, with RFC 6455 framing from WebSocketFrameDecoder / WebSocketFrameEncoder
+// (seed "Cluster-side listener"; docs/contract.md §3, D-52).
+//
+// Messages arrive as UTF-8 bytes (textMessage), never as QString: the relay forwards bodies
+// byte-for-byte, so there is no UTF-16 round trip on the hot path. sendText() frames and encrypts
+// at once; what the socket does not take yet waits in the connection's queue.
+//
+// Bounds:
+//  - incoming message: at most maxMessageBytes (the envelope's 16 MiB), else Close 1009;
+//  - outgoing queue: at most kMaxPendingBytes (32 MiB: two maximal frames). A peer that stops
+//    reading while more is sent is closed with 1008 "node-not-reading"; until then only its own
+//    requests wait (and time out by their own timers), nobody else's.
+//  - closing: after our Close frame the peer has kCloseGraceMs (2000 ms, real time) to answer with
+//    its Close; then the transport goes regardless.
+// closed(code) is emitted once when the session ends (the peer's Close code, ours if we closed
+// first, 1006 when the transport went without a Close). The owner deletes the session later.
+#include "tlsconnection.h"
+#include "websocketframedecoder.h"
+
+#include <QBasicTimer>
+#include <QObject>
+
+namespace coreflow {
+
+class WebSocketSession : public QObject {
+    Q_OBJECT
+public:
+    static constexpr qsizetype kMaxPendingBytes = 32 * 1024 * 1024;
+    static constexpr int kCloseGraceMs = 2000;
+
+    // Takes ownership of an open TLS connection; alreadyRead are bytes that followed the upgrade
+    // request in the same read (decoded on the next event-loop turn).
+    WebSocketSession(TlsConnection *tls, QByteArray alreadyRead, qsizetype maxMessageBytes, QObject *parent = nullptr);
+    ~WebSocketSession() override;
+
+    bool isOpen() const { return m_state == State::Open; }
+    void sendText(QByteArrayView utf8);
+    // Starts the closing handshake (Close frame with code and reason, reason cut to 123 bytes).
+    void close(quint16 code, QByteArrayView reason);
+    void abort();
+    qsizetype pendingBytes() const { return m_tls ? m_tls->pendingBytes() : 0; }
+    // Hands the session to itself: it finishes a closing handshake already started (at most
+    // kCloseGraceMs) and then deletes itself. Used when the owner leaves first.
+    void releaseWhenClosed();
+
+Q_SIGNALS:
+    void textMessage(const QByteArray &utf8);
+    void binaryMessage();
+    void closed(quint16 code);
+
+protected:
+    void timerEvent(QTimerEvent *event) override;
+
+private:
+    enum class State { Open, Closing, Closed };
+    void onReadyRead();
+    void decode(QByteArrayView bytes);
+    void onControl(WebSocketFrameDecoder::Opcode opcode, const QByteArray &payload);
+    void end(quint16 code);
+
+    TlsConnection *m_tls;
+    WebSocketFrameDecoder m_decoder;
+    QBasicTimer m_closeTimer;
+    State m_state = State::Open;
+    quint16 m_closeCode = 1006;
+    bool m_selfOwned = false;
+};
+
+} // namespace coreflow

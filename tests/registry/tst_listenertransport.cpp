@@ -1,0 +1,200 @@
+// tst_listenertransport: the relay listener's own TLS and WebSocket transport (RelayListener,
+// ListenerHandshake, WebSocketSession; docs/contract.md D-52), with Qt's QWebSocket and a raw TLS
+// client as independent peers.
+//   CL-02  one TLS WebSocket upgrade at "/"; an upgrade elsewhere is refused before any 101
+//   CL-04  beside the upgrade, plain HTTP on the same port and certificate reaches the HTTP side
+//   CL-06  text arrives and leaves as the exact UTF-8 bytes
+//   FW-14  a node that stops reading only fills its own bounded queue (closed 1008 beyond it)
+//   OC-*   close codes (the wave's 4000) reach the node; a node's close is echoed
+#include "listener/relaylistener.h"
+#include "rawhttpsclient.h"
+#include "testpki.h"
+#include "testwait.h"
+
+#include <QSslConfiguration>
+#include <QTest>
+#include <QWebSocket>
+
+using namespace coreflow;
+using namespace coreflow::test;
+
+class TstListenerTransport : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        m_pki = std::make_unique<TestPki>(QStringLiteral("listener"));
+        QVERIFY2(m_pki->ok(), qPrintable(m_pki->error()));
+        m_cert = m_pki->issueServer(QStringLiteral("relay"));
+    }
+
+    void init()
+    {
+        m_listener = std::make_unique<RelayListener>();
+        QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
+        tls.setLocalCertificate(m_cert.certificate);
+        tls.setPrivateKey(m_cert.key);
+        const auto refusal = m_listener->listen(QStringLiteral("127.0.0.1"), 0, tls);
+        QVERIFY2(!refusal, refusal ? qPrintable(refusal->text()) : "");
+        m_sessions.clear();
+        m_closedCodes.clear();
+        connect(m_listener.get(), &RelayListener::nodeSessionAccepted, this, [this](WebSocketSession *session) {
+            session->setParent(this);
+            m_sessions.append(session);
+            connect(session, &WebSocketSession::textMessage, session, [session](const QByteArray &m) { session->sendText(m); });
+            connect(session, &WebSocketSession::closed, this, [this](quint16 code) { m_closedCodes.append(code); });
+        });
+    }
+
+    void cleanup()
+    {
+        qDeleteAll(m_sessions);
+        m_sessions.clear();
+        m_listener.reset();
+    }
+
+    void textEchoesByteForByte_CL02_CL06()
+    {
+        QWebSocket ws;
+        openClient(ws);
+        QList<QByteArray> got;
+        connect(&ws, &QWebSocket::textMessageReceived, this, [&](const QString &m) { got.append(m.toUtf8()); });
+        const QByteArray body = QByteArray("{\"method\":\"reportRuntimeAssignmentObservation\",\"n\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"}");
+        ws.sendTextMessage(QString::fromUtf8(body));
+        const QByteArray big(200000, 'b');
+        ws.sendTextMessage(QString::fromUtf8(big));
+        QVERIFY(spinUntil([&] { return got.size() == 2; }, 10000));
+        QCOMPARE(got.at(0), body);
+        QCOMPARE(got.at(1), big);
+        // A ping is answered with a pong carrying its payload.
+        QByteArray pong;
+        connect(&ws, &QWebSocket::pong, this, [&](quint64, const QByteArray &payload) { pong = payload; });
+        ws.ping("heartbeat");
+        QVERIFY(spinUntil([&] { return pong == "heartbeat"; }, 5000));
+    }
+
+    void upgradeElsewhereIsRefusedBefore101_CL02()
+    {
+        RawHttpsClient client(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(client.connectAndWait());
+        client.sendRequest("GET", "/v2/", {{"Upgrade", "websocket"}, {"Connection", "Upgrade"},
+                                           {"Sec-WebSocket-Version", "13"}, {"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}});
+        RawResponse response;
+        QVERIFY(client.readResponse(response));
+        QCOMPARE(response.status, 404);
+        QVERIFY2(response.body.contains("path-not-served"), response.body.constData());
+        QVERIFY(m_sessions.isEmpty());
+    }
+
+    void brokenWebSocketHandshakeIsRefused400_CL02()
+    {
+        RawHttpsClient client(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(client.connectAndWait());
+        client.sendRequest("GET", "/", {{"Upgrade", "websocket"}, {"Connection", "Upgrade"}, {"Sec-WebSocket-Version", "8"}});
+        RawResponse response;
+        QVERIFY(client.readResponse(response));
+        QCOMPARE(response.status, 400);
+        QVERIFY2(response.body.contains("request-invalid"), response.body.constData());
+        QVERIFY(m_sessions.isEmpty());
+    }
+
+    void plainHttpReachesTheHttpSideOnTheSamePort_CL04()
+    {
+        RawHttpsClient client(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(client.connectAndWait());
+        QCOMPARE(client.socket().peerCertificate(), m_cert.certificate);
+        client.sendRequest("GET", "/v2/");
+        RawResponse response;
+        QVERIFY(client.readResponse(response));
+        QCOMPARE(response.status, 404); // no handler set: path-not-served from the Qt side
+        QVERIFY(response.body.contains("path-not-served"));
+        // The connection stays usable for a second request (kept alive through the bridge).
+        client.sendRequest("GET", "/other");
+        RawResponse second;
+        QVERIFY(client.readResponse(second));
+        QCOMPARE(second.status, 404);
+    }
+
+    void relayCloseCodeReachesTheNode_OC()
+    {
+        QWebSocket ws;
+        openClient(ws);
+        QVERIFY(spinUntil([&] { return m_sessions.size() == 1; }, 5000));
+        bool disconnected = false;
+        connect(&ws, &QWebSocket::disconnected, this, [&] { disconnected = true; });
+        m_sessions.first()->close(4000, "cloudly session changed; register again");
+        QVERIFY(!m_sessions.first()->isOpen());
+        QVERIFY(spinUntil([&] { return disconnected; }, 5000));
+        QCOMPARE(int(ws.closeCode()), 4000);
+        QCOMPARE(ws.closeReason(), QStringLiteral("cloudly session changed; register again"));
+        QVERIFY(spinUntil([&] { return m_closedCodes.size() == 1; }, 5000));
+        QCOMPARE(m_closedCodes.first(), quint16(4000));
+    }
+
+    void nodeCloseIsEchoedAndReported()
+    {
+        QWebSocket ws;
+        openClient(ws);
+        QVERIFY(spinUntil([&] { return m_sessions.size() == 1; }, 5000));
+        ws.close(QWebSocketProtocol::CloseCode(4001), QStringLiteral("bye"));
+        QVERIFY(spinUntil([&] { return m_closedCodes.size() == 1; }, 5000));
+        QCOMPARE(m_closedCodes.first(), quint16(4001));
+        QVERIFY(spinUntil([&] { return ws.state() == QAbstractSocket::UnconnectedState; }, 5000));
+    }
+
+    // A node that stops reading: its queue grows to the bound and no further; beyond it the session
+    // closes 1008 (and a node that never answers the Close is dropped after the close grace).
+    void stalledNodeFillsOnlyItsOwnBoundedQueue_FW14()
+    {
+        RawHttpsClient stalled(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(stalled.connectAndWait());
+        stalled.sendRequest("GET", "/", {{"Upgrade", "websocket"}, {"Connection", "Upgrade"},
+                                         {"Sec-WebSocket-Version", "13"}, {"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}});
+        QVERIFY(spinUntil([&] { return m_sessions.size() == 1; }, 5000));
+        stalled.pause(16 * 1024);
+        WebSocketSession *session = m_sessions.first();
+        QWebSocket healthy;
+        openClient(healthy);
+        QVERIFY(spinUntil([&] { return m_sessions.size() == 2; }, 5000));
+        QList<QString> healthyGot;
+        connect(&healthy, &QWebSocket::textMessageReceived, this, [&](const QString &m) { healthyGot.append(m); });
+
+        const QByteArray chunk(64 * 1024, 'p');
+        qsizetype maxPending = 0;
+        int sent = 0;
+        while (session->isOpen() && sent < 2000) {
+            session->sendText(chunk);
+            maxPending = qMax(maxPending, session->pendingBytes());
+            ++sent;
+            if (sent % 64 == 0)
+                QTest::qWait(1);
+        }
+        QVERIFY2(!session->isOpen(), "the session never reached its queue bound");
+        QVERIFY(maxPending <= WebSocketSession::kMaxPendingBytes);
+        QVERIFY(maxPending > WebSocketSession::kMaxPendingBytes / 2);
+        // The other node is unaffected meanwhile.
+        healthy.sendTextMessage(QStringLiteral("still here"));
+        QVERIFY(spinUntil([&] { return healthyGot.size() == 1; }, 3000));
+        // The stalled node never answers the Close: dropped after the grace period.
+        QVERIFY(spinUntil([&] { return m_closedCodes.contains(1008); }, WebSocketSession::kCloseGraceMs + 3000));
+    }
+
+private:
+    void openClient(QWebSocket &ws)
+    {
+        QSslConfiguration conf = QSslConfiguration::defaultConfiguration();
+        conf.setCaCertificates({m_pki->caCertificate()});
+        ws.setSslConfiguration(conf);
+        ws.open(QUrl(QStringLiteral("wss://localhost:%1/").arg(m_listener->boundPort())));
+        QVERIFY(spinUntil([&] { return ws.state() == QAbstractSocket::ConnectedState; }, 10000));
+    }
+
+    std::unique_ptr<TestPki> m_pki;
+    TestPki::Issued m_cert;
+    std::unique_ptr<RelayListener> m_listener;
+    QList<WebSocketSession *> m_sessions;
+    QList<quint16> m_closedCodes;
+};
+
+QTEST_GUILESS_MAIN(TstListenerTransport)
+#include "tst_listenertransport.moc"
