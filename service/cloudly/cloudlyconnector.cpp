@@ -400,12 +400,10 @@ quint64 CloudlyConnector::sendCall(const QString &method, QByteArrayView rawRequ
     pending.method = method;
     pending.callback = std::move(callback);
     pending.socket = m_socket.get();
-    pending.timer = m_clock.createTimer();
-    connect(pending.timer.get(), &ClockTimer::timeout, this, [this, id, timeoutMs] {
+    pending.deadline = m_callDeadlines.schedule(timeoutMs, [this, id, timeoutMs] {
         finishCall(id, CallResult{false, {}, named(refusal::cloudlyForwardTimeout,
                                                    QStringLiteral("no answer from Cloudly within %1 ms").arg(timeoutMs))});
     });
-    pending.timer->start(timeoutMs);
     m_pending.emplace(id, std::move(pending));
     sendOnSocket(Envelope::request(method, QStringLiteral("c%1").arg(id), rawRequest));
     return id;
@@ -418,7 +416,7 @@ void CloudlyConnector::finishCall(quint64 id, CallResult result)
         return;
     Pending pending = std::move(it->second);
     m_pending.erase(it);
-    pending.timer->stop();
+    m_callDeadlines.cancel(pending.deadline);
     if (pending.callback)
         pending.callback(result);
     if (m_stopping)
@@ -430,7 +428,7 @@ void CloudlyConnector::cancel(quint64 callId)
     auto it = m_pending.find(callId);
     if (it == m_pending.end())
         return;
-    it->second.timer->stop();
+    m_callDeadlines.cancel(it->second.deadline);
     m_pending.erase(it);
     if (m_stopping)
         maybeFinishStop();

@@ -23,6 +23,7 @@
 #include "contract/types.h"
 #include "secret.h"
 #include "util/clock.h"
+#include "util/deadlinequeue.h"
 
 #include <QHash>
 #include <QPointer>
@@ -100,7 +101,7 @@ Q_SIGNALS:
 private:
     struct Pending {
         QString method;
-        std::unique_ptr<ClockTimer> timer;
+        DeadlineQueue::Handle deadline = 0; // the call's timeout in m_callDeadlines
         CallCallback callback;
         QPointer<QWebSocket> socket;
     };
@@ -135,6 +136,7 @@ private:
     std::unique_ptr<ClockTimer> m_handshakeTimer;
     std::unique_ptr<ClockTimer> m_reofferTimer;
     std::unordered_map<quint64, Pending> m_pending;
+    DeadlineQueue m_callDeadlines{m_clock}; // one clock timer for every call's timeout
     quint64 m_nextCallId = 1;
 
     std::optional<contract::ClusterIdentity> m_identity;

@@ -56,7 +56,7 @@ struct SessionForwarder::PendingRequest {
     QPointer<NodeConnection> connection;
     QString method;
     AnswerCallback callback;
-    std::unique_ptr<ClockTimer> timer;
+    DeadlineQueue::Handle deadline = 0; // in m_requestDeadlines
 };
 
 SessionForwarder::SessionForwarder(CloudlyConnector &cloudly, MethodTable &nodeMethods, MethodTable &cloudlyMethods,
@@ -139,8 +139,8 @@ void SessionForwarder::onClosed(NodeConnection *connection)
         }
     }
     for (auto it = m_inFlight.begin(); it != m_inFlight.end();) {
-        if ((*it)->connection == connection) {
-            m_cloudly.cancel((*it)->callId);
+        if (it->second->connection == connection) {
+            m_cloudly.cancel(it->second->callId);
             it = m_inFlight.erase(it);
         } else {
             ++it;
@@ -334,7 +334,7 @@ void SessionForwarder::sendUpstream(const std::shared_ptr<Upstream> &op)
         op->connection->lastForwardAtMs = m_clock.nowMs();
     }
     m_counters.countForward();
-    m_inFlight.append(op);
+    m_inFlight.emplace(op.get(), op);
     qCDebug(logForwarder).noquote() << "forwarding" << op->frame.method << "from"
                                     << (op->connection ? op->connection->describe() : QStringLiteral("a closed connection"));
     op->callId = m_cloudly.call(op->frame.method, op->frame.request, budget,
@@ -350,7 +350,7 @@ void SessionForwarder::sendUpstream(const std::shared_ptr<Upstream> &op)
 
 void SessionForwarder::finishUpstream(const std::shared_ptr<Upstream> &op, const CloudlyConnector::CallResult &result)
 {
-    m_inFlight.removeAll(op);
+    m_inFlight.erase(op.get());
     NodeConnection *connection = op->connection.data();
     if (connection)
         connection->forwardsInFlight = qMax(0, connection->forwardsInFlight - 1);
@@ -437,14 +437,12 @@ QString SessionForwarder::requestConnection(NodeConnection *connection, const QS
     pending->connection = connection;
     pending->method = method;
     pending->callback = std::move(callback);
-    pending->timer = m_clock.createTimer();
     const QString who = connection->describe();
-    connect(pending->timer.get(), &ClockTimer::timeout, this, [this, requestId, who, method, timeoutMs] {
+    pending->deadline = m_requestDeadlines.schedule(timeoutMs, [this, requestId, who, method, timeoutMs] {
         const Refusal r = named(refusal::nodePushTimeout,
                                 QStringLiteral("%1 did not answer %2 within %3 ms").arg(who, method).arg(timeoutMs));
         finishRequest(requestId, nullptr, &r);
     });
-    pending->timer->start(timeoutMs);
     m_requests.insert(requestId, pending);
     connection->send(Envelope::request(method, requestId, rawRequest));
     return requestId;
@@ -457,7 +455,7 @@ void SessionForwarder::finishRequest(const QString &requestId, const Frame *answ
         return;
     std::shared_ptr<PendingRequest> pending = it.value();
     m_requests.erase(it);
-    pending->timer->stop();
+    m_requestDeadlines.cancel(pending->deadline);
     if (pending->callback)
         pending->callback(answer, refusal);
 }

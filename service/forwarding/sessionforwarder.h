@@ -21,10 +21,12 @@
 #include "nodeconnection.h"
 #include "status/relaystatus.h"
 #include "util/clock.h"
+#include "util/deadlinequeue.h"
 
 #include <QHash>
 #include <QList>
 #include <memory>
+#include <unordered_map>
 
 namespace coreflow {
 
@@ -97,8 +99,9 @@ private:
     QHash<quint64, NodeConnection *> m_connections;   // owned (parented to this)
     QHash<QString, NodeConnection *> m_registry;      // nodeId -> connection that registered it last
     QList<std::shared_ptr<Upstream>> m_waitingForSession;
-    QList<std::shared_ptr<Upstream>> m_inFlight;      // forwarded, answer pending
+    std::unordered_map<Upstream *, std::shared_ptr<Upstream>> m_inFlight; // forwarded, answer pending
     QHash<QString, std::shared_ptr<PendingRequest>> m_requests; // relay-side id -> request to a connection
+    DeadlineQueue m_requestDeadlines{m_clock}; // one clock timer for every request to a connection
     quint64 m_nextConnectionId = 1;
     quint64 m_nextRequestId = 1;
 };
