@@ -57,6 +57,10 @@ void TlsConnection::continueHandshake()
         m_state = State::Open;
         updateWriteNotifier();
         Q_EMIT handshakeDone();
+        // With read-ahead the handshake may have taken the first application records off the socket
+        // already: the notifier would never report them.
+        if (m_state == State::Open)
+            Q_EMIT readyRead();
         return;
     }
     switch (SSL_get_error(m_ssl, rc)) {
@@ -115,6 +119,8 @@ qsizetype TlsConnection::read(char *data, qsizetype max)
         return -1;
     }
 }
+
+bool TlsConnection::hasBufferedInput() const { return m_ssl && m_state == State::Open && SSL_has_pending(m_ssl); }
 
 void TlsConnection::write(QByteArrayView bytes)
 {

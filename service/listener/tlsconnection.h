@@ -4,7 +4,8 @@
 // driven by level-triggered socket notifiers on the relay's event loop.
 //
 // Reading: readyRead() means decrypted bytes may be available; the receiver calls read() until it
-// returns 0 (OpenSSL keeps decrypted bytes the socket notifier cannot see), or stops reading with
+// returns 0 or until hasBufferedInput() is false (OpenSSL reads ahead and keeps bytes the socket
+// notifier cannot see; bytes still in the kernel raise readyRead again), or stops reading with
 // setReadEnabled(false) and calls read() itself after re-enabling.
 // Writing: write() encrypts what the socket takes now and queues the rest in order (pendingBytes(),
 // bytes); written() is emitted each time queued bytes left, drained() when the queue is empty again.
@@ -33,6 +34,9 @@ public:
     State state() const { return m_state; }
     // Decrypted bytes into data: > 0 bytes read, 0 nothing now, -1 closed (closed() follows).
     qsizetype read(char *data, qsizetype max);
+    // Whether OpenSSL holds received bytes not yet returned by read() (the socket notifier cannot
+    // see them): a reader that stops before read() returned 0 must come back while this is true.
+    bool hasBufferedInput() const;
     void write(QByteArrayView bytes);
     qsizetype pendingBytes() const { return m_out.size() - m_outOffset; }
     void setReadEnabled(bool enabled);

@@ -44,6 +44,9 @@ contract::Result<std::shared_ptr<TlsServerContext>> TlsServerContext::create(con
     SSL_CTX_set_options(context, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE);
     SSL_CTX_set_mode(context, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     SSL_CTX_set_session_cache_mode(context, SSL_SESS_CACHE_OFF);
+    // Read ahead: one read() takes every record the socket holds, instead of a header read and a
+    // body read per record (two syscalls per frame on the node lane's hot path).
+    SSL_CTX_set_read_ahead(context, 1);
     SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nullptr);
 
     X509 *leaf = toX509(chain.first());

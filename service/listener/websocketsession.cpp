@@ -17,13 +17,13 @@ WebSocketSession::WebSocketSession(TlsConnection *tls, QByteArray alreadyRead, q
     m_tls->setParent(this);
     connect(m_tls, &TlsConnection::readyRead, this, &WebSocketSession::onReadyRead);
     connect(m_tls, &TlsConnection::closed, this, [this] { end(m_closeCode); });
-    if (!alreadyRead.isEmpty()) {
-        // Delivered after the owner had a chance to connect to textMessage().
-        QTimer::singleShot(0, this, [this, bytes = std::move(alreadyRead)] {
+    // Delivered after the owner had a chance to connect to textMessage(): the bytes that followed the
+    // upgrade request, then whatever OpenSSL read ahead (the socket notifier cannot see those).
+    QTimer::singleShot(0, this, [this, bytes = std::move(alreadyRead)] {
+        if (!bytes.isEmpty())
             decode(bytes);
-            onReadyRead();
-        });
-    }
+        onReadyRead();
+    });
 }
 
 WebSocketSession::~WebSocketSession() = default;
@@ -36,6 +36,10 @@ void WebSocketSession::onReadyRead()
         if (n <= 0)
             return;
         decode(QByteArrayView(buffer, n));
+        // Stop when OpenSSL holds nothing more: the socket notifier (level-triggered) reports bytes
+        // still in the kernel, and a further read() here would only return EAGAIN.
+        if (!m_tls || !m_tls->hasBufferedInput())
+            return;
     }
 }
 
