@@ -9,6 +9,7 @@
 
 #include <QHostInfo>
 
+#include <csignal>
 #include <unistd.h>
 
 namespace coreflow {
@@ -25,6 +26,11 @@ std::optional<contract::Refusal> RelayListener::listen(const QString &hostname, 
         return contract::Refusal{QString(contract::refusal::listenerBindFailed),
                                  QStringLiteral("cannot listen on %1:%2: %3").arg(hostname).arg(port).arg(why)};
     };
+    // OpenSSL writes to the node sockets with write(), which raises SIGPIPE when a node has gone;
+    // the process must see EPIPE instead. Only a default disposition is changed.
+    struct sigaction current {};
+    if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL)
+        std::signal(SIGPIPE, SIG_IGN);
     auto context = TlsServerContext::create(tls);
     if (!context.ok())
         return failed(context.refusal().reason);

@@ -179,6 +179,27 @@ private Q_SLOTS:
         QVERIFY(spinUntil([&] { return m_closedCodes.contains(1008); }, WebSocketSession::kCloseGraceMs + 3000));
     }
 
+    // A node that vanishes (RST) while the relay writes to it: the write fails with EPIPE/ECONNRESET
+    // (never SIGPIPE) and the session reports 1006.
+    void nodeVanishingMidWriteEndsOnlyItsSession()
+    {
+        RawHttpsClient gone(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(gone.connectAndWait());
+        gone.sendRequest("GET", "/", {{"Upgrade", "websocket"}, {"Connection", "Upgrade"},
+                                      {"Sec-WebSocket-Version", "13"}, {"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}});
+        QVERIFY(spinUntil([&] { return m_sessions.size() == 1; }, 5000));
+        WebSocketSession *session = m_sessions.first();
+        gone.socket().setSocketOption(QAbstractSocket::LowDelayOption, 1);
+        gone.socket().abort();
+        const QByteArray chunk(64 * 1024, 'v');
+        for (int i = 0; i < 200 && session->isOpen(); ++i) {
+            session->sendText(chunk);
+            QTest::qWait(1);
+        }
+        QVERIFY(spinUntil([&] { return m_closedCodes.size() == 1; }, 5000));
+        QCOMPARE(m_closedCodes.first(), quint16(1006));
+    }
+
 private:
     void openClient(QWebSocket &ws)
     {
