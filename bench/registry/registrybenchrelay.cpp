@@ -2,7 +2,13 @@
 // relay's (tests/registry TestRelayListener) in front of RegistryProxy, forwarding to --cloudly.
 //   registry_bench_relay --cert PEM --key PEM --cloudly URL [--ca PEM]
 // Listens on 127.0.0.1 at an ephemeral port and prints "PORT <n>"; runs until killed (SIGTERM).
+// Runs the daemon's event dispatcher (EpollEventDispatcher) when built with the service, like
+// `coreflow` does; COREFLOW_EVENT_DISPATCHER=qt keeps Qt's default, as it does for the daemon.
 #include "testrelaylistener.h"
+
+#ifdef COREFLOW_BENCH_EPOLL_DISPATCHER
+#include "service/app/epolleventdispatcher.h"
+#endif
 
 #include "service/registry/registryproxy.h"
 #include "shared/util/clock.h"
@@ -26,6 +32,15 @@ QByteArray readFile(const QString &path)
 
 int main(int argc, char **argv)
 {
+#ifdef COREFLOW_BENCH_EPOLL_DISPATCHER
+    if (qgetenv("COREFLOW_EVENT_DISPATCHER") != "qt") {
+        auto *dispatcher = new EpollEventDispatcher;
+        if (dispatcher->isValid())
+            QCoreApplication::setEventDispatcher(dispatcher);
+        else
+            delete dispatcher;
+    }
+#endif
     QCoreApplication app(argc, argv);
     std::signal(SIGTERM, [](int) { QCoreApplication::quit(); });
     QCommandLineParser parser;
@@ -51,11 +66,14 @@ int main(int argc, char **argv)
     SystemClock clock;
     RegistryProxy proxy(QUrl(parser.value(QStringLiteral("cloudly"))),
                         QUrl(QStringLiteral("https://127.0.0.1:%1").arg(listener.port())), extra, clock);
-    // Tuning knobs for experiments (bytes): COREFLOW_BENCH_WATERMARK, COREFLOW_BENCH_READ_BUFFER.
+    // Tuning knobs for experiments (bytes): COREFLOW_BENCH_WATERMARK, COREFLOW_BENCH_READ_BUFFER,
+    // COREFLOW_BENCH_BUDGET.
     if (qEnvironmentVariableIsSet("COREFLOW_BENCH_WATERMARK"))
         proxy.setWatermarkBytes(qEnvironmentVariableIntValue("COREFLOW_BENCH_WATERMARK"));
     if (qEnvironmentVariableIsSet("COREFLOW_BENCH_READ_BUFFER"))
         proxy.setUpstreamReadBufferBytes(qEnvironmentVariableIntValue("COREFLOW_BENCH_READ_BUFFER"));
+    if (qEnvironmentVariableIsSet("COREFLOW_BENCH_BUDGET"))
+        proxy.setInFlightBudgetBytes(qEnvironmentVariableIntValue("COREFLOW_BENCH_BUDGET"));
     listener.setHandler(&proxy);
     std::printf("PORT %u\n", unsigned(listener.port()));
     std::fflush(stdout);
