@@ -12,6 +12,11 @@
 # Reported: throughput (MB/s = 10^6 B/s), peak RSS growth of the proxy process during the workload
 # (VmHWM after reset via /proc/PID/clear_refs, minus VmRSS before), header latency.
 # Needs (Debian): docker-registry nginx-light (or nginx) curl openssl; root for clear_refs of nginx.
+# Environment (for profiling runs):
+#   BENCH_PATHS="relay"        only these paths (default: direct nginx nginx-dflt relay)
+#   BENCH_CASES="conc"         only these workloads of: lat big conc (default: all three)
+#   BENCH_PERF=FILE            record `perf record -g` of the serving process during the 200x4MiB
+#                              workload into FILE.<path> (needs perf; Debian package linux-perf)
 set -euo pipefail
 BUILD="$(cd "${1:?usage: run.sh BUILD_DIR}" && pwd)"
 RELAY_BIN="$BUILD/tests/registry/registry_bench_relay"
@@ -32,6 +37,7 @@ trap cleanup EXIT
 
 free_port() { /usr/bin/python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 kib() { awk -v k="$2" '$1==k":"{print $2}' "/proc/$1/status"; }
+cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 reset_peak() { echo 5 > "/proc/$1/clear_refs" 2>/dev/null || true; }
 
 # --- PKI: one CA, one certificate for registry, nginx and relay ------------------------------------
@@ -52,7 +58,8 @@ place_blob() { # file repo
   echo "sha256:$d"
 }
 echo "bench/registry: preparing blobs (1 GiB + 4 MiB)..."
-head -c $((1024*1024*1024)) /dev/urandom > "$W/big.bin"
+BIG_BYTES=$((1024*1024*1024)); [[ " ${BENCH_CASES:-big} " == *" big "* ]] || BIG_BYTES=1
+head -c "$BIG_BYTES" /dev/urandom > "$W/big.bin"
 BIG="$(place_blob "$W/big.bin" bench/big)"
 head -c $((4*1024*1024)) /dev/urandom > "$W/small.bin"
 SMALL="$(place_blob "$W/small.bin" bench/small)"
@@ -128,44 +135,61 @@ CURL=(curl -s --http1.1 --cacert "$W/ca.crt" -o /dev/null)
 declare -A PORT=([direct]=$RP [nginx]=$NP [nginx-dflt]=$NPD [relay]=$RLP)
 declare -A PID=([direct]=$REG_PID [nginx]=$NGINX_WORKER [nginx-dflt]=$NGINX_WORKER [relay]=$RELAY_PID)
 read -r -a ORDER <<< "${BENCH_PATHS:-direct nginx nginx-dflt relay}"
+CASES=" ${BENCH_CASES:-lat big conc} "
+want() { [[ "$CASES" == *" $1 "* ]]; }
 RAW="$W/raw.txt"; : > "$RAW"
 
 for path in "${ORDER[@]}"; do
   url="https://127.0.0.1:${PORT[$path]}/v2"
   pid="${PID[$path]}"
   # Header latency: median (time_starttransfer - time_appconnect) over 20 GETs, ms.
-  lat="$(for _ in $(seq 20); do "${CURL[@]}" -w '%{time_appconnect} %{time_starttransfer}\n' "$url/bench/small/blobs/$SMALL"; done \
+  lat=- big_mbs=- big_rss=- conc_mbs=- conc_rss=- ok=- conc_cpu=-
+  want lat && lat="$(for _ in $(seq 20); do "${CURL[@]}" -w '%{time_appconnect} %{time_starttransfer}\n' "$url/bench/small/blobs/$SMALL"; done \
         | awk '{printf "%.3f\n", ($2-$1)*1000}' | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')"
   # 1 GiB blob, one stream.
+  if want big; then
   base="$(kib "$pid" VmRSS)"; reset_peak "$pid"
   bps="$("${CURL[@]}" -w '%{speed_download}' "$url/bench/big/blobs/$BIG")"
   peak="$(kib "$pid" VmHWM)"
   big_mbs="$(awk -v b="$bps" 'BEGIN{printf "%.0f", b/1e6}')"
   big_rss="$(awk -v p="$peak" -v b="$base" 'BEGIN{printf "%.1f", (p-b)/1024}')"
+  fi
   # 200 concurrent 4 MiB blobs.
+  if want conc; then
   : > "$W/urls.txt"
   for _ in $(seq 200); do echo "url = \"$url/bench/small/blobs/$SMALL\"" >> "$W/urls.txt"; echo "output = \"/dev/null\"" >> "$W/urls.txt"; done
   base="$(kib "$pid" VmRSS)"; reset_peak "$pid"
+  PERF_PID=""
+  if [ -n "${BENCH_PERF:-}" ]; then
+    perf record ${BENCH_PERF_ARGS:--g} -o "$BENCH_PERF.$path" -p "$pid" 2>/dev/null & PERF_PID=$!; sleep 1
+  fi
+  c0="$(cpu_ticks "$pid")"
   t0="$(date +%s.%N)"
   curl -s --http1.1 --cacert "$W/ca.crt" --parallel --parallel-max 200 --parallel-immediate -K "$W/urls.txt" \
     -w '%{http_code}\n' > "$W/codes.txt" 2>/dev/null
   t1="$(date +%s.%N)"
+  c1="$(cpu_ticks "$pid")"
+  conc_cpu="$(awk -v a="$c0" -v b="$c1" -v t="$(getconf CLK_TCK)" 'BEGIN{printf "%.2f", (b-a)/t}')"
+  [ -n "$PERF_PID" ] && { kill -INT "$PERF_PID"; wait "$PERF_PID" || true; }
   peak="$(kib "$pid" VmHWM)"
   ok="$(grep -c '^200$' "$W/codes.txt" || true)"
   conc_mbs="$(awk -v a="$t0" -v b="$t1" -v n="$ok" 'BEGIN{printf "%.0f", n*4194304/(b-a)/1e6}')"
   conc_rss="$(awk -v p="$peak" -v b="$base" 'BEGIN{printf "%.1f", (p-b)/1024}')"
-  echo "$path $big_mbs $big_rss $conc_mbs $ok $conc_rss $lat" >> "$RAW"
-  printf '%-11s 1GiB %6s MB/s  rss+ %7s MiB | 200x4MiB %6s MB/s (%3s ok)  rss+ %7s MiB | headers %7s ms\n' \
-    "$path" "$big_mbs" "$big_rss" "$conc_mbs" "$ok" "$conc_rss" "$lat"
+  fi
+  echo "$path $big_mbs $big_rss $conc_mbs $ok $conc_rss $lat $conc_cpu" >> "$RAW"
+  printf '%-11s 1GiB %6s MB/s  rss+ %7s MiB | 200x4MiB %6s MB/s (%3s ok)  rss+ %7s MiB  cpu %5s s | headers %7s ms\n' \
+    "$path" "$big_mbs" "$big_rss" "$conc_mbs" "$ok" "$conc_rss" "$conc_cpu" "$lat"
 done
 
 echo "bench/registry: 'rss+' is the peak RSS growth of the process serving the path (registry for direct,"
-echo "the nginx worker for nginx, the relay for relay); headers = median ms from TLS up to first byte."
+echo "the nginx worker for nginx, the relay for relay); cpu = its CPU time (user+system) during the 200x4MiB"
+echo "workload; headers = median ms from TLS up to first byte."
 awk '
   $1=="nginx" {n1=$2; nc=$4}
   $1=="relay" {r1=$2; rr=$3; rc=$4; rl=$7}
   $1=="direct" {dl=$7}
   END {
+    if (n1 + 0 == 0 || nc + 0 == 0 || r1 == "" || dl == "") exit
     printf "relay/nginx throughput: 1GiB %.0f%%, 200x4MiB %.0f%% (goal >= 90%%)\n", 100*r1/n1, 100*rc/nc
     printf "relay RSS growth for 1 GiB: %s MiB (goal < 32 MiB); relay header latency %.1f ms vs direct %.1f ms (goal +50 ms)\n", rr, rl, dl
   }' "$RAW"

@@ -1,7 +1,7 @@
 #pragma once
 // BridgedHttpConnection: carries one listener connection that is not a WebSocket session between
 // its TLS side (TlsConnection) and a local socket pair whose other end the Qt HTTP server reads as
-// a plain QTcpSocket (HttpBridge; docs/contract.md D-52). TLS stays the listener's; HTTP parsing and
+// a plain QTcpSocket (HttpBridge; docs/contract.md D-53). TLS stays the listener's; HTTP parsing and
 // the pull endpoint stay Qt's.
 //
 // Backpressure both ways, nothing unbounded:

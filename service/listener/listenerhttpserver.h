@@ -1,7 +1,7 @@
 #pragma once
 // ListenerHttpServer: the Qt HTTP server behind the relay listener's plain HTTP requests (everything
 // on the one TLS port that is not the WebSocket upgrade at "/"; seed "Cluster-side listener",
-// docs/contract.md §17 and D-52). The listener keeps TLS; adopt() bridges a connection into this
+// docs/contract.md §17 and D-53). The listener keeps TLS; adopt() bridges a connection into this
 // server over a local socket pair (BridgedHttpConnection), where Qt parses HTTP and the handler
 // (the /v2/ image pull endpoint) answers.
 //

@@ -1,6 +1,6 @@
 #pragma once
 // RelayListener: the relay's one TLS port (seed "Cluster-side listener"; docs/contract.md §3, §17,
-// D-52). A WebSocket upgrade at "/" becomes a node (or ingress) session handed out by
+// D-53). A WebSocket upgrade at "/" becomes a node (or ingress) session handed out by
 // nodeSessionAccepted(); every other HTTP request goes to the ListenerHttpHandler (the /v2/ image
 // pull endpoint) through the Qt HTTP server behind the bridge or, without a handler, is answered
 // 404 path-not-served. An upgrade on any other path is refused before any 101.
@@ -9,6 +9,10 @@
 // buffers released while idle); each accepted socket goes through a ListenerHandshake (TLS
 // handshake and first header block within 10000 ms) before it is a session or an HTTP exchange.
 //
+// Memory: a TLS handshake allocates and frees far more than an idle connection keeps; after a burst
+// of connections glibc holds the freed pages. kHeapTrimDelayMs (5000 ms, real time) after the first
+// connection of a burst the listener returns them (malloc_trim), at most once per delay.
+//
 // The bind address and port are daemon-local facts (COREFLOW_RELAY_BIND_HOSTNAME/_PORT), never cluster
 // state. listen() failures are named (listener-bind-failed) with address, port and the socket error.
 #include "contract/envelope.h"
@@ -16,6 +20,7 @@
 #include "listenerhttphandler.h"
 #include "websocketsession.h"
 
+#include <QBasicTimer>
 #include <QObject>
 #include <QPointer>
 #include <QSslConfiguration>
@@ -46,10 +51,14 @@ public:
 
     // Largest WebSocket message a session accepts (bytes; larger: Close 1009).
     static constexpr qsizetype kMaxMessageBytes = contract::Envelope::maxFrameBytes;
+    static constexpr int kHeapTrimDelayMs = 5000;
 
 Q_SIGNALS:
     // A WebSocket session at "/"; the receiver takes ownership.
     void nodeSessionAccepted(coreflow::WebSocketSession *session);
+
+protected:
+    void timerEvent(QTimerEvent *event) override;
 
 private:
     void onDescriptor(int descriptor);
@@ -57,6 +66,7 @@ private:
     QPointer<SocketHandoffServer> m_server;
     ListenerHttpServer *m_http;
     std::shared_ptr<TlsServerContext> m_tls;
+    QBasicTimer m_heapTrim;
     QString m_boundAddress;
     quint16 m_boundPort = 0;
 };

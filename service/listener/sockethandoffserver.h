@@ -1,5 +1,5 @@
 #pragma once
-// SocketHandoffServer: a QTcpServer used two ways by the relay listener (docs/contract.md D-52).
+// SocketHandoffServer: a QTcpServer used two ways by the relay listener (docs/contract.md D-53).
 //  - Accepting: listen() as usual; every accepted descriptor is emitted raw by descriptorAccepted()
 //    (the listener runs TLS on it itself) instead of becoming a QTcpSocket.
 //  - Handing off (never listening): handOff(socket) queues an already-connected socket and emits

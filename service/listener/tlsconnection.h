@@ -1,6 +1,6 @@
 #pragma once
 // TlsConnection: one accepted TCP socket with server-side TLS over the shared TlsServerContext
-// (seed "Cluster-side listener"; docs/contract.md D-52). Non-blocking OpenSSL on the descriptor,
+// (seed "Cluster-side listener"; docs/contract.md D-53). Non-blocking OpenSSL on the descriptor,
 // driven by level-triggered socket notifiers on the relay's event loop.
 //
 // Reading: readyRead() means decrypted bytes may be available; the receiver calls read() until it

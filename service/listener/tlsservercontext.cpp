@@ -47,6 +47,9 @@ contract::Result<std::shared_ptr<TlsServerContext>> TlsServerContext::create(con
     // Read ahead: one read() takes every record the socket holds, instead of a header read and a
     // body read per record (two syscalls per frame on the node lane's hot path).
     SSL_CTX_set_read_ahead(context, 1);
+    // No TLS 1.3 session tickets: issuing two per handshake (OpenSSL's default) costs each connection
+    // ticket encryption and an SSL_SESSION kept for it, and node clients do not resume sessions.
+    SSL_CTX_set_num_tickets(context, 0);
     SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nullptr);
 
     X509 *leaf = toX509(chain.first());

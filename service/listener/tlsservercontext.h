@@ -1,14 +1,15 @@
 #pragma once
 // TlsServerContext: the one OpenSSL server context every listener connection shares (seed
-// "Cluster-side listener": one TLS port, one certificate from Cloudly; docs/contract.md D-52).
+// "Cluster-side listener": one TLS port, one certificate from Cloudly; docs/contract.md D-53).
 //
 // Why not QSslServer: Qt 6.4 builds an SSL_CTX per accepted socket and keeps OpenSSL's 16 KiB
 // record buffers for the socket's life, so an idle node cost ~80 KiB (bench/README.md). Here the
 // context (certificate chain, key, protocol settings) exists once, and connections release their
 // record buffers while idle (SSL_MODE_RELEASE_BUFFERS).
 //
-// Settings: TLS 1.2 minimum, no renegotiation, no compression, partial writes with a moving write
-// buffer (TlsConnection keeps unsent bytes in its own queue). The private key passes through a
+// Settings: TLS 1.2 minimum, no renegotiation, no compression, no session cache and no TLS 1.3
+// tickets (nodes do not resume), read-ahead, partial writes with a moving write buffer
+// (TlsConnection keeps unsent bytes in its own queue). The private key passes through a
 // wiped temporary only. create() failures name what failed (listener-bind-failed at the caller),
 // never key material.
 #include "contract/result.h"

@@ -1,10 +1,10 @@
 #pragma once
 // WebSocketFrameDecoder: the server side of RFC 6455 framing for the relay listener's node lane
-// (seed "Cluster-side listener"; docs/contract.md §3 and Decision D-52).
+// (seed "Cluster-side listener"; docs/contract.md §3 and Decision D-53).
 //
 // Pure: bytes in, whole messages and control frames out, no socket. It keeps only what a partial
 // frame or a fragmented message needs (nothing at all between messages), which is why the listener
-// does not use a framing library that holds fixed per-connection buffers (D-52).
+// does not use a framing library that holds fixed per-connection buffers (D-53).
 //
 // Rules enforced (each a named Failure, with the close code the session then sends):
 //  - client frames must be masked, RSV bits zero, known opcodes only              -> ProtocolError 1002

@@ -1,7 +1,7 @@
 #pragma once
 // WebSocketSession: one upgraded WebSocket on the relay listener (a node's or the ingress's lane),
 // over a TlsConnection, with RFC 6455 framing from WebSocketFrameDecoder / WebSocketFrameEncoder
-// (seed "Cluster-side listener"; docs/contract.md §3, D-52).
+// (seed "Cluster-side listener"; docs/contract.md §3, D-53).
 //
 // Messages arrive as UTF-8 bytes (textMessage), never as QString: the relay forwards bodies
 // byte-for-byte, so there is no UTF-16 round trip on the hot path. sendText() frames and encrypts

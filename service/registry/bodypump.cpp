@@ -5,8 +5,8 @@
 
 namespace coreflow {
 
-BodyPump::BodyPump(QIODevice *source, QTcpSocket *sink, Framing framing, qint64 watermark, QObject *parent)
-    : QObject(parent), m_source(source), m_sink(sink), m_framing(framing), m_watermark(watermark)
+BodyPump::BodyPump(QTcpSocket *sink, Framing framing, qint64 watermark, QObject *parent)
+    : QObject(parent), m_sink(sink), m_framing(framing), m_watermark(watermark)
 {
 }
 
@@ -22,49 +22,55 @@ qint64 BodyPump::sinkPending(const QTcpSocket *sink)
 
 void BodyPump::start()
 {
-    if (!m_source || !m_sink)
+    if (!m_sink)
         return;
-    connect(m_source, &QIODevice::readyRead, this, &BodyPump::pump);
-    connect(m_sink, &QIODevice::bytesWritten, this, &BodyPump::pump);
+    connect(m_sink, &QIODevice::bytesWritten, this, &BodyPump::onSinkProgress);
     if (auto *ssl = qobject_cast<QSslSocket *>(m_sink.data()))
-        connect(ssl, &QSslSocket::encryptedBytesWritten, this, &BodyPump::pump);
-    pump();
+        connect(ssl, &QSslSocket::encryptedBytesWritten, this, &BodyPump::onSinkProgress);
 }
 
-void BodyPump::sourceFinished()
+bool BodyPump::hasRoom() const
 {
-    m_sourceFinished = true;
-    pump();
+    if (!m_sink || m_drained)
+        return false;
+    const bool room = sinkPending(m_sink) < m_watermark;
+    if (!room)
+        m_waitingForRoom = true;
+    return room;
 }
 
-void BodyPump::pump()
+void BodyPump::write(const char *data, qsizetype size)
 {
-    if (m_inPump || m_drained || !m_source || !m_sink)
+    if (!m_sink || m_drained || size <= 0)
         return;
-    m_inPump = true;
-    while (sinkPending(m_sink) < m_watermark && m_source->bytesAvailable() > 0) {
-        m_buffer.resize(kChunkBytes);
-        const qint64 n = m_source->read(m_buffer.data(), kChunkBytes);
-        if (n <= 0)
-            break;
-        if (m_framing == Framing::Chunked) {
-            m_sink->write(QByteArray::number(n, 16) + "\r\n");
-            m_sink->write(m_buffer.constData(), n);
-            m_sink->write("\r\n", 2);
-        } else {
-            m_sink->write(m_buffer.constData(), n);
-        }
-        m_relayed += n;
-        if (!m_sink)
-            break;
+    if (m_framing == Framing::Chunked) {
+        m_sink->write(QByteArray::number(size, 16) + "\r\n");
+        m_sink->write(data, size);
+        m_sink->write("\r\n", 2);
+    } else {
+        m_sink->write(data, size);
     }
-    m_inPump = false;
-    if (m_sourceFinished && m_source && m_source->bytesAvailable() == 0 && m_sink) {
-        if (m_framing == Framing::Chunked)
-            m_sink->write("0\r\n\r\n", 5);
-        m_drained = true;
-        Q_EMIT drained();
-    }
+    m_relayed += size;
+}
+
+void BodyPump::finish()
+{
+    if (m_drained)
+        return;
+    if (m_sink && m_framing == Framing::Chunked)
+        m_sink->write("0\r\n\r\n", 5);
+    m_drained = true;
+    Q_EMIT drained();
+}
+
+void BodyPump::onSinkProgress()
+{
+    if (!m_waitingForRoom || m_drained || !m_sink)
+        return;
+    if (sinkPending(m_sink) >= m_watermark)
+        return;
+    m_waitingForRoom = false;
+    Q_EMIT roomAvailable();
 }
 
 } // namespace coreflow

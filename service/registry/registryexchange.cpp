@@ -6,9 +6,6 @@
 #include "upstreampool.h"
 #include "wwwauthenticaterewriter.h"
 
-#include <QNetworkAccessManager>
-#include <QNetworkReply>
-#include <QNetworkRequest>
 #include <QTcpSocket>
 
 #include "shared/contract/refusalnames.h"
@@ -27,14 +24,8 @@ RegistryExchange::RegistryExchange(RegistryExchangeSetup setup, QHttpServerRespo
 
 RegistryExchange::~RegistryExchange()
 {
-    if (m_reply) {
-        m_reply->disconnect(this);
-        if (!m_replyFinished)
-            m_reply->abort();
-        delete m_reply.data();
-    }
-    if (m_manager)
-        m_pool.release(m_manager);
+    if (m_submitted && !m_upstreamOver)
+        m_pool.cancel(this);
 }
 
 bool RegistryExchange::socketUsable() const
@@ -52,54 +43,91 @@ void RegistryExchange::start()
     connect(m_socket, &QAbstractSocket::disconnected, this, &RegistryExchange::onClientGone);
     connect(m_socket, &QObject::destroyed, this, &RegistryExchange::onClientGone);
 
-    QNetworkRequest request(m_setup.upstreamUrl);
-    request.setAttribute(QNetworkRequest::Http2AllowedAttribute, false);
-    request.setAttribute(QNetworkRequest::RedirectPolicyAttribute, QNetworkRequest::ManualRedirectPolicy);
-    request.setAttribute(QNetworkRequest::CookieLoadControlAttribute, QNetworkRequest::Manual);
-    request.setAttribute(QNetworkRequest::CookieSaveControlAttribute, QNetworkRequest::Manual);
-    request.setAttribute(QNetworkRequest::AuthenticationReuseAttribute, QNetworkRequest::Manual);
-    // No cache is installed on the pool's managers, so nothing is cached or served from a cache (IP-06).
-    // PreferNetwork, not AlwaysNetwork: AlwaysNetwork makes Qt add Cache-Control and Pragma upstream,
-    // which the node did not send (IP-18).
-    request.setAttribute(QNetworkRequest::CacheLoadControlAttribute, QNetworkRequest::PreferNetwork);
-    request.setAttribute(QNetworkRequest::CacheSaveControlAttribute, false);
-    request.setSslConfiguration(m_pool.tlsConfiguration());
+    UpstreamRequest request;
+    request.method = m_setup.head ? QByteArrayLiteral("HEAD") : QByteArrayLiteral("GET");
+    request.target = m_setup.upstreamUrl.toEncoded(QUrl::RemoveScheme | QUrl::RemoveAuthority | QUrl::RemoveFragment);
+    if (request.target.isEmpty())
+        request.target = "/";
     bool haveUserAgent = false;
+    request.headers.reserve(m_setup.headers.size() + 2);
     for (const auto &[name, value] : std::as_const(m_setup.headers)) {
-        request.setRawHeader(name, value);
+        request.headers.append({name, value});
         haveUserAgent = haveUserAgent || name == "User-Agent";
     }
     if (!haveUserAgent)
-        request.setRawHeader("User-Agent", "coreflow-relay");
-    // Qt's HTTP client always sends an Accept-Language (the host's locale when none is set): a fixed,
-    // neutral value instead (RegistryHeaders, IP-18).
-    request.setRawHeader("Accept-Language", RegistryHeaders::kRelayAcceptLanguage);
-
-    m_manager = m_pool.acquire();
-    m_reply = m_setup.head ? m_manager->head(request) : m_manager->get(request);
-    m_reply->setReadBufferSize(m_setup.upstreamReadBuffer > 0 ? m_setup.upstreamReadBuffer : kUpstreamReadBuffer);
-    connect(m_reply, &QNetworkReply::metaDataChanged, this, &RegistryExchange::onMetaDataChanged);
-    connect(m_reply, &QNetworkReply::finished, this, &RegistryExchange::onReplyFinished);
+        request.headers.append({QByteArrayLiteral("User-Agent"), QByteArrayLiteral("coreflow-relay")});
+    // A fixed, neutral Accept-Language: nothing of the relay's locale travels (RegistryHeaders, IP-18).
+    request.headers.append({QByteArrayLiteral("Accept-Language"), QByteArray(RegistryHeaders::kRelayAcceptLanguage)});
+    request.readBufferBytes = m_setup.upstreamReadBuffer > 0 ? m_setup.upstreamReadBuffer : kUpstreamReadBuffer;
 
     m_headerTimer = m_clock.createTimer(this);
     connect(m_headerTimer.get(), &ClockTimer::timeout, this, &RegistryExchange::onHeaderTimeout);
     m_headerTimer->start(m_setup.headerTimeoutMs);
+    m_submitted = true;
+    m_pool.submit(this, request);
 }
 
-void RegistryExchange::onMetaDataChanged()
+void RegistryExchange::upstreamHead(int status, const HeaderPairs &headers)
 {
-    if (m_done || m_headersSent || !m_reply)
+    if (m_done || m_headersSent)
         return;
-    const QVariant status = m_reply->attribute(QNetworkRequest::HttpStatusCodeAttribute);
-    if (!status.isValid())
-        return;
-    sendHeaders(status.toInt());
+    sendHeaders(status, headers);
 }
 
-void RegistryExchange::sendHeaders(int status)
+bool RegistryExchange::upstreamBodyRoom() const
+{
+    if (m_done)
+        return false;
+    if (!m_pump)
+        return true; // no body expected: whatever arrives is read and dropped
+    if (m_setup.watermarkSource)
+        m_pump->setWatermark(qMin(m_setup.watermark, m_setup.watermarkSource()));
+    return m_pump->hasRoom();
+}
+
+void RegistryExchange::upstreamBody(const char *data, qsizetype size)
+{
+    if (m_pump && !m_done)
+        m_pump->write(data, size);
+}
+
+void RegistryExchange::upstreamComplete()
+{
+    m_upstreamOver = true;
+    if (m_done)
+        return;
+    if (!m_headersSent) {
+        fail(QByteArrayLiteral("Protocol")); // cannot happen: the head always comes first
+        return;
+    }
+    if (m_pump)
+        m_pump->finish(); // drained() completes
+    else
+        complete();
+}
+
+void RegistryExchange::upstreamFailed(const QByteArray &failureClass)
+{
+    m_upstreamOver = true;
+    if (m_done)
+        return;
+    if (!m_headersSent) {
+        fail(failureClass);
+        return;
+    }
+    qCWarning(lcRegistry, "%s %s %d: registry failed mid-body (%s) after %lld bytes; node connection aborted",
+              method(), m_setup.pathClass.constData(), m_status, failureClass.constData(),
+              m_pump ? m_pump->bytesRelayed() : 0LL);
+    m_done = true;
+    if (m_socket)
+        m_socket->abort();
+    complete();
+}
+
+void RegistryExchange::sendHeaders(int status, const HeaderPairs &headers)
 {
     m_headerTimer->stop();
-    const ReturnedResponseHeaders filtered = RegistryHeaders::returnResponse(m_reply->rawHeaderPairs());
+    const ReturnedResponseHeaders filtered = RegistryHeaders::returnResponse(headers);
     if (!filtered.ok) {
         fail(filtered.failureClass.isEmpty() ? QByteArrayLiteral("HeadersTooLarge") : filtered.failureClass);
         return;
@@ -131,49 +159,16 @@ void RegistryExchange::sendHeaders(int status)
     qCInfo(lcRegistry, "%s %s -> %d (headers relayed after %lld ms)", method(), m_setup.pathClass.constData(),
            status, m_clock.nowMs() - m_startedMs);
 
-    if (noBody) {
-        if (m_replyFinished)
-            complete();
-        return;
-    }
-    m_pump = new BodyPump(m_reply, m_socket, chunked ? BodyPump::Framing::Chunked : BodyPump::Framing::Length,
+    if (noBody)
+        return; // upstreamComplete() completes
+    m_pump = new BodyPump(m_socket, chunked ? BodyPump::Framing::Chunked : BodyPump::Framing::Length,
                           m_setup.watermark, this);
     connect(m_pump, &BodyPump::drained, this, &RegistryExchange::complete);
+    connect(m_pump, &BodyPump::roomAvailable, this, [this] {
+        if (!m_done && !m_upstreamOver)
+            m_pool.resume(this);
+    });
     m_pump->start();
-    if (m_replyFinished && !m_done)
-        m_pump->sourceFinished();
-}
-
-void RegistryExchange::onReplyFinished()
-{
-    if (m_done || !m_reply)
-        return;
-    m_replyFinished = true;
-    const QNetworkReply::NetworkError error = m_reply->error();
-    const bool transportFailure = RegistryRefusal::isTransportFailure(error);
-    if (!m_headersSent) {
-        const QVariant status = m_reply->attribute(QNetworkRequest::HttpStatusCodeAttribute);
-        if (status.isValid() && !transportFailure) {
-            sendHeaders(status.toInt()); // completes or starts the pump, which sees the source finished
-            return;
-        }
-        fail(RegistryRefusal::failureClass(error == QNetworkReply::NoError ? QNetworkReply::ProtocolFailure : error));
-        return;
-    }
-    if (transportFailure) {
-        qCWarning(lcRegistry, "%s %s %d: registry failed mid-body (%s) after %lld bytes; node connection aborted",
-                  method(), m_setup.pathClass.constData(), m_status,
-                  RegistryRefusal::failureClass(error).constData(), m_pump ? m_pump->bytesRelayed() : 0LL);
-        m_done = true;
-        if (m_socket)
-            m_socket->abort();
-        complete();
-        return;
-    }
-    if (m_pump)
-        m_pump->sourceFinished();
-    else
-        complete();
 }
 
 void RegistryExchange::onClientGone()
@@ -181,13 +176,13 @@ void RegistryExchange::onClientGone()
     if (m_done)
         return;
     m_done = true;
-    const bool upstreamRunning = m_reply && !m_replyFinished;
+    const bool upstreamRunning = m_submitted && !m_upstreamOver;
     qCInfo(lcRegistry, "%s %s: node left after %lld bytes; %s", method(), m_setup.pathClass.constData(),
            m_pump ? m_pump->bytesRelayed() : 0LL,
            upstreamRunning ? "upstream request aborted" : "upstream request was already over");
     if (upstreamRunning) {
-        m_reply->disconnect(this);
-        m_reply->abort();
+        m_upstreamOver = true;
+        m_pool.cancel(this);
     }
     complete();
 }
@@ -204,9 +199,9 @@ void RegistryExchange::fail(const QByteArray &failureClass)
     if (m_done)
         return;
     m_done = true;
-    if (m_reply && !m_replyFinished) {
-        m_reply->disconnect(this);
-        m_reply->abort();
+    if (m_submitted && !m_upstreamOver) {
+        m_upstreamOver = true;
+        m_pool.cancel(this);
     }
     qCWarning(lcRegistry, "%s %s -> 502 %s (%s)", method(), m_setup.pathClass.constData(),
               contract::refusal::registryUnreachable.data(), failureClass.constData());

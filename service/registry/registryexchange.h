@@ -4,31 +4,35 @@
 // has accepted the method, path and headers; deletes itself when done.
 //
 // Sequence:
-//  1. GET/HEAD <registry origin><path>?<query> on a manager from the UpstreamPool, with the allowed
-//     node headers (RegistryHeaders), HTTP/1.1, no redirect following, no cookies, no cache, a read
-//     buffer of kUpstreamReadBuffer bytes (backpressure to the registry).
-//  2. As soon as the registry's status line and headers arrive (QNetworkReply::metaDataChanged), they
-//     are filtered (RegistryHeaders::returnResponse), the WWW-Authenticate realm rewritten
+//  1. GET/HEAD <path>?<query> to the registry through the UpstreamPool (the relay's own HTTP/1.1
+//     client: keep-alive connections, no redirect following, no cookies, no cache), with the allowed
+//     node headers (RegistryHeaders), a User-Agent (coreflow-relay unless the node sent one) and
+//     Accept-Language: * (IP-18), and a socket read buffer of upstreamReadBuffer bytes (backpressure
+//     to the registry).
+//  2. As soon as the registry's status line and headers arrive (UpstreamResponseHandler::upstreamHead),
+//     they are filtered (RegistryHeaders::returnResponse), the WWW-Authenticate realm rewritten
 //     (WwwAuthenticateRewriter) and written to the node through the responder; the body is not
 //     waited for.
-//  3. The body is pumped by BodyPump (Length framing under the registry's Content-Length, Chunked
-//     framing when there is none). No body for HEAD, 1xx, 204, 304.
-//  4. The node leaving (socket disconnected/destroyed) aborts the upstream request at once.
+//  3. The body is written by BodyPump as it arrives (Length framing under the registry's
+//     Content-Length, Chunked framing when there is none); the upstream is read only while the pump
+//     has room. No body for HEAD, 1xx, 204, 304.
+//  4. The node leaving (socket disconnected/destroyed) aborts the upstream request at once (its
+//     connection is closed, never reused).
 //  5. No answer from the registry: 502 registry-unreachable with the failure class, when the headers
 //     have not been sent yet; a failure mid-body aborts the node's connection (the body cannot be
 //     completed, and a truncated body must not look complete). No registry status line within
 //     headerTimeoutMs (measured on the injected Clock) is the class Timeout.
 #include "registryheaders.h"
+#include "upstreamresponsehandler.h"
 
 #include <QHttpServerResponder>
 #include <QObject>
 #include <QPointer>
 #include <QUrl>
+#include <functional>
 #include <memory>
 #include <optional>
 
-class QNetworkAccessManager;
-class QNetworkReply;
 class QTcpSocket;
 
 namespace coreflow {
@@ -46,11 +50,14 @@ struct RegistryExchangeSetup {
     bool head = false;         // HEAD (else GET)
     QByteArray pathClass;      // for logs: base, manifest, blob, tags, token, other
     qint64 headerTimeoutMs = 0;
-    qint64 watermark = 0;      // BodyPump watermark, bytes
-    qint64 upstreamReadBuffer = 0; // QNetworkReply::setReadBufferSize, bytes (0: kUpstreamReadBuffer)
+    qint64 watermark = 0;      // BodyPump watermark, bytes (the most; see watermarkSource)
+    qint64 upstreamReadBuffer = 0; // upstream socket read buffer bound, bytes (0: kUpstreamReadBuffer)
+    // When set, asked for the current watermark before every upstream read (a shared in-flight
+    // budget); the result is capped at `watermark`.
+    std::function<qint64()> watermarkSource;
 };
 
-class RegistryExchange : public QObject {
+class RegistryExchange : public QObject, private UpstreamResponseHandler {
     Q_OBJECT
 public:
     static constexpr qint64 kUpstreamReadBuffer = 256 * 1024; // bytes
@@ -68,11 +75,16 @@ Q_SIGNALS:
     void finished();
 
 private:
-    void onMetaDataChanged();
-    void onReplyFinished();
+    // UpstreamResponseHandler
+    void upstreamHead(int status, const HeaderPairs &headers) override;
+    bool upstreamBodyRoom() const override;
+    void upstreamBody(const char *data, qsizetype size) override;
+    void upstreamComplete() override;
+    void upstreamFailed(const QByteArray &failureClass) override;
+
     void onClientGone();
     void onHeaderTimeout();
-    void sendHeaders(int status);
+    void sendHeaders(int status, const HeaderPairs &headers);
     void fail(const QByteArray &failureClass);
     void complete();
     bool socketUsable() const;
@@ -84,14 +96,13 @@ private:
     UpstreamPool &m_pool;
     const WwwAuthenticateRewriter &m_rewriter;
     Clock &m_clock;
-    QNetworkAccessManager *m_manager = nullptr;
-    QPointer<QNetworkReply> m_reply;
+    bool m_submitted = false;    // the request is with the pool (withdrawn with cancel unless over)
     std::unique_ptr<ClockTimer> m_headerTimer;
     BodyPump *m_pump = nullptr;
     qint64 m_startedMs = 0;
     int m_status = 0;
     bool m_headersSent = false;
-    bool m_replyFinished = false;
+    bool m_upstreamOver = false; // the pool delivered upstreamComplete or upstreamFailed
     bool m_done = false;
     bool m_completed = false;
 };

@@ -30,6 +30,9 @@
 //   control characters (as for the request): an allowed header holding one is dropped (never relayed);
 //   a WWW-Authenticate holding one fails the answer (ok == false, failureClass Protocol), since the
 //   node could not authenticate without it and a rewritten realm must never carry one.
+//   (Behind the relay's upstream client such an answer never gets here: http_parser refuses control
+//   characters in header values, UpstreamResponseParser fails it as Protocol. These checks stay as the
+//   rule's second line.)
 #include <QByteArray>
 #include <QList>
 #include <QPair>

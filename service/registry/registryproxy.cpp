@@ -119,13 +119,13 @@ RegistryProxy::RegistryProxy(QUrl cloudlyUrl, QUrl relayOrigin, QList<QSslCertif
     if (!extraCaCertificates.isEmpty())
         tls.addCaCertificates(extraCaCertificates);
     tls.setAllowedNextProtocols({QByteArrayLiteral("http/1.1")});
-    m_pool = std::make_unique<UpstreamPool>(tls);
+    m_pool = std::make_unique<UpstreamPool>(m_registryOrigin, tls);
     m_rewriter = std::make_unique<WwwAuthenticateRewriter>(m_registryOrigin, m_relayOrigin);
 }
 
 RegistryProxy::~RegistryProxy()
 {
-    // Exchanges release their manager into the pool: delete them while the pool is alive.
+    // Exchanges withdraw their requests from the pool: delete them while the pool is alive.
     const auto exchanges = findChildren<RegistryExchange *>(Qt::FindDirectChildrenOnly);
     for (RegistryExchange *exchange : exchanges)
         delete exchange;
@@ -261,7 +261,10 @@ void RegistryProxy::process(QTcpSocket *socket, PendingRequest pending)
     setup.pathClass = cls;
     setup.headerTimeoutMs = m_headerTimeoutMs;
     setup.watermark = m_watermark;
-    setup.upstreamReadBuffer = m_upstreamReadBuffer;
+    setup.watermarkSource = [this] { return sharedWatermark(); };
+    // Fixed for the exchange when it starts (the socket's read buffer), from the budget's share then.
+    setup.upstreamReadBuffer = qBound(kMinShareBytes, m_budget / (2 * qMax(1, m_active + 1)),
+                                      qMax(kMinShareBytes, m_upstreamReadBuffer));
     auto *exchange = new RegistryExchange(std::move(setup), std::move(responder), *m_pool, *m_rewriter, m_clock, this);
     ++m_active;
     auto it = m_connections.find(socket);
@@ -284,6 +287,11 @@ void RegistryProxy::process(QTcpSocket *socket, PendingRequest pending)
         Q_EMIT exchangeFinished();
     });
     exchange->start();
+}
+
+qint64 RegistryProxy::sharedWatermark() const
+{
+    return qBound(kMinShareBytes, m_budget / qMax(1, m_active), qMax(kMinShareBytes, m_watermark));
 }
 
 void RegistryProxy::noteChallenges(const QList<QString> &rewrittenRealmPaths, const QList<QString> &foreignOrigins)

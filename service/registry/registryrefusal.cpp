@@ -22,46 +22,31 @@ QByteArray RegistryRefusal::body(QLatin1StringView code, QLatin1StringView name,
     return QJsonDocument(root).toJson(QJsonDocument::Compact);
 }
 
-QByteArray RegistryRefusal::failureClass(QNetworkReply::NetworkError error)
+QByteArray RegistryRefusal::failureClass(QAbstractSocket::SocketError error)
 {
     switch (error) {
-    case QNetworkReply::ConnectionRefusedError:
+    case QAbstractSocket::ConnectionRefusedError:
         return "ConnectionRefused";
-    case QNetworkReply::HostNotFoundError:
+    case QAbstractSocket::HostNotFoundError:
         return "HostNotFound";
-    case QNetworkReply::TimeoutError:
+    case QAbstractSocket::SocketTimeoutError:
         return "Timeout";
-    case QNetworkReply::SslHandshakeFailedError:
+    case QAbstractSocket::SslHandshakeFailedError:
+    case QAbstractSocket::SslInternalError:
+    case QAbstractSocket::SslInvalidUserDataError:
         return "TlsHandshake";
-    case QNetworkReply::RemoteHostClosedError:
+    case QAbstractSocket::RemoteHostClosedError:
         return "RemoteClosed";
-    case QNetworkReply::OperationCanceledError:
-        return "Aborted";
-    case QNetworkReply::ProxyConnectionRefusedError:
-    case QNetworkReply::ProxyConnectionClosedError:
-    case QNetworkReply::ProxyNotFoundError:
-    case QNetworkReply::ProxyTimeoutError:
-    case QNetworkReply::ProxyAuthenticationRequiredError:
-    case QNetworkReply::UnknownProxyError:
+    case QAbstractSocket::ProxyAuthenticationRequiredError:
+    case QAbstractSocket::ProxyConnectionRefusedError:
+    case QAbstractSocket::ProxyConnectionClosedError:
+    case QAbstractSocket::ProxyConnectionTimeoutError:
+    case QAbstractSocket::ProxyNotFoundError:
+    case QAbstractSocket::ProxyProtocolError:
         return "Proxy";
-    case QNetworkReply::ProtocolUnknownError:
-    case QNetworkReply::ProtocolInvalidOperationError:
-    case QNetworkReply::ProtocolFailure:
-    case QNetworkReply::TooManyRedirectsError:
-    case QNetworkReply::InsecureRedirectError:
-        return "Protocol";
     default:
         return "Network";
     }
-}
-
-bool RegistryRefusal::isTransportFailure(QNetworkReply::NetworkError error)
-{
-    if (error == QNetworkReply::NoError)
-        return false;
-    const int e = int(error);
-    return (e >= 1 && e < 200) || error == QNetworkReply::ProtocolUnknownError
-        || error == QNetworkReply::ProtocolInvalidOperationError || error == QNetworkReply::ProtocolFailure;
 }
 
 } // namespace coreflow

@@ -13,7 +13,7 @@
 //                                             names the failure class only, never its message (IP-22)
 #include <QByteArray>
 #include <QLatin1StringView>
-#include <QNetworkReply>
+#include <QAbstractSocket>
 
 namespace coreflow {
 
@@ -25,11 +25,11 @@ public:
 
     // Failure classes (stable words, usable in logs and bodies):
     //   ConnectionRefused, HostNotFound, Timeout, TlsHandshake, RemoteClosed, Proxy, Protocol,
-    //   HeadersTooLarge, Aborted, Network
-    static QByteArray failureClass(QNetworkReply::NetworkError error);
-    // True when `error` means the registry did not give an HTTP answer (transport, TLS, proxy or
-    // protocol failure), as opposed to an HTTP error status which is relayed as it is.
-    static bool isTransportFailure(QNetworkReply::NetworkError error);
+    //   HeadersTooLarge, Network
+    // The first six and Network come from the upstream socket's error (this function); Protocol and
+    // HeadersTooLarge from the answer's parsing (UpstreamResponseParser, RegistryHeaders); Timeout also
+    // from the exchange's header timeout. An HTTP error status is not a failure: it is relayed as it is.
+    static QByteArray failureClass(QAbstractSocket::SocketError error);
 };
 
 } // namespace coreflow

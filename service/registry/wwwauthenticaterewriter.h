@@ -12,9 +12,9 @@
 // port) has its `scheme://authority` prefix replaced by the relay's origin.
 //   Bearer realm="https://cloudly.example/v2/token",service="cloudly.example"
 //   -> Bearer realm="https://relay.cluster:8443/v2/token",service="cloudly.example"
-// Why one value per challenge: Qt 6.4's QNetworkReply joins repeated header lines with ", ", so the
-// relay cannot tell two lines from one line with two challenges; one line per challenge is what every
-// client parses (docker/distribution's client reads one challenge per line).
+// Why one value per challenge: a registry (or a proxy before it) may join several challenges into one
+// line with ", ", and the relay cannot always tell that from one challenge's parameters; one line per
+// challenge is what every client parses (docker/distribution's client reads one challenge per line).
 //
 // A realm that is an absolute http(s) URL naming any other origin is left untouched and its origin
 // ("scheme://host[:port]") is reported in foreignRealmOrigins (the caller logs each distinct origin

@@ -10,7 +10,7 @@
 
 namespace coreflow::testing {
 
-RelayFixture::RelayFixture(bool relayBlock)
+RelayFixture::RelayFixture(bool relayBlock, const std::function<void(peers::LoopbackCloudly::Options &)> &tweakCloudly)
     : clock(QDateTime::currentMSecsSinceEpoch()),
       bearer(QByteArrayLiteral("canary-bearer-") + QUuid::createUuid().toByteArray(QUuid::WithoutBraces))
 {
@@ -21,6 +21,8 @@ RelayFixture::RelayFixture(bool relayBlock)
     options.now = [this] { return clock.nowMs(); };
     if (relayBlock)
         options.relayOrigin = QStringLiteral("https://localhost:%1").arg(relayPort);
+    if (tweakCloudly)
+        tweakCloudly(options);
     cloudly = std::make_unique<peers::LoopbackCloudly>(ca, options);
     if (!cloudly->listen())
         qFatal("loopback Cloudly cannot listen");

@@ -10,13 +10,16 @@
 #include "util/manualclock.h"
 
 #include <QTemporaryDir>
+#include <functional>
 #include <memory>
 
 namespace coreflow::testing {
 
 class RelayFixture {
 public:
-    explicit RelayFixture(bool relayBlock = true);
+    // tweakCloudly: changes the loopback Cloudly's options before it is built (e.g. httpFront).
+    explicit RelayFixture(bool relayBlock = true,
+                          const std::function<void(peers::LoopbackCloudly::Options &)> &tweakCloudly = {});
     ~RelayFixture();
 
     static quint16 freePort();

@@ -1,5 +1,7 @@
 #include "loopbackcloudly.h"
 
+#include "loopbackhttpfront.h"
+
 #include "contract/methods.h"
 #include "contract/offers.h"
 #include "contract/refusalnames.h"
@@ -8,6 +10,7 @@
 #include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QRandomGenerator>
+#include <QTcpSocket>
 #include <QSslError>
 #include <QUuid>
 #include <QWebSocket>
@@ -46,9 +49,16 @@ LoopbackCloudly::LoopbackCloudly(const TestCertificateAuthority &ca, QObject *pa
 LoopbackCloudly::LoopbackCloudly(const TestCertificateAuthority &ca, Options options, QObject *parent)
     : QObject(parent), m_ca(ca), m_options(std::move(options))
 {
-    m_server = new QWebSocketServer(QStringLiteral("loopback-cloudly"), QWebSocketServer::SecureMode, this);
     const IssuedCertificate serverCert = m_options.serverCertificate ? *m_options.serverCertificate : m_ca.issueLocalhost();
-    m_server->setSslConfiguration(TestCertificateAuthority::serverConfiguration(serverCert));
+    if (m_options.httpFront) {
+        m_server = new QWebSocketServer(QStringLiteral("loopback-cloudly"), QWebSocketServer::NonSecureMode, this);
+        m_front = new LoopbackHttpFront(TestCertificateAuthority::serverConfiguration(serverCert), this);
+        connect(m_front, &LoopbackHttpFront::upgradeRequested, this,
+                [this](QTcpSocket *socket) { m_server->handleConnection(socket); });
+    } else {
+        m_server = new QWebSocketServer(QStringLiteral("loopback-cloudly"), QWebSocketServer::SecureMode, this);
+        m_server->setSslConfiguration(TestCertificateAuthority::serverConfiguration(serverCert));
+    }
     connect(m_server, &QWebSocketServer::newConnection, this, &LoopbackCloudly::onNewConnection);
     connect(m_server, &QWebSocketServer::sslErrors, this, [](const QList<QSslError> &errors) {
         for (const QSslError &e : errors)
@@ -85,9 +95,18 @@ LoopbackCloudly::~LoopbackCloudly()
 
 bool LoopbackCloudly::listen()
 {
-    if (m_server->isListening())
+    if (isListening())
         return true;
     const quint16 port = m_boundPort ? m_boundPort : m_options.port;
+    if (m_front) {
+        if (!m_front->listen(m_options.address, port)) {
+            qCWarning(lcPeersCloudly) << "cannot listen on" << m_options.address.toString() << port << m_front->errorString();
+            return false;
+        }
+        m_boundPort = m_front->port();
+        qCInfo(lcPeersCloudly) << "listening at" << url().toString() << "(TLS front: session and registry)";
+        return true;
+    }
     if (!m_server->listen(m_options.address, port)) {
         qCWarning(lcPeersCloudly) << "cannot listen on" << m_options.address.toString() << port << m_server->errorString();
         return false;
@@ -99,13 +118,30 @@ bool LoopbackCloudly::listen()
 
 void LoopbackCloudly::stopListening()
 {
+    if (m_front) {
+        if (m_front->isListening()) {
+            m_front->close();
+            qCInfo(lcPeersCloudly) << "stopped listening on port" << m_boundPort;
+        }
+        return;
+    }
     if (m_server->isListening()) {
         m_server->close();
         qCInfo(lcPeersCloudly) << "stopped listening on port" << m_boundPort;
     }
 }
 
-bool LoopbackCloudly::isListening() const { return m_server->isListening(); }
+bool LoopbackCloudly::isListening() const { return m_front ? m_front->isListening() : m_server->isListening(); }
+
+void LoopbackCloudly::setHttpPassthrough(quint16 backendPort, const QStringList &extraPaths)
+{
+    if (m_front)
+        m_front->setPassthrough(backendPort, extraPaths);
+    else
+        qCWarning(lcPeersCloudly) << "setHttpPassthrough needs Options.httpFront";
+}
+
+QStringList LoopbackCloudly::pipedHttpPaths() const { return m_front ? m_front->pipedPaths() : QStringList(); }
 
 quint16 LoopbackCloudly::port() const { return m_boundPort; }
 

@@ -33,6 +33,13 @@
 //   getClusterRouteTable {} -> { routeTable: setClusterRouteTable()'s value } (null until one is set).
 //   any other method -> refusal "method-not-served: cloudly serves no method <name>".
 //
+// One origin for the session and the registry (Options.httpFront): the peer terminates TLS itself in a
+// LoopbackHttpFront and hands WebSocket upgrades to its WebSocket server as before; with
+// setHttpPassthrough(port, paths) every connection whose first request is under /v2/ or names one of
+// `paths` (the token realm path) is piped to a plain-HTTP backend on 127.0.0.1:port instead, so the
+// relay's image pulls (docs/contract.md §17: the registry is CLOUDLY_URL's origin) reach a real
+// registry through "Cloudly". Without httpFront the WebSocket server listens itself (SecureMode).
+//
 // Any WebSocket peer may dial it (the relay, or a SimulatedPalletNode in a peer self-test); every
 // connected socket is answered the same way. Pushes go to the most recently connected open socket.
 //
@@ -65,6 +72,8 @@ class QWebSocketServer;
 
 namespace coreflow::peers {
 
+class LoopbackHttpFront;
+
 class LoopbackCloudly : public QObject {
     Q_OBJECT
 public:
@@ -86,6 +95,7 @@ public:
         QHostAddress address = QHostAddress(QHostAddress::LocalHost);
         quint16 port = 0;                                   // 0: any free port
         std::optional<IssuedCertificate> serverCertificate; // Cloudly's own TLS cert; default: ca.issueLocalhost()
+        bool httpFront = false; // TLS terminated by a LoopbackHttpFront (needed for setHttpPassthrough)
     };
 
     explicit LoopbackCloudly(const TestCertificateAuthority &ca, QObject *parent = nullptr);
@@ -104,6 +114,11 @@ public:
     // While true, every WebSocket upgrade is refused (the TLS handshake succeeds, the HTTP upgrade is
     // answered with an error and the socket closed: the client never reaches "connected").
     void refuseConnections(bool refuse);
+    // Options.httpFront only: pipe connections whose first request is under /v2/ or at one of
+    // extraPaths (exact paths, e.g. "/token") to plain HTTP on 127.0.0.1:backendPort (0: none).
+    void setHttpPassthrough(quint16 backendPort, const QStringList &extraPaths = {});
+    // Options.httpFront only (else empty): the first request path of every piped connection, in order.
+    QStringList pipedHttpPaths() const;
 
     // --- Connections -------------------------------------------------------------------------------
     // Aborts every open socket (the relay sees its Cloudly session drop).
@@ -212,6 +227,7 @@ private:
     TestCertificateAuthority m_ca;
     Options m_options;
     QWebSocketServer *m_server = nullptr;
+    LoopbackHttpFront *m_front = nullptr; // Options.httpFront
     quint16 m_boundPort = 0;
     bool m_refuse = false;
     QList<QPointer<QWebSocket>> m_sockets;

@@ -1,5 +1,5 @@
 // tst_listenertransport: the relay listener's own TLS and WebSocket transport (RelayListener,
-// ListenerHandshake, WebSocketSession; docs/contract.md D-52), with Qt's QWebSocket and a raw TLS
+// ListenerHandshake, WebSocketSession; docs/contract.md D-53), with Qt's QWebSocket and a raw TLS
 // client as independent peers.
 //   CL-02  one TLS WebSocket upgrade at "/"; an upgrade elsewhere is refused before any 101
 //   CL-04  beside the upgrade, plain HTTP on the same port and certificate reaches the HTTP side

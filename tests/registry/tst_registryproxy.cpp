@@ -8,6 +8,7 @@
 #include "testwait.h"
 
 #include "service/registry/registryproxy.h"
+#include "service/registry/upstreampool.h"
 #include "shared/util/clock.h"
 #include "shared/util/manualclock.h"
 
@@ -85,7 +86,7 @@ private Q_SLOTS:
     void refusesDotSegments();
     void refusesEncodedSlashesAndControlCharacters();
     void refusesControlCharactersInRequestHeaders();
-    void dropsUpstreamHeadersWithControlCharacters();
+    void upstreamHeaderWithControlCharacterIsProtocolFailure();
     void challengeWithControlCharacterIsProtocolFailure();
     void sendsNoHeaderQtWouldAdd();
     void answersPipelinedRequestsInOrder();
@@ -113,6 +114,11 @@ private Q_SLOTS:
     void slowClientSlowsUpstream();
     void clientLeavingAbortsUpstream();
     void webSocketWorksWhileBlobStreams();
+    void keepsUpstreamConnectionsAlive();
+    void resendsOnceWhenAKeptAliveConnectionWasClosed();
+    void decodesAChunkedUpstreamAnswer();
+    void closeDelimitedUpstreamAnswerIsRelayedWhole();
+    void manyConcurrentPullsShareTheBudget();
 
 private:
     void makeRelay(const QUrl &cloudlyUrl, bool trustRegistryCa = true, Clock *clock = nullptr);
@@ -287,33 +293,38 @@ void TstRegistryProxy::refusesControlCharactersInRequestHeaders()
     QCOMPARE(r.status, 200);
 }
 
-void TstRegistryProxy::dropsUpstreamHeadersWithControlCharacters()
+// IP-19, D-49, D-52: a registry header holding a control character (a bare CR that would split the
+// line on the node's hop, or any other) never reaches the node: the relay's parser (http_parser)
+// refuses the answer, which is a 502 of class Protocol.
+void TstRegistryProxy::upstreamHeaderWithControlCharacterIsProtocolFailure()
 {
     makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.headers = {{"Docker-Content-Digest", "sha256:aa\rSet-Cookie: x=1"},
-                     {"Content-Type", "application/json"},
-                     {"Location", "/v2/x\x01y"},
-                     {"ETag", "\"e1\""}};
-        a.body = "{}";
-        return a;
-    };
-    auto node = connectNode();
-    QVERIFY(node);
-    node->sendRequest("GET", "/v2/team/app/manifests/latest");
-    RawResponse r;
-    QVERIFY(node->readResponse(r));
-    QCOMPARE(r.status, 200);
-    QCOMPARE(r.body, QByteArray("{}"));
-    for (const auto &[name, value] : r.headers) {
-        for (const char c : value)
-            QVERIFY2(static_cast<unsigned char>(c) >= 0x20 || c == '\t', name.constData());
+    const QList<RawHeaders> cases{{{"Docker-Content-Digest", "sha256:aa\rSet-Cookie: x=1"}},
+                                  {{"Location", "/v2/x\x01y"}}};
+    for (const RawHeaders &bad : cases) {
+        m_registry->route = [bad](const FakeRequest &) {
+            FakeAnswer a;
+            a.headers = bad;
+            a.headers.append(qMakePair(QByteArray("Content-Type"), QByteArray("application/json")));
+            a.body = "{}";
+            return a;
+        };
+        auto node = connectNode();
+        QVERIFY(node);
+        node->sendRequest("GET", "/v2/team/app/manifests/latest");
+        RawResponse r;
+        QVERIFY(node->readResponse(r));
+        QCOMPARE(r.status, 502);
+        QCOMPARE(firstError(r.body).value(QStringLiteral("detail")).toObject().value(QStringLiteral("class")).toString(),
+                 QStringLiteral("Protocol"));
+        for (const auto &[name, value] : r.headers) {
+            for (const char c : value)
+                QVERIFY2(static_cast<unsigned char>(c) >= 0x20 || c == '\t', name.constData());
+        }
+        QVERIFY(!r.has("set-cookie"));
+        QVERIFY(!r.has("location"));
+        QVERIFY(!r.has("docker-content-digest"));
     }
-    QVERIFY(!r.has("set-cookie"));
-    QVERIFY(!r.has("location"));
-    QCOMPARE(r.header("etag"), QByteArray("\"e1\""));
-    QCOMPARE(r.header("content-type"), QByteArray("application/json"));
 }
 
 void TstRegistryProxy::challengeWithControlCharacterIsProtocolFailure()
@@ -1017,6 +1028,171 @@ void TstRegistryProxy::webSocketWorksWhileBlobStreams()
     QVERIFY(spinUntil([&] { return node->discarded() == 96ll * 1024 * 1024; }, 60000));
     QVERIFY(node->patternOk());
     ws.close();
+}
+
+// The relay's own upstream client (contract D-52): one kept-alive connection carries consecutive
+// exchanges (IP-01 on one outbound connection, not one per request).
+void TstRegistryProxy::keepsUpstreamConnectionsAlive()
+{
+    makeRelay(registryUrl());
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.body = "{}";
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    for (int i = 0; i < 3; ++i) {
+        node->sendRequest("GET", "/v2/team/app/manifests/v" + QByteArray::number(i));
+        RawResponse r;
+        QVERIFY(node->readResponse(r));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.body, QByteArray("{}"));
+    }
+    QCOMPARE(m_registry->requests.size(), 3);
+    QCOMPARE(m_registry->acceptedConnections, 1);
+    QCOMPARE(m_registry->requests.at(1).header("connection").toLower(), QByteArray("keep-alive"));
+}
+
+// D-52: the registry closing a kept-alive connection under the next request (before any answer byte)
+// is not a failure of the pull: the request is sent once more on a new connection. A second close
+// there is answered 502 RemoteClosed (IP-21), no third try.
+void TstRegistryProxy::resendsOnceWhenAKeptAliveConnectionWasClosed()
+{
+    makeRelay(registryUrl());
+    int seen = 0;
+    bool closeTwice = false;
+    m_registry->route = [&seen, &closeTwice](const FakeRequest &) {
+        ++seen;
+        FakeAnswer a;
+        a.body = "n" + QByteArray::number(seen);
+        a.closeWithoutAnswer = seen == 2 || (closeTwice && seen == 3);
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/team/app/manifests/a");
+    RawResponse first;
+    QVERIFY(node->readResponse(first));
+    QCOMPARE(first.body, QByteArray("n1"));
+    node->sendRequest("GET", "/v2/team/app/manifests/b");
+    RawResponse second;
+    QVERIFY(node->readResponse(second));
+    QCOMPARE(second.status, 200);
+    QCOMPARE(second.body, QByteArray("n3"));
+    QCOMPARE(m_registry->requests.size(), 3);
+    QCOMPARE(m_registry->requests.at(1).target, m_registry->requests.at(2).target);
+    QCOMPARE(m_registry->acceptedConnections, 2);
+    QVERIFY(!logsContaining(QStringLiteral("sent again on a new one")).isEmpty());
+
+    // Closed again on the new connection: the pull fails, once.
+    seen = 0;
+    closeTwice = true;
+    m_registry->requests.clear();
+    node->sendRequest("GET", "/v2/team/app/manifests/c");
+    RawResponse warm;
+    QVERIFY(node->readResponse(warm)); // seen == 1: keeps a connection alive again
+    node->sendRequest("GET", "/v2/team/app/manifests/d");
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 502);
+    QCOMPARE(firstError(r.body).value(QStringLiteral("detail")).toObject().value(QStringLiteral("class")).toString(),
+             QStringLiteral("RemoteClosed"));
+    QCOMPARE(m_registry->requests.size(), 3);
+}
+
+// IP-07/IP-14: a chunked registry answer is decoded by the relay's parser and reaches the node as the
+// same bytes (re-framed in chunks, no Content-Length: the registry gave none).
+void TstRegistryProxy::decodesAChunkedUpstreamAnswer()
+{
+    makeRelay(registryUrl());
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.headers = {{"Content-Type", "application/json"}, {"Transfer-Encoding", "chunked"}};
+        a.body = "5\r\n{\"a\":\r\n3\r\n12}\r\n0\r\n\r\n";
+        a.autoContentLength = false;
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    for (int i = 0; i < 2; ++i) { // the upstream connection is reused after a chunked answer
+        node->sendRequest("GET", "/v2/team/app/tags/list");
+        RawResponse r;
+        QVERIFY(node->readResponse(r));
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.chunked);
+        QVERIFY(!r.has("content-length"));
+        QCOMPARE(r.body, QByteArray("{\"a\":12}"));
+    }
+    QCOMPARE(m_registry->acceptedConnections, 1);
+}
+
+// IP-13/IP-16: an HTTP/1.1 answer without length that ends when the registry closes (close-delimited)
+// is relayed whole, and that connection is not reused.
+void TstRegistryProxy::closeDelimitedUpstreamAnswerIsRelayedWhole()
+{
+    makeRelay(registryUrl());
+    const qint64 size = 1024 * 1024 + 17;
+    m_registry->route = [size](const FakeRequest &) {
+        FakeAnswer a;
+        a.headers = {{"Connection", "close"}};
+        a.autoContentLength = false;
+        a.streamBytes = size;
+        a.closeAfterBody = true; // no length: the close ends the body
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    for (int i = 0; i < 2; ++i) {
+        node->sendRequest("GET", "/v2/team/app/blobs/sha256:cd");
+        RawResponse r;
+        QVERIFY(node->readResponse(r, false, 30000));
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.chunked); // no length to give the node: chunked on its hop
+        QCOMPARE(r.body.size(), size);
+        QVERIFY(r.body == FakeRegistry::pattern(0, size));
+    }
+    QCOMPARE(m_registry->acceptedConnections, 2); // a close-delimited answer's connection is not reused
+    QVERIFY(spinUntil([this] { return m_proxy->activeExchanges() == 0; }, 5000));
+}
+
+// IP-13 with many pulls: 40 nodes pull a 2 MiB blob at once; every body arrives intact, every
+// exchange ends, and the upstream connections stay within the pool's bound.
+void TstRegistryProxy::manyConcurrentPullsShareTheBudget()
+{
+    makeRelay(registryUrl());
+    const qint64 size = 2 * 1024 * 1024;
+    m_registry->route = [size](const FakeRequest &) {
+        FakeAnswer a;
+        a.streamBytes = size;
+        return a;
+    };
+    std::vector<std::unique_ptr<RawHttpsClient>> nodes;
+    for (int i = 0; i < 40; ++i) {
+        auto node = connectNode();
+        QVERIFY(node);
+        node->sendRequest("GET", "/v2/team/app/blobs/sha256:ee");
+        nodes.push_back(std::move(node));
+    }
+    for (auto &node : nodes) {
+        RawResponse headers;
+        QVERIFY(node->waitForHeaders(headers));
+        QCOMPARE(headers.status, 200);
+        node->discardBody(0);
+    }
+    QVERIFY(spinUntil([&] {
+        for (auto &node : nodes)
+            if (node->discarded() < size)
+                return false;
+        return true;
+    }, 60000));
+    for (auto &node : nodes) {
+        QCOMPARE(node->discarded(), size);
+        QVERIFY(node->patternOk());
+    }
+    QVERIFY(spinUntil([this] { return m_proxy->activeExchanges() == 0; }, 5000));
+    QVERIFY(m_registry->acceptedConnections <= UpstreamPool::kMaxConnections);
+    QCOMPARE(m_registry->completedStreams, 40);
 }
 
 QTEST_GUILESS_MAIN(TstRegistryProxy)

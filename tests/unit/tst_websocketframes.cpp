@@ -1,6 +1,6 @@
 // tst_websocketframes: the listener's RFC 6455 framing (WebSocketFrameDecoder / WebSocketFrameEncoder),
 // which carries every node lane (CL-02: the one TLS WebSocket at "/"; CL-06: bodies untouched, so
-// text arrives as the exact UTF-8 bytes sent). docs/contract.md D-52.
+// text arrives as the exact UTF-8 bytes sent). docs/contract.md D-53.
 #include "listener/websocketframedecoder.h"
 #include "listener/websocketframeencoder.h"
 

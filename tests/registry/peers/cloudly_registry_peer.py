@@ -11,6 +11,9 @@ Every request is logged as one line to --log (flushed at once) so the test can a
 followed the rewritten realm:  token path=/token service=<s> scopes=<n> authorization=present|absent
                               v2 method=GET status=200
 Stdlib only, plus the openssl CLI for signing. Prints "PORT <n>" on stdout once listening.
+
+--plain serves plain HTTP instead of HTTPS (--cert/--key not needed): the backend behind a loopback
+Cloudly's TLS front (tests/peers/loopbackhttpfront.h), which pipes /v2/ and the token path here.
 """
 import argparse
 import base64
@@ -140,8 +143,9 @@ def make_handler(peer):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cert", required=True)
-    ap.add_argument("--key", required=True)
+    ap.add_argument("--cert")
+    ap.add_argument("--key")
+    ap.add_argument("--plain", action="store_true")
     ap.add_argument("--token-cert", required=True)
     ap.add_argument("--token-key", required=True)
     ap.add_argument("--issuer", required=True)
@@ -151,9 +155,12 @@ def main():
     peer = Peer(args)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), make_handler(peer))
     server.daemon_threads = True
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(args.cert, args.key)
-    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    if not args.plain:
+        if not args.cert or not args.key:
+            ap.error("--cert and --key are needed unless --plain")
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args.cert, args.key)
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
     print(f"PORT {server.server_address[1]}", flush=True)
     try:
         server.serve_forever()

@@ -82,6 +82,7 @@ void FakeRegistry::onNewConnection()
         c->socket = socket;
         m_connections.append(c);
         ++openConnections;
+        ++acceptedConnections;
         connect(socket, &QIODevice::readyRead, this, [this, c] { onReadyRead(c); });
         connect(socket, &QSslSocket::encryptedBytesWritten, this, [this, c] { pumpStream(c); });
         connect(socket, &QAbstractSocket::disconnected, this, [this, c] {
@@ -205,6 +206,8 @@ void FakeRegistry::pumpStream(Connection *c)
         c->streaming = false;
         c->busy = false;
         ++completedStreams;
+        if (c->answer.closeAfterBody)
+            c->socket->disconnectFromHost();
     }
 }
 

@@ -39,6 +39,7 @@ struct FakeAnswer {
     int bodyDelayMs = 0;         // wait between the header block and the body
     bool autoContentLength = true; // add Content-Length (body size or streamBytes) unless given
     bool closeWithoutAnswer = false;
+    bool closeAfterBody = false;   // close the connection once the body is written (close-delimited)
     bool neverAnswer = false;
 };
 
@@ -58,6 +59,7 @@ public:
     int abortedStreams = 0;     // streams whose client left before their last byte
     int completedStreams = 0;
     int openConnections = 0;
+    int acceptedConnections = 0; // connections the relay opened since construction
 
 Q_SIGNALS:
     void requestReceived();
