@@ -8,9 +8,6 @@
 #include "tlsservercontext.h"
 
 #include <QHostInfo>
-#include <QTimerEvent>
-
-#include <malloc.h>
 
 #include <csignal>
 #include <unistd.h>
@@ -67,8 +64,6 @@ void RelayListener::onDescriptor(int descriptor)
         qCWarning(logListener) << "connection dropped: no TLS state could be made for it";
         return;
     }
-    if (!m_heapTrim.isActive())
-        m_heapTrim.start(kHeapTrimDelayMs, this);
     auto *connection = new TlsConnection(descriptor, ssl);
     auto *handshake = new ListenerHandshake(connection, this);
     connect(handshake, &ListenerHandshake::upgraded, this, [this](TlsConnection *tls, const QByteArray &rest) {
@@ -78,14 +73,6 @@ void RelayListener::onDescriptor(int descriptor)
     connect(handshake, &ListenerHandshake::httpRequest, this, [this](TlsConnection *tls, const QByteArray &bytes) {
         m_http->adopt(tls, bytes);
     });
-}
-
-void RelayListener::timerEvent(QTimerEvent *event)
-{
-    if (event->timerId() != m_heapTrim.timerId())
-        return QObject::timerEvent(event);
-    m_heapTrim.stop();
-    malloc_trim(0); // give back what the burst's handshakes freed (glibc keeps it otherwise)
 }
 
 void RelayListener::close()

@@ -9,10 +9,6 @@
 // buffers released while idle); each accepted socket goes through a ListenerHandshake (TLS
 // handshake and first header block within 10000 ms) before it is a session or an HTTP exchange.
 //
-// Memory: a TLS handshake allocates and frees far more than an idle connection keeps; after a burst
-// of connections glibc holds the freed pages. kHeapTrimDelayMs (5000 ms, real time) after the first
-// connection of a burst the listener returns them (malloc_trim), at most once per delay.
-//
 // The bind address and port are daemon-local facts (COREFLOW_RELAY_BIND_HOSTNAME/_PORT), never cluster
 // state. listen() failures are named (listener-bind-failed) with address, port and the socket error.
 #include "contract/envelope.h"
@@ -20,7 +16,6 @@
 #include "listenerhttphandler.h"
 #include "websocketsession.h"
 
-#include <QBasicTimer>
 #include <QObject>
 #include <QPointer>
 #include <QSslConfiguration>
@@ -51,14 +46,10 @@ public:
 
     // Largest WebSocket message a session accepts (bytes; larger: Close 1009).
     static constexpr qsizetype kMaxMessageBytes = contract::Envelope::maxFrameBytes;
-    static constexpr int kHeapTrimDelayMs = 5000;
 
 Q_SIGNALS:
     // A WebSocket session at "/"; the receiver takes ownership.
     void nodeSessionAccepted(coreflow::WebSocketSession *session);
-
-protected:
-    void timerEvent(QTimerEvent *event) override;
 
 private:
     void onDescriptor(int descriptor);
@@ -66,7 +57,6 @@ private:
     QPointer<SocketHandoffServer> m_server;
     ListenerHttpServer *m_http;
     std::shared_ptr<TlsServerContext> m_tls;
-    QBasicTimer m_heapTrim;
     QString m_boundAddress;
     quint16 m_boundPort = 0;
 };
