@@ -2,27 +2,31 @@
 
 namespace coreflow {
 
-NodeConnection::NodeConnection(WebSocketSession *session, quint64 connectionId, qint64 acceptedAt, QObject *parent)
-    : QObject(parent), acceptedAtMs(acceptedAt), m_session(session), m_id(connectionId)
+NodeConnection::NodeConnection(WebSocketSession *session, quint64 connectionId, qint64 acceptedAt, Owner &owner, QObject *parent)
+    : QObject(parent), acceptedAtMs(acceptedAt), m_owner(owner), m_session(session), m_id(connectionId)
 {
     m_session->setParent(this);
-    connect(m_session, &WebSocketSession::textMessage, this, [this](const QByteArray &utf8) { Q_EMIT frameReceived(this, utf8); });
-    // The listener's lanes carry text frames only (docs/contract.md §3): a binary frame closes the socket.
-    connect(m_session, &WebSocketSession::binaryMessage, this, [this] {
-        m_session->close(QWebSocketProtocol::CloseCodeDatatypeNotSupported, "binary frames are not served here");
-    });
-    connect(m_session, &WebSocketSession::closed, this, [this] {
-        if (!m_closedEmitted) {
-            m_closedEmitted = true;
-            Q_EMIT closed(this);
-        }
-    });
+    m_session->setReceiver(this);
+}
+
+// The listener's lanes carry text frames only (docs/contract.md §3): a binary frame closes the socket.
+void NodeConnection::sessionBinary()
+{
+    m_session->close(QWebSocketProtocol::CloseCodeDatatypeNotSupported, "binary frames are not served here");
+}
+
+void NodeConnection::sessionClosed(quint16)
+{
+    if (!m_closedEmitted) {
+        m_closedEmitted = true;
+        m_owner.nodeClosed(this);
+    }
 }
 
 NodeConnection::~NodeConnection()
 {
     if (m_session) {
-        m_session->disconnect(this);
+        m_session->setReceiver(nullptr);
         m_session->abort();
     }
 }
@@ -33,7 +37,7 @@ void NodeConnection::retire()
         // A session this relay closed (e.g. the re-registration wave's 4000 close) may still be in its
         // closing handshake: aborting it now would drop the frame and the node would see 1006. It
         // finishes on its own (bounded by kCloseGraceMs), then goes.
-        m_session->disconnect(this);
+        m_session->setReceiver(nullptr);
         m_session->setParent(parent());
         m_session->releaseWhenClosed();
         m_session = nullptr;

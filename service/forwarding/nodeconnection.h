@@ -15,10 +15,20 @@
 
 namespace coreflow {
 
-class NodeConnection : public QObject {
+class NodeConnection : public QObject, private WebSocketSession::Receiver {
     Q_OBJECT
 public:
-    NodeConnection(WebSocketSession *session, quint64 connectionId, qint64 acceptedAtMs, QObject *parent = nullptr);
+    // What a connection reports to (the forwarder), called directly: signal connections would cost
+    // every idle node memory of their own.
+    class Owner {
+    public:
+        virtual ~Owner() = default;
+        virtual void nodeFrame(NodeConnection *connection, const QByteArray &utf8) = 0;
+        // Once, when the session ended; the owner retires the connection.
+        virtual void nodeClosed(NodeConnection *connection) = 0;
+    };
+
+    NodeConnection(WebSocketSession *session, quint64 connectionId, qint64 acceptedAtMs, Owner &owner, QObject *parent = nullptr);
     ~NodeConnection() override;
 
     // How long a socket the relay closed may keep flushing its close frame after the connection is
@@ -45,11 +55,12 @@ public:
     qint64 lastForwardAtMs = 0;
     int forwardsInFlight = 0;
 
-Q_SIGNALS:
-    void frameReceived(NodeConnection *connection, const QByteArray &utf8);
-    void closed(NodeConnection *connection);
-
 private:
+    void sessionText(const QByteArray &utf8) override { m_owner.nodeFrame(this, utf8); }
+    void sessionBinary() override;
+    void sessionClosed(quint16 code) override;
+
+    Owner &m_owner;
     WebSocketSession *m_session; // owned (child), or handed to itself by retire()
     quint64 m_id;
     bool m_closedEmitted = false;

@@ -102,10 +102,8 @@ void SessionForwarder::detachPushHandlers()
 
 void SessionForwarder::adoptSession(WebSocketSession *session)
 {
-    auto *connection = new NodeConnection(session, m_nextConnectionId++, m_clock.nowMs(), this);
+    auto *connection = new NodeConnection(session, m_nextConnectionId++, m_clock.nowMs(), *this, this);
     m_connections.insert(connection->connectionId(), connection);
-    connect(connection, &NodeConnection::frameReceived, this, &SessionForwarder::onFrame);
-    connect(connection, &NodeConnection::closed, this, &SessionForwarder::onClosed);
     qCDebug(logForwarder).noquote() << "accepted" << connection->describe();
     Q_EMIT statusChanged();
 }

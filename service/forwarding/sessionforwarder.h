@@ -30,7 +30,7 @@
 
 namespace coreflow {
 
-class SessionForwarder : public QObject {
+class SessionForwarder : public QObject, private NodeConnection::Owner {
     Q_OBJECT
 public:
     SessionForwarder(CloudlyConnector &cloudly, MethodTable &nodeMethods, MethodTable &cloudlyMethods,
@@ -76,6 +76,8 @@ private:
     struct Upstream;
     struct PendingRequest;
 
+    void nodeFrame(NodeConnection *connection, const QByteArray &utf8) override { onFrame(connection, utf8); }
+    void nodeClosed(NodeConnection *connection) override { onClosed(connection); }
     void onFrame(NodeConnection *connection, const QByteArray &utf8);
     void onClosed(NodeConnection *connection);
     void forwardUpstream(const contract::Frame &frame, NodeConnection *connection, const MethodTable::Reply &reply);

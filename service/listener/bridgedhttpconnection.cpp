@@ -17,9 +17,7 @@ BridgedHttpConnection::BridgedHttpConnection(TlsConnection *tls, int localFd, co
     m_localWrite->setEnabled(false);
     connect(m_localRead, &QSocketNotifier::activated, this, &BridgedHttpConnection::toClient);
     connect(m_localWrite, &QSocketNotifier::activated, this, &BridgedHttpConnection::fromClient);
-    connect(m_tls, &TlsConnection::readyRead, this, &BridgedHttpConnection::fromClient);
-    connect(m_tls, &TlsConnection::written, this, &BridgedHttpConnection::toClient);
-    connect(m_tls, &TlsConnection::closed, this, &BridgedHttpConnection::end);
+    m_tls->setReceiver(this);
     fromClient();
 }
 
@@ -111,6 +109,7 @@ void BridgedHttpConnection::end()
         ::close(m_fd);
         m_fd = -1;
     }
+    m_tls->setReceiver(nullptr);
     if (m_tls->state() != TlsConnection::State::Closed)
         m_tls->abort();
     deleteLater();

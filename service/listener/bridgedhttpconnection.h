@@ -20,7 +20,7 @@ class QSocketNotifier;
 
 namespace coreflow {
 
-class BridgedHttpConnection : public QObject {
+class BridgedHttpConnection : public QObject, private TlsConnection::Receiver {
     Q_OBJECT
 public:
     static constexpr qsizetype kTlsWatermarkBytes = 256 * 1024;
@@ -32,6 +32,9 @@ public:
     ~BridgedHttpConnection() override;
 
 private:
+    void tlsReadable() override { fromClient(); }
+    void tlsWritten() override { toClient(); }
+    void tlsClosed() override { end(); }
     void fromClient();
     bool flushToLocal();
     void toClient();

@@ -72,12 +72,14 @@ ListenerHandshake::ListenerHandshake(TlsConnection *tls, QObject *parent) : QObj
         http_parser_pause(p, 1);
         return 0;
     };
-    connect(m_tls, &TlsConnection::readyRead, this, &ListenerHandshake::onReadyRead);
-    connect(m_tls, &TlsConnection::closed, this, [this] {
-        m_done = true;
-        deleteLater();
-    });
+    m_tls->setReceiver(this);
     m_timeout.start(kTimeoutMs, this);
+}
+
+void ListenerHandshake::tlsClosed()
+{
+    m_done = true;
+    deleteLater();
 }
 
 ListenerHandshake::~ListenerHandshake() = default;
@@ -141,7 +143,7 @@ void ListenerHandshake::decide()
                  + acceptKey(head.key) + QByteArrayLiteral("\r\n\r\n"));
     if (m_tls->state() == TlsConnection::State::Closed)
         return;
-    disconnect(m_tls, nullptr, this, nullptr);
+    m_tls->setReceiver(nullptr); // the next holder sets itself
     TlsConnection *tls = m_tls;
     m_tls = nullptr;
     Q_EMIT upgraded(tls, m_bytes.mid(headEnd + 4));
@@ -150,7 +152,7 @@ void ListenerHandshake::decide()
 
 void ListenerHandshake::handOver()
 {
-    disconnect(m_tls, nullptr, this, nullptr);
+    m_tls->setReceiver(nullptr); // the next holder sets itself
     TlsConnection *tls = m_tls;
     m_tls = nullptr;
     Q_EMIT httpRequest(tls, m_bytes);

@@ -24,7 +24,7 @@ struct http_parser;
 
 namespace coreflow {
 
-class ListenerHandshake : public QObject {
+class ListenerHandshake : public QObject, private TlsConnection::Receiver {
     Q_OBJECT
 public:
     static constexpr int kTimeoutMs = 10000;
@@ -46,6 +46,8 @@ protected:
 
 private:
     struct Head;
+    void tlsReadable() override { onReadyRead(); }
+    void tlsClosed() override;
     void onReadyRead();
     void decide();
     void refuse(int status, const QByteArray &statusText, const QString &name, const QString &message);

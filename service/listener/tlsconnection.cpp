@@ -15,9 +15,23 @@ TlsConnection::TlsConnection(int fd, SSL *ssl, QObject *parent) : QObject(parent
 {
     m_readNotifier = new QSocketNotifier(qintptr(fd), QSocketNotifier::Read, this);
     connect(m_readNotifier, &QSocketNotifier::activated, this, &TlsConnection::onReadable);
-    m_writeNotifier = new QSocketNotifier(qintptr(fd), QSocketNotifier::Write, this);
-    m_writeNotifier->setEnabled(false);
-    connect(m_writeNotifier, &QSocketNotifier::activated, this, &TlsConnection::onWritable);
+}
+
+void TlsConnection::setWriteNotification(bool enabled)
+{
+    if (!m_writeNotifier) {
+        if (!enabled)
+            return;
+        m_writeNotifier = new QSocketNotifier(qintptr(m_fd), QSocketNotifier::Write, this);
+        connect(m_writeNotifier, &QSocketNotifier::activated, this, &TlsConnection::onWritable);
+    }
+    m_writeNotifier->setEnabled(enabled);
+}
+
+void TlsConnection::readable()
+{
+    if (m_receiver)
+        m_receiver->tlsReadable();
 }
 
 TlsConnection::~TlsConnection()
@@ -34,7 +48,7 @@ void TlsConnection::finish()
         return;
     m_state = State::Closed;
     m_readNotifier->setEnabled(false);
-    m_writeNotifier->setEnabled(false);
+    setWriteNotification(false);
     m_out = QByteArray();
     m_outOffset = 0;
     ERR_clear_error();
@@ -46,7 +60,8 @@ void TlsConnection::finish()
         ::close(m_fd);
         m_fd = -1;
     }
-    Q_EMIT closed();
+    if (m_receiver)
+        m_receiver->tlsClosed();
 }
 
 void TlsConnection::continueHandshake()
@@ -56,19 +71,17 @@ void TlsConnection::continueHandshake()
     if (rc == 1) {
         m_state = State::Open;
         updateWriteNotifier();
-        Q_EMIT handshakeDone();
         // With read-ahead the handshake may have taken the first application records off the socket
         // already: the notifier would never report them.
-        if (m_state == State::Open)
-            Q_EMIT readyRead();
+        readable();
         return;
     }
     switch (SSL_get_error(m_ssl, rc)) {
     case SSL_ERROR_WANT_READ:
-        m_writeNotifier->setEnabled(false);
+        setWriteNotification(false);
         return;
     case SSL_ERROR_WANT_WRITE:
-        m_writeNotifier->setEnabled(true);
+        setWriteNotification(true);
         return;
     default:
         qCDebug(logListener) << "TLS handshake failed";
@@ -81,7 +94,7 @@ void TlsConnection::onReadable()
     if (m_state == State::Handshaking)
         return continueHandshake();
     if (m_state == State::Open)
-        Q_EMIT readyRead();
+        readable();
 }
 
 void TlsConnection::onWritable()
@@ -92,7 +105,7 @@ void TlsConnection::onWritable()
         return;
     if (m_readWantsWrite) {
         m_readWantsWrite = false;
-        Q_EMIT readyRead();
+        readable();
         if (m_state != State::Open)
             return;
     }
@@ -112,7 +125,7 @@ qsizetype TlsConnection::read(char *data, qsizetype max)
         return 0;
     case SSL_ERROR_WANT_WRITE:
         m_readWantsWrite = true;
-        m_writeNotifier->setEnabled(true);
+        setWriteNotification(true);
         return 0;
     default: // close_notify, EOF, reset, protocol error
         finish();
@@ -178,11 +191,8 @@ void TlsConnection::flush()
         m_outOffset = 0;
     }
     updateWriteNotifier();
-    if (wrote) {
-        Q_EMIT written();
-        if (m_state == State::Open && pendingBytes() == 0)
-            Q_EMIT drained();
-    }
+    if (wrote && m_receiver && m_state == State::Open)
+        m_receiver->tlsWritten();
     if (m_state == State::Open && m_shutdownRequested && pendingBytes() == 0) {
         ERR_clear_error();
         SSL_shutdown(m_ssl); // close_notify, best effort; the peer's answer is not awaited
@@ -195,7 +205,7 @@ void TlsConnection::updateWriteNotifier()
 {
     if (m_state == State::Closed)
         return;
-    m_writeNotifier->setEnabled(pendingBytes() > 0 || m_readWantsWrite);
+    setWriteNotification(pendingBytes() > 0 || m_readWantsWrite);
 }
 
 void TlsConnection::setReadEnabled(bool enabled)

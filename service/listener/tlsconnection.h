@@ -3,17 +3,21 @@
 // (seed "Cluster-side listener"; docs/contract.md D-53). Non-blocking OpenSSL on the descriptor,
 // driven by level-triggered socket notifiers on the relay's event loop.
 //
-// Reading: readyRead() means decrypted bytes may be available; the receiver calls read() until it
+// Events go to one Receiver (set by whoever holds the connection now: the handshake, then the
+// WebSocket session or the HTTP bridge), called directly rather than through signal connections,
+// which would cost every idle node memory of their own.
+// Reading: tlsReadable() means decrypted bytes may be available; the receiver calls read() until it
 // returns 0 or until hasBufferedInput() is false (OpenSSL reads ahead and keeps bytes the socket
-// notifier cannot see; bytes still in the kernel raise readyRead again), or stops reading with
+// notifier cannot see; bytes still in the kernel raise tlsReadable again), or stops reading with
 // setReadEnabled(false) and calls read() itself after re-enabling.
 // Writing: write() encrypts what the socket takes now and queues the rest in order (pendingBytes(),
-// bytes); written() is emitted each time queued bytes left, drained() when the queue is empty again.
-// Closing: closed() once, when the peer closed, the transport failed, or the handshake failed; the
-// receiver deletes the object later (never inside a signal from it). shutdown() sends close_notify
+// bytes); tlsWritten() each time queued bytes left.
+// Closing: tlsClosed() once, when the peer closed, the transport failed, or the handshake failed;
+// the receiver deletes the object later (never inside a call from it). shutdown() sends close_notify
 // after the queue drains, then closes; abort() closes at once.
 //
-// Memory while idle: the SSL object without record buffers, two notifiers, no queue allocation.
+// Memory while idle: the SSL object without record buffers, one read notifier (the write notifier
+// exists only once a write had to wait), no queue allocation.
 #include <QByteArray>
 #include <QObject>
 
@@ -27,10 +31,19 @@ class TlsConnection : public QObject {
 public:
     enum class State { Handshaking, Open, Closed };
 
+    class Receiver {
+    public:
+        virtual ~Receiver() = default;
+        virtual void tlsReadable() = 0;
+        virtual void tlsClosed() = 0;
+        virtual void tlsWritten() {}
+    };
+
     // Takes ownership of fd and ssl (ssl already bound to fd, in accept state).
     TlsConnection(int fd, SSL *ssl, QObject *parent = nullptr);
     ~TlsConnection() override;
 
+    void setReceiver(Receiver *receiver) { m_receiver = receiver; }
     State state() const { return m_state; }
     // Decrypted bytes into data: > 0 bytes read, 0 nothing now, -1 closed (closed() follows).
     qsizetype read(char *data, qsizetype max);
@@ -45,13 +58,6 @@ public:
     void abort();
     int descriptor() const { return m_fd; }
 
-Q_SIGNALS:
-    void handshakeDone();
-    void readyRead();
-    void written();
-    void drained();
-    void closed();
-
 private:
     void onReadable();
     void onWritable();
@@ -59,11 +65,14 @@ private:
     void flush();
     void updateWriteNotifier();
     void finish();
+    void setWriteNotification(bool enabled);
+    void readable();
 
     int m_fd;
     SSL *m_ssl;
     QSocketNotifier *m_readNotifier = nullptr;
-    QSocketNotifier *m_writeNotifier = nullptr;
+    QSocketNotifier *m_writeNotifier = nullptr; // made on first need
+    Receiver *m_receiver = nullptr;
     QByteArray m_out;
     qsizetype m_outOffset = 0;
     State m_state = State::Handshaking;

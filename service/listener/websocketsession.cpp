@@ -15,8 +15,7 @@ WebSocketSession::WebSocketSession(TlsConnection *tls, QByteArray alreadyRead, q
     : QObject(parent), m_tls(tls), m_decoder(maxMessageBytes)
 {
     m_tls->setParent(this);
-    connect(m_tls, &TlsConnection::readyRead, this, &WebSocketSession::onReadyRead);
-    connect(m_tls, &TlsConnection::closed, this, [this] { end(m_closeCode); });
+    m_tls->setReceiver(this);
     // Delivered after the owner had a chance to connect to textMessage(): the bytes that followed the
     // upgrade request, then whatever OpenSSL read ahead (the socket notifier cannot see those).
     QTimer::singleShot(0, this, [this, bytes = std::move(alreadyRead)] {
@@ -51,10 +50,15 @@ void WebSocketSession::decode(QByteArrayView bytes)
     sink.message = [this](WebSocketFrameDecoder::Opcode opcode, QByteArray payload) {
         if (m_state != State::Open)
             return; // after our Close, data frames are read and dropped (RFC 6455 §5.5.1)
-        if (opcode == WebSocketFrameDecoder::Opcode::Text)
+        if (opcode == WebSocketFrameDecoder::Opcode::Text) {
+            if (m_receiver)
+                m_receiver->sessionText(payload);
             Q_EMIT textMessage(payload);
-        else
+        } else {
+            if (m_receiver)
+                m_receiver->sessionBinary();
             Q_EMIT binaryMessage();
+        }
     };
     sink.control = [this](WebSocketFrameDecoder::Opcode opcode, QByteArray payload) { onControl(opcode, payload); };
     m_decoder.feed(bytes, sink);
@@ -140,6 +144,8 @@ void WebSocketSession::end(quint16 code)
         return;
     m_state = State::Closed;
     m_closeTimer.stop();
+    if (m_receiver)
+        m_receiver->sessionClosed(code);
     Q_EMIT closed(code);
     if (m_selfOwned)
         deleteLater();
@@ -148,6 +154,7 @@ void WebSocketSession::end(quint16 code)
 void WebSocketSession::releaseWhenClosed()
 {
     m_selfOwned = true;
+    m_receiver = nullptr;
     disconnect(this, &WebSocketSession::textMessage, nullptr, nullptr);
     disconnect(this, &WebSocketSession::closed, nullptr, nullptr);
     if (m_state == State::Closed) {

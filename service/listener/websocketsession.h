@@ -14,6 +14,9 @@
 //    requests wait (and time out by their own timers), nobody else's.
 //  - closing: after our Close frame the peer has kCloseGraceMs (2000 ms, real time) to answer with
 //    its Close; then the transport goes regardless.
+// Events go to one Receiver (the node connection that owns the session), called directly: signal
+// connections would cost every idle node memory of their own. The signals carry the same events for
+// holders without a receiver (tests).
 // closed(code) is emitted once when the session ends (the peer's Close code, ours if we closed
 // first, 1006 when the transport went without a Close). The owner deletes the session later.
 #include "tlsconnection.h"
@@ -24,11 +27,20 @@
 
 namespace coreflow {
 
-class WebSocketSession : public QObject {
+class WebSocketSession : public QObject, private TlsConnection::Receiver {
     Q_OBJECT
 public:
     static constexpr qsizetype kMaxPendingBytes = 32 * 1024 * 1024;
     static constexpr int kCloseGraceMs = 2000;
+
+    class Receiver {
+    public:
+        virtual ~Receiver() = default;
+        virtual void sessionText(const QByteArray &utf8) = 0;
+        virtual void sessionBinary() = 0;
+        virtual void sessionClosed(quint16 code) = 0;
+    };
+    void setReceiver(Receiver *receiver) { m_receiver = receiver; }
 
     // Takes ownership of an open TLS connection; alreadyRead are bytes that followed the upgrade
     // request in the same read (decoded on the next event-loop turn).
@@ -55,12 +67,15 @@ protected:
 
 private:
     enum class State { Open, Closing, Closed };
+    void tlsReadable() override { onReadyRead(); }
+    void tlsClosed() override { end(m_closeCode); }
     void onReadyRead();
     void decode(QByteArrayView bytes);
     void onControl(WebSocketFrameDecoder::Opcode opcode, const QByteArray &payload);
     void end(quint16 code);
 
     TlsConnection *m_tls;
+    Receiver *m_receiver = nullptr;
     WebSocketFrameDecoder m_decoder;
     QBasicTimer m_closeTimer;
     State m_state = State::Open;
