@@ -60,6 +60,12 @@ void BridgedHttpConnection::fromClient()
         return;
     char buffer[kChunkBytes];
     while (!m_ended) {
+        if (m_tls->pendingBytes() >= kTlsWatermarkBytes) {
+            // The client is not reading its answers: take no further requests from it until it does
+            // (toClient() resumes), or Qt would queue answers without bound.
+            m_tls->setReadEnabled(false);
+            return;
+        }
         const qsizetype n = m_tls->read(buffer, kChunkBytes);
         if (n <= 0)
             return;
@@ -94,8 +100,14 @@ void BridgedHttpConnection::toClient()
             m_localRead->setEnabled(true);
         return;
     }
-    if (!m_ended)
-        m_localRead->setEnabled(m_tls->pendingBytes() < kTlsWatermarkBytes);
+    if (m_ended)
+        return;
+    m_localRead->setEnabled(m_tls->pendingBytes() < kTlsWatermarkBytes);
+    if (m_tls->pendingBytes() < kTlsWatermarkBytes && !m_tls->readEnabled() && m_toLocalOffset >= m_toLocal.size()
+        && m_tls->state() == TlsConnection::State::Open) {
+        m_tls->setReadEnabled(true);
+        fromClient();
+    }
 }
 
 void BridgedHttpConnection::end()

@@ -6,7 +6,8 @@
 //
 // Backpressure both ways, nothing unbounded:
 //  - client -> Qt: when the pair does not take bytes, TLS reading pauses (at most one read chunk,
-//    16 KiB, is held here);
+//    16 KiB, is held here); it also pauses while the client leaves kTlsWatermarkBytes of answers
+//    unread, so pipelined requests cannot make Qt queue answers without bound;
 //  - Qt -> client: the pair is read only while the TLS queue holds less than kTlsWatermarkBytes
 //    (256 KiB), so a slow client slows the Qt side (and through BodyPump the registry read).
 // Either side closing ends both: the client leaving closes the pair (Qt sees the socket disconnect

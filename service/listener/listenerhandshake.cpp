@@ -123,7 +123,11 @@ void ListenerHandshake::decide()
     m_done = true;
     m_timeout.stop();
     const Head &head = *m_head;
-    const bool websocket = head.complete && head.upgrade.toLower().split(',').contains("websocket") ;
+    bool websocket = false;
+    for (const QByteArray &token : head.upgrade.toLower().split(','))
+        websocket = websocket || token.trimmed() == "websocket";
+    // An oversize header block goes to the HTTP side, whose guard refuses it by name (431).
+    websocket = websocket && head.complete && m_bytes.indexOf("\r\n\r\n") + 4 <= kMaxHeadBytes;
     if (!websocket)
         return handOver();
     const qsizetype query = head.url.indexOf('?');
@@ -134,7 +138,9 @@ void ListenerHandshake::decide()
                       QStringLiteral("WebSocket sessions are served at / only"));
     }
     const qsizetype headEnd = m_bytes.indexOf("\r\n\r\n");
-    if (head.parser.method != HTTP_GET || head.version != "13" || QByteArray::fromBase64(head.key).size() != 16 || headEnd < 0) {
+    const bool keyOk = head.key.size() == 24 && head.key.endsWith("==")
+                       && QByteArray::fromBase64Encoding(head.key, QByteArray::AbortOnBase64DecodingErrors).decoded.size() == 16;
+    if (head.parser.method != HTTP_GET || head.version != "13" || !keyOk || headEnd < 0) {
         return refuse(400, "Bad Request", QString(contract::refusal::requestInvalid),
                       QStringLiteral("a WebSocket upgrade needs GET, Sec-WebSocket-Version 13 and a Sec-WebSocket-Key"));
     }

@@ -75,12 +75,13 @@ bool ListenerHttpServer::handleRequest(const QHttpServerRequest &request, QTcpSo
     return true;
 }
 
-void ListenerHttpServer::missingHandler(const QHttpServerRequest &request, QTcpSocket *socket)
+void ListenerHttpServer::missingHandler(const QHttpServerRequest &, QTcpSocket *socket)
 {
-    const contract::Refusal refusal{QString(contract::refusal::pathNotServed),
-                                    QStringLiteral("WebSocket sessions are served at / only, on a new connection")};
-    qCInfo(logListener) << "refused a WebSocket upgrade on an HTTP connection";
-    makeResponder(request, socket).write(registryStyleError(refusal), "application/json", QHttpServerResponder::StatusCode::NotFound);
+    // Only a WebSocket upgrade arrives here (a later request on a kept-alive HTTP connection). An
+    // answer now could overtake answers to earlier pipelined requests, so the connection is closed
+    // without one; sessions start on a new connection at "/".
+    qCInfo(logListener) << "WebSocket upgrade on an HTTP connection: connection closed (sessions start on a new connection at /)";
+    socket->abort();
 }
 
 } // namespace coreflow

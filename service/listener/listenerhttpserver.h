@@ -5,9 +5,10 @@
 // server over a local socket pair (BridgedHttpConnection), where Qt parses HTTP and the handler
 // (the /v2/ image pull endpoint) answers.
 //
-// Without a handler every request is answered 404 path-not-served in the registry error shape; a
-// WebSocket upgrade arriving here (a later request on a kept-alive connection) is refused the same
-// way: sessions start on a new connection at "/".
+// Without a handler every request is answered 404 path-not-served in the registry error shape. A
+// WebSocket upgrade arriving here (a later request on a kept-alive connection) closes the connection
+// without an answer (one could overtake answers to earlier pipelined requests): sessions start on a
+// new connection at "/".
 // Every bridged socket gets a ListenerRequestGuard first (header blocks over 64 KiB and requests
 // announcing a body are refused by name before Qt buffers them).
 #include "listenerhttphandler.h"

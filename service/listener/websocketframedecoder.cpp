@@ -53,6 +53,11 @@ bool WebSocketFrameDecoder::isValidReceivedCloseCode(quint16 code)
     }
 }
 
+bool WebSocketFrameDecoder::isValidUtf8(QByteArrayView bytes)
+{
+    return simdjson::validate_utf8(bytes.data(), size_t(bytes.size()));
+}
+
 void WebSocketFrameDecoder::feed(QByteArrayView bytes, const Sink &sink)
 {
     if (m_failure != Failure::None || m_stopped || bytes.isEmpty())

@@ -47,6 +47,7 @@ public:
 
     // Whether a close code received in a Close frame may be sent by a peer (RFC 6455 §7.4).
     static bool isValidReceivedCloseCode(quint16 code);
+    static bool isValidUtf8(QByteArrayView bytes);
 
 private:
     // Decodes one frame from data; returns the bytes consumed (0: incomplete, keep them).

@@ -74,7 +74,7 @@ void WebSocketSession::onControl(WebSocketFrameDecoder::Opcode opcode, const QBy
 {
     switch (opcode) {
     case WebSocketFrameDecoder::Opcode::Ping:
-        if (m_state == State::Open)
+        if (m_state == State::Open && withinSendBound(payload.size()))
             m_tls->write(WebSocketFrameEncoder::pong(payload));
         return;
     case WebSocketFrameDecoder::Opcode::Pong:
@@ -83,17 +83,25 @@ void WebSocketSession::onControl(WebSocketFrameDecoder::Opcode opcode, const QBy
         m_decoder.stop();
         quint16 code = 1005;
         bool valid = payload.size() != 1;
+        quint16 answer = 0;
         if (payload.size() >= 2) {
             code = quint16((quint8(payload[0]) << 8) | quint8(payload[1]));
             valid = WebSocketFrameDecoder::isValidReceivedCloseCode(code);
+            answer = !valid ? 1002 : WebSocketFrameDecoder::isValidUtf8(QByteArrayView(payload).sliced(2)) ? code : 1007;
+        } else if (!valid) {
+            answer = 1002;
         }
         if (m_state == State::Open) {
             // Answer the Close (echoing a valid code) and let the transport go once it is flushed.
-            m_tls->write(valid ? WebSocketFrameEncoder::close(code == 1005 ? 0 : code, {})
-                               : WebSocketFrameEncoder::close(1002, "invalid close frame"));
-            m_closeCode = valid ? code : 1002;
+            m_tls->write(answer == 1002   ? WebSocketFrameEncoder::close(1002, "invalid close frame")
+                         : answer == 1007 ? WebSocketFrameEncoder::close(1007, "close reason is not UTF-8")
+                                          : WebSocketFrameEncoder::close(answer, {}));
+            m_closeCode = valid && answer != 1007 ? code : answer;
         }
         m_state = State::Closing;
+        // A peer that closed but does not read our answer still goes after the grace period.
+        if (!m_closeTimer.isActive())
+            m_closeTimer.start(kCloseGraceMs, this);
         m_tls->shutdown();
         return;
     }
@@ -106,11 +114,16 @@ void WebSocketSession::sendText(QByteArrayView utf8)
 {
     if (m_state != State::Open)
         return;
-    if (m_tls->pendingBytes() + utf8.size() > kMaxPendingBytes) {
-        close(1008, "node-not-reading");
-        return;
-    }
-    m_tls->write(WebSocketFrameEncoder::text(utf8));
+    if (withinSendBound(utf8.size()))
+        m_tls->write(WebSocketFrameEncoder::text(utf8));
+}
+
+bool WebSocketSession::withinSendBound(qsizetype more)
+{
+    if (m_tls->pendingBytes() + more <= kMaxPendingBytes)
+        return true;
+    close(1008, "node-not-reading");
+    return false;
 }
 
 void WebSocketSession::close(quint16 code, QByteArrayView reason)

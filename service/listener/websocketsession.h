@@ -9,11 +9,13 @@
 //
 // Bounds:
 //  - incoming message: at most maxMessageBytes (the envelope's 16 MiB), else Close 1009;
-//  - outgoing queue: at most kMaxPendingBytes (32 MiB: two maximal frames). A peer that stops
-//    reading while more is sent is closed with 1008 "node-not-reading"; until then only its own
-//    requests wait (and time out by their own timers), nobody else's.
+//  - outgoing queue: at most kMaxPendingBytes (32 MiB: two maximal frames), pongs included. A peer
+//    that stops reading while more is sent (or while it keeps pinging) is closed with 1008
+//    "node-not-reading"; until then only its own requests wait (and time out by their own
+//    timers), nobody else's.
 //  - closing: after our Close frame the peer has kCloseGraceMs (2000 ms, real time) to answer with
-//    its Close; then the transport goes regardless.
+//    its Close, and after its Close to read our answer; then the transport goes regardless. A Close
+//    with an invalid code is answered 1002, one whose reason is not UTF-8 1007.
 // Events go to one Receiver (the node connection that owns the session), called directly: signal
 // connections would cost every idle node memory of their own. The signals carry the same events for
 // holders without a receiver (tests).
@@ -72,6 +74,8 @@ private:
     void onReadyRead();
     void decode(QByteArrayView bytes);
     void onControl(WebSocketFrameDecoder::Opcode opcode, const QByteArray &payload);
+    // Whether `more` bytes still fit the send bound; beyond it the session closes 1008.
+    bool withinSendBound(qsizetype more);
     void end(quint16 code);
 
     TlsConnection *m_tls;

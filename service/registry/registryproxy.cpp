@@ -215,13 +215,15 @@ void RegistryProxy::process(QTcpSocket *socket, PendingRequest pending)
     if (socket->state() != QAbstractSocket::ConnectedState)
         return;
     if ((!underV2 && !tokenPath) || hasDotSegment(path) || hasRefusedEncoding(path)) {
-        qCInfo(lcRegistry, "%s %s -> 404 %s", methodName(method), cls.constData(), refusal::pathNotServed.data());
+        if (refusalLogAllowed())
+            qCInfo(lcRegistry, "%s %s -> 404 %s", methodName(method), cls.constData(), refusal::pathNotServed.data());
         refuse(responder, head, Status::NotFound, QLatin1StringView("UNSUPPORTED"), refusal::pathNotServed,
                "this listener serves the image pull API under /v2/ and the WebSocket upgrade at /");
         return;
     }
     if (method != QHttpServerRequest::Method::Get && !head) {
-        qCInfo(lcRegistry, "%s %s -> 405 %s", methodName(method), cls.constData(),
+        if (refusalLogAllowed())
+            qCInfo(lcRegistry, "%s %s -> 405 %s", methodName(method), cls.constData(),
                refusal::registryMethodRefused.data());
         refuse(responder, false, Status::MethodNotAllowed, QLatin1StringView("UNSUPPORTED"),
                refusal::registryMethodRefused, "only GET and HEAD are forwarded; a registry write is not relayed",
@@ -229,7 +231,8 @@ void RegistryProxy::process(QTcpSocket *socket, PendingRequest pending)
         return;
     }
     if (pending.hasBody) {
-        qCInfo(lcRegistry, "%s %s -> 400 %s (request body)", methodName(method), cls.constData(),
+        if (refusalLogAllowed())
+            qCInfo(lcRegistry, "%s %s -> 400 %s (request body)", methodName(method), cls.constData(),
                refusal::requestInvalid.data());
         refuse(responder, head, Status::BadRequest, QLatin1StringView("UNSUPPORTED"), refusal::requestInvalid,
                "a pull carries no request body");
@@ -237,7 +240,8 @@ void RegistryProxy::process(QTcpSocket *socket, PendingRequest pending)
     }
     ForwardedRequestHeaders headers = RegistryHeaders::forwardRequest(pending.headers);
     if (!headers.ok) {
-        qCInfo(lcRegistry, "%s %s -> 400 %s (%s)", methodName(method), cls.constData(),
+        if (refusalLogAllowed())
+            qCInfo(lcRegistry, "%s %s -> 400 %s (%s)", methodName(method), cls.constData(),
                refusal::requestInvalid.data(), headers.why.constData());
         refuse(responder, head, Status::BadRequest, QLatin1StringView("UNSUPPORTED"), refusal::requestInvalid,
                headers.why);
@@ -292,6 +296,20 @@ void RegistryProxy::process(QTcpSocket *socket, PendingRequest pending)
 qint64 RegistryProxy::sharedWatermark() const
 {
     return qBound(kMinShareBytes, m_budget / qMax(1, m_active), qMax(kMinShareBytes, m_watermark));
+}
+
+bool RegistryProxy::refusalLogAllowed()
+{
+    // At most one refusal line per second; the lines held back are counted in the next one's log.
+    if (m_refusalLog.isValid() && m_refusalLog.elapsed() < kRefusalLogIntervalMs) {
+        ++m_refusalsNotLogged;
+        return false;
+    }
+    if (m_refusalsNotLogged > 0)
+        qCInfo(lcRegistry, "%lld more refused requests were not logged in the last second", qint64(m_refusalsNotLogged));
+    m_refusalsNotLogged = 0;
+    m_refusalLog.start();
+    return true;
 }
 
 void RegistryProxy::noteChallenges(const QList<QString> &rewrittenRealmPaths, const QList<QString> &foreignOrigins)

@@ -49,6 +49,7 @@
 #include "service/listener/listenerhttphandler.h"
 
 #include <QList>
+#include <QElapsedTimer>
 #include <QObject>
 #include <QSet>
 #include <QSslCertificate>
@@ -71,6 +72,7 @@ class RegistryProxy : public QObject, public ListenerHttpHandler {
     Q_OBJECT
 public:
     static constexpr qint64 kDefaultHeaderTimeoutMs = 30'000;  // registry status line must arrive by then
+    static constexpr qint64 kRefusalLogIntervalMs = 1000;      // refusal log lines: at most one per interval
     static constexpr qint64 kDefaultWatermarkBytes = 512 * 1024;         // node socket, per exchange, at most
     static constexpr qint64 kDefaultUpstreamReadBufferBytes = 256 * 1024; // upstream socket, per exchange, at most
     // In-flight memory budget shared by the running exchanges, bytes: each exchange's node-socket
@@ -109,6 +111,7 @@ Q_SIGNALS:
     void exchangeFinished();
 
 private:
+    bool refusalLogAllowed();
     struct PendingRequest {
         QHttpServerRequest::Method method = QHttpServerRequest::Method::Unknown;
         QUrl url;
@@ -132,6 +135,8 @@ private:
     std::unique_ptr<WwwAuthenticateRewriter> m_rewriter;
     QStringList m_tokenPaths;
     QSet<QString> m_loggedForeignOrigins;
+    QElapsedTimer m_refusalLog;          // refusal log lines: at most one per kRefusalLogIntervalMs
+    qint64 m_refusalsNotLogged = 0;
     qint64 m_headerTimeoutMs = kDefaultHeaderTimeoutMs;
     qint64 m_watermark = kDefaultWatermarkBytes;
     qint64 m_upstreamReadBuffer = kDefaultUpstreamReadBufferBytes;

@@ -18,6 +18,31 @@
 using namespace coreflow;
 using namespace coreflow::test;
 
+namespace {
+// A masked client frame, as a node's WebSocket library writes it.
+QByteArray maskedFrame(quint8 opcode, QByteArrayView payload)
+{
+    QByteArray out;
+    out.append(char(0x80 | opcode));
+    const qsizetype n = payload.size();
+    if (n < 126) {
+        out.append(char(0x80 | n));
+    } else {
+        out.append(char(0x80 | 126));
+        out.append(char(n >> 8));
+        out.append(char(n & 0xFF));
+    }
+    const char key[4] = {0x11, 0x22, 0x33, 0x44};
+    out.append(key, 4);
+    for (qsizetype i = 0; i < n; ++i)
+        out.append(char(payload[i] ^ key[i % 4]));
+    return out;
+}
+
+const RawHeaders kUpgrade{{"Upgrade", "websocket"}, {"Connection", "Upgrade"},
+                          {"Sec-WebSocket-Version", "13"}, {"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}};
+} // namespace
+
 class TstListenerTransport : public QObject {
     Q_OBJECT
 private Q_SLOTS:
@@ -198,6 +223,135 @@ private Q_SLOTS:
         }
         QVERIFY(spinUntil([&] { return m_closedCodes.size() == 1; }, 5000));
         QCOMPARE(m_closedCodes.first(), quint16(1006));
+    }
+
+    // Pongs count against the same 32 MiB send bound: a node that pings without reading is closed
+    // 1008 instead of growing the relay's memory (FW-14: no unbounded queue).
+    void pingFloodWithoutReadingIsBounded_FW14()
+    {
+        RawHttpsClient flooder(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(flooder.connectAndWait());
+        flooder.sendRequest("GET", "/", kUpgrade);
+        QVERIFY(spinUntil([&] { return m_sessions.size() == 1; }, 5000));
+        flooder.pause(16 * 1024);
+        WebSocketSession *session = m_sessions.first();
+        QByteArray burst;
+        for (int i = 0; i < 512; ++i)
+            burst += maskedFrame(0x9, QByteArray(125, 'p'));
+        qsizetype maxPending = 0;
+        for (int round = 0; round < 1200 && session->isOpen(); ++round) {
+            flooder.socket().write(burst);
+            QTest::qWait(1);
+            maxPending = qMax(maxPending, session->pendingBytes());
+        }
+        QVERIFY2(!session->isOpen(), "the ping flood never reached the send bound");
+        QVERIFY(maxPending <= WebSocketSession::kMaxPendingBytes + 256); // + the Close frame itself
+        QVERIFY(spinUntil([&] { return m_closedCodes.contains(1008); }, WebSocketSession::kCloseGraceMs + 3000));
+    }
+
+    // A node that sent Close but never reads the answer still goes after the close grace.
+    void closeFromANodeThatStopsReadingEndsWithinTheGrace()
+    {
+        RawHttpsClient node(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(node.connectAndWait());
+        node.sendRequest("GET", "/", kUpgrade);
+        QVERIFY(spinUntil([&] { return m_sessions.size() == 1; }, 5000));
+        node.pause(16 * 1024);
+        WebSocketSession *session = m_sessions.first();
+        for (int i = 0; i < 200 && session->pendingBytes() < 4 * 1024 * 1024; ++i) {
+            session->sendText(QByteArray(64 * 1024, 'q'));
+            QTest::qWait(1);
+        }
+        QVERIFY(session->pendingBytes() > 0);
+        QByteArray close = maskedFrame(0x8, QByteArray("\x0f\xa1", 2)); // 4001
+        node.socket().write(close);
+        QVERIFY(spinUntil([&] { return m_closedCodes.size() == 1; }, WebSocketSession::kCloseGraceMs + 3000));
+        QCOMPARE(m_closedCodes.first(), quint16(4001));
+    }
+
+    // A Close whose reason is not UTF-8 is answered 1007 (RFC 6455 §8.1).
+    void closeWithNonUtf8ReasonIsAnswered1007()
+    {
+        RawHttpsClient node(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(node.connectAndWait());
+        node.sendRequest("GET", "/", kUpgrade);
+        QVERIFY(spinUntil([&] { return m_sessions.size() == 1; }, 5000));
+        QVERIFY(spinUntil([&] { return node.received() > 0; }, 5000)); // the 101
+        const qint64 before = node.received();
+        node.socket().write(maskedFrame(0x8, QByteArray("\x03\xe8\xc3\x28", 4))); // 1000 + invalid UTF-8
+        QVERIFY(spinUntil([&] { return m_closedCodes.size() == 1; }, 5000));
+        QCOMPARE(m_closedCodes.first(), quint16(1007));
+        QVERIFY(node.received() > before); // an answer went out before the close
+    }
+
+    // The 64 KiB header bound holds for upgrades too: an oversize one never gets a 101.
+    void oversizeUpgradeHeaderIsRefused431()
+    {
+        RawHttpsClient client(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(client.connectAndWait());
+        RawHeaders headers = kUpgrade;
+        headers.append({"X-Padding", QByteArray(70 * 1024, 'x')});
+        client.sendRequest("GET", "/", headers);
+        RawResponse response;
+        QVERIFY(client.readResponse(response));
+        QCOMPARE(response.status, 431);
+        QVERIFY(m_sessions.isEmpty());
+    }
+
+    // Upgrade token lists are read token by token; an unpadded key is refused.
+    void upgradeTokensAndKeyAreReadStrictly_CL02()
+    {
+        RawHttpsClient listed(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(listed.connectAndWait());
+        listed.sendRequest("GET", "/", {{"Upgrade", "foo, websocket"}, {"Connection", "Upgrade"},
+                                        {"Sec-WebSocket-Version", "13"}, {"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}});
+        QVERIFY(spinUntil([&] { return m_sessions.size() == 1; }, 5000));
+
+        RawHttpsClient unpadded(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(unpadded.connectAndWait());
+        unpadded.sendRequest("GET", "/", {{"Upgrade", "websocket"}, {"Connection", "Upgrade"},
+                                          {"Sec-WebSocket-Version", "13"}, {"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ"}});
+        RawResponse response;
+        QVERIFY(unpadded.readResponse(response));
+        QCOMPARE(response.status, 400);
+        QCOMPARE(m_sessions.size(), 1);
+    }
+
+    // An upgrade pipelined behind plain HTTP requests is not answered out of order: the earlier
+    // request is answered, then the connection closes without an answer to the upgrade.
+    void upgradeOnAnHttpConnectionClosesIt_CL02()
+    {
+        RawHttpsClient client(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(client.connectAndWait());
+        client.sendRequest("GET", "/v2/");
+        RawResponse first;
+        QVERIFY(client.readResponse(first));
+        QCOMPARE(first.status, 404); // no handler: path-not-served from the HTTP side
+        client.sendRequest("GET", "/", kUpgrade);
+        QVERIFY(spinUntil([&] { return client.socket().state() == QAbstractSocket::UnconnectedState; }, 5000));
+        RawResponse none;
+        QVERIFY(!client.readResponse(none, false, 200));
+        QVERIFY(m_sessions.isEmpty());
+    }
+
+    // Pipelined requests from a client that never reads its answers stop being read (bounded):
+    // the relay's memory does not follow the client's sending.
+    void pipelinedRequestsWithoutReadingAreBounded()
+    {
+        RawHttpsClient client(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(client.connectAndWait());
+        client.pause(16 * 1024);
+        QByteArray burst;
+        for (int i = 0; i < 4000; ++i)
+            burst += "GET /nothing-here HTTP/1.1\r\nHost: localhost\r\n\r\n";
+        // ~80 MB of requests: more than every kernel buffer on the way can hold.
+        auto pending = [&] { return client.socket().bytesToWrite() + client.socket().encryptedBytesToWrite(); };
+        for (int round = 0; round < 400 && pending() < 8 * 1024 * 1024; ++round) {
+            client.socket().write(burst);
+            QTest::qWait(2);
+        }
+        // The relay stops taking requests: what the client wrote piles up on its own side.
+        QVERIFY2(spinUntil([&] { return pending() > 4 * 1024 * 1024; }, 10000), "the relay kept reading unanswered requests");
     }
 
 private:

@@ -104,6 +104,8 @@ private Q_SLOTS:
     void keepAliveAndPipelinedPullsPass();
     void nodeSessionKeepsFlowingWhileBlobStreams();
     void qtRequestLoggingStaysOff();
+    void slowNodeSlowsTheUpstreamThroughTheBridge_IP();
+    void nodeLeavingMidBlobAbortsTheUpstreamThroughTheBridge_IP();
 
 private:
     QUrl registryUrl() const { return QUrl(QStringLiteral("wss://127.0.0.1:%1/cloudly-api").arg(m_registry->port())); }
@@ -352,6 +354,61 @@ void TstRegistryListener::qtRequestLoggingStaysOff()
     QLoggingCategory ours("coreflow.registry");
     QVERIFY(ours.isDebugEnabled()); // the rules still rule everything else
     QLoggingCategory::setFilterRules(QString());
+}
+
+
+// The listener's bridge keeps the pull endpoint's backpressure (seed "Image pulls through the
+// relay": a slow client slows the upstream read, memory stays flat): a node that stops reading
+// holds the registry back instead of growing the relay.
+void TstRegistryListener::slowNodeSlowsTheUpstreamThroughTheBridge_IP()
+{
+    const qint64 size = 512ll * 1024 * 1024;
+    m_registry->route = [size](const FakeRequest &) {
+        FakeAnswer a;
+        a.streamBytes = size;
+        return a;
+    };
+    RawHttpsClient node(m_listener->boundPort(), m_relayPki->caCertificate());
+    QVERIFY(node.connectAndWait());
+    node.sendRequest("GET", "/v2/team/app/blobs/sha256:ff");
+    RawResponse headers;
+    QVERIFY(node.waitForHeaders(headers));
+    QCOMPARE(headers.status, 200);
+    node.pause();
+    QTest::qWait(3000);
+    const qint64 upstreamSent = m_registry->streamedBytes;
+    qInfo("slow node behind the bridge: the registry handed %lld bytes to the kernel", upstreamSent);
+    // Kernel buffers on three loopback legs hold some MiB; the relay holds its watermarks. Far from
+    // the 512 MiB on offer.
+    QVERIFY2(upstreamSent < 64ll * 1024 * 1024, "the registry was not slowed by the slow node");
+    node.discardBody(0);
+    node.resume();
+    QVERIFY(spinUntil([&] { return node.discarded() > 16ll * 1024 * 1024; }, 30000));
+    QVERIFY(node.patternOk());
+}
+
+// A node leaving mid-blob: the bridge closes the HTTP side at once and the upstream is aborted.
+void TstRegistryListener::nodeLeavingMidBlobAbortsTheUpstreamThroughTheBridge_IP()
+{
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.streamBytes = 1024ll * 1024 * 1024;
+        return a;
+    };
+    RawHttpsClient node(m_listener->boundPort(), m_relayPki->caCertificate());
+    QVERIFY(node.connectAndWait());
+    node.sendRequest("GET", "/v2/team/app/blobs/sha256:gg");
+    RawResponse headers;
+    QVERIFY(node.waitForHeaders(headers));
+    node.discardBody(0);
+    QVERIFY(spinUntil([&] { return node.discarded() > 4 * 1024 * 1024; }, 10000));
+    node.socket().abort();
+    QElapsedTimer t;
+    t.start();
+    QVERIFY(spinUntil([this] { return m_registry->abortedStreams == 1; }, 5000));
+    qInfo("upstream aborted %lld ms after the node left", t.elapsed());
+    QVERIFY(t.elapsed() < 2000);
+    QVERIFY(spinUntil([this] { return m_proxy->activeExchanges() == 0; }, 5000));
 }
 
 QTEST_GUILESS_MAIN(TstRegistryListener)
