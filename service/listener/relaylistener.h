@@ -40,12 +40,16 @@ public:
     void close();
 
     void setHttpHandler(ListenerHttpHandler *handler);
+    // Replaces the receive budget for sessions accepted from now on (tests; default kReceiveBudgetBytes).
+    void setReceiveBudgetBytes(qint64 bytes) { m_receiveBudget = std::make_shared<ReceiveBudget>(bytes); }
     bool isListening() const;
     QString boundAddress() const { return m_boundAddress; }
     quint16 boundPort() const { return m_boundPort; }
 
     // Largest WebSocket message a session accepts (bytes; larger: Close 1009).
     static constexpr qsizetype kMaxMessageBytes = contract::Envelope::maxFrameBytes;
+    // What all node sessions may hold of messages still arriving, together (bytes): 16 maximal ones.
+    static constexpr qint64 kReceiveBudgetBytes = 16 * kMaxMessageBytes;
 
 Q_SIGNALS:
     // A WebSocket session at "/"; the receiver takes ownership.
@@ -57,6 +61,7 @@ private:
     QPointer<SocketHandoffServer> m_server;
     ListenerHttpServer *m_http;
     std::shared_ptr<TlsServerContext> m_tls;
+    std::shared_ptr<ReceiveBudget> m_receiveBudget = std::make_shared<ReceiveBudget>(kReceiveBudgetBytes);
     QString m_boundAddress;
     quint16 m_boundPort = 0;
 };

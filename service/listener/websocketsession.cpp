@@ -11,8 +11,9 @@ namespace {
 constexpr qsizetype kReadChunk = 16 * 1024;
 }
 
-WebSocketSession::WebSocketSession(TlsConnection *tls, QByteArray alreadyRead, qsizetype maxMessageBytes, QObject *parent)
-    : QObject(parent), m_tls(tls), m_decoder(maxMessageBytes)
+WebSocketSession::WebSocketSession(TlsConnection *tls, QByteArray alreadyRead, qsizetype maxMessageBytes,
+                                   std::shared_ptr<ReceiveBudget> budget, QObject *parent)
+    : QObject(parent), m_tls(tls), m_budget(std::move(budget)), m_decoder(maxMessageBytes)
 {
     m_tls->setParent(this);
     m_tls->setReceiver(this);
@@ -25,7 +26,22 @@ WebSocketSession::WebSocketSession(TlsConnection *tls, QByteArray alreadyRead, q
     });
 }
 
-WebSocketSession::~WebSocketSession() = default;
+WebSocketSession::~WebSocketSession() { chargeBudget(0); }
+
+void WebSocketSession::chargeBudget(qint64 buffered)
+{
+    if (!m_budget || buffered == m_charged)
+        return;
+    if (m_budget->adjust(buffered - m_charged)) {
+        m_charged = buffered;
+        return;
+    }
+    // The listener holds as much unfinished input as it allows: this session's growth is refused.
+    m_budget->adjust(-m_charged);
+    m_charged = 0;
+    m_decoder.stop();
+    close(1008, "relay-receive-budget");
+}
 
 void WebSocketSession::onReadyRead()
 {
@@ -62,6 +78,9 @@ void WebSocketSession::decode(QByteArrayView bytes)
     };
     sink.control = [this](WebSocketFrameDecoder::Opcode opcode, QByteArray payload) { onControl(opcode, payload); };
     m_decoder.feed(bytes, sink);
+    chargeBudget(m_state == State::Open && m_decoder.failure() == WebSocketFrameDecoder::Failure::None
+                     ? m_decoder.bufferedBytes()
+                     : 0);
     if (m_decoder.failure() != WebSocketFrameDecoder::Failure::None && m_state == State::Open) {
         const char *reason = m_decoder.failure() == WebSocketFrameDecoder::Failure::MessageTooBig ? "message too large"
                              : m_decoder.failure() == WebSocketFrameDecoder::Failure::InvalidUtf8 ? "text frame is not UTF-8"
@@ -157,6 +176,7 @@ void WebSocketSession::end(quint16 code)
         return;
     m_state = State::Closed;
     m_closeTimer.stop();
+    chargeBudget(0);
     if (m_receiver)
         m_receiver->sessionClosed(code);
     Q_EMIT closed(code);

@@ -8,7 +8,9 @@
 // at once; what the socket does not take yet waits in the connection's queue.
 //
 // Bounds:
-//  - incoming message: at most maxMessageBytes (the envelope's 16 MiB), else Close 1009;
+//  - incoming message: at most maxMessageBytes (the envelope's 16 MiB), else Close 1009; what all
+//    sessions hold of unfinished messages at once is bounded by the listener's ReceiveBudget
+//    (beyond it the growing session is closed 1008);
 //  - outgoing queue: at most kMaxPendingBytes (32 MiB: two maximal frames), pongs included. A peer
 //    that stops reading while more is sent (or while it keeps pinging) is closed with 1008
 //    "node-not-reading"; until then only its own requests wait (and time out by their own
@@ -22,10 +24,13 @@
 // closed(code) is emitted once when the session ends (the peer's Close code, ours if we closed
 // first, 1006 when the transport went without a Close). The owner deletes the session later.
 #include "tlsconnection.h"
+#include "receivebudget.h"
 #include "websocketframedecoder.h"
 
 #include <QBasicTimer>
 #include <QObject>
+
+#include <memory>
 
 namespace coreflow {
 
@@ -46,7 +51,9 @@ public:
 
     // Takes ownership of an open TLS connection; alreadyRead are bytes that followed the upgrade
     // request in the same read (decoded on the next event-loop turn).
-    WebSocketSession(TlsConnection *tls, QByteArray alreadyRead, qsizetype maxMessageBytes, QObject *parent = nullptr);
+    // budget (optional, shared by the listener's sessions): the bound on partially received bytes.
+    WebSocketSession(TlsConnection *tls, QByteArray alreadyRead, qsizetype maxMessageBytes,
+                     std::shared_ptr<ReceiveBudget> budget = {}, QObject *parent = nullptr);
     ~WebSocketSession() override;
 
     bool isOpen() const { return m_state == State::Open; }
@@ -73,6 +80,7 @@ private:
     void tlsClosed() override { end(m_closeCode); }
     void onReadyRead();
     void decode(QByteArrayView bytes);
+    void chargeBudget(qint64 buffered);
     void onControl(WebSocketFrameDecoder::Opcode opcode, const QByteArray &payload);
     // Whether `more` bytes still fit the send bound; beyond it the session closes 1008.
     bool withinSendBound(qsizetype more);
@@ -80,6 +88,8 @@ private:
 
     TlsConnection *m_tls;
     Receiver *m_receiver = nullptr;
+    std::shared_ptr<ReceiveBudget> m_budget;
+    qint64 m_charged = 0; // bytes of unfinished messages charged to m_budget
     WebSocketFrameDecoder m_decoder;
     QBasicTimer m_closeTimer;
     State m_state = State::Open;

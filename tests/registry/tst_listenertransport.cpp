@@ -354,6 +354,36 @@ private Q_SLOTS:
         QVERIFY2(spinUntil([&] { return pending() > 4 * 1024 * 1024; }, 10000), "the relay kept reading unanswered requests");
     }
 
+    // Many connections each dripping most of a large frame: together they hold at most the
+    // listener's receive budget; the session whose growth would pass it is closed 1008.
+    void partialMessagesShareOneReceiveBudget()
+    {
+        m_listener->setReceiveBudgetBytes(4 * 1024 * 1024);
+        QByteArray header;
+        header.append(char(0x81));
+        header.append(char(0x80 | 127));
+        const quint64 announced = 10 * 1024 * 1024;
+        for (int i = 7; i >= 0; --i)
+            header.append(char((announced >> (8 * i)) & 0xFF));
+        header.append("\x01\x02\x03\x04", 4);
+        const QByteArray part(3 * 1024 * 1024, 'd');
+        RawHttpsClient first(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(first.connectAndWait());
+        first.sendRequest("GET", "/", kUpgrade);
+        QVERIFY(spinUntil([&] { return m_sessions.size() == 1; }, 5000));
+        first.socket().write(header + part);
+        RawHttpsClient second(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(second.connectAndWait());
+        second.sendRequest("GET", "/", kUpgrade);
+        QVERIFY(spinUntil([&] { return m_sessions.size() == 2; }, 5000));
+        QTest::qWait(200);
+        QVERIFY(m_sessions.at(0)->isOpen());
+        second.socket().write(header + part);
+        QVERIFY(spinUntil([&] { return !m_sessions.at(1)->isOpen(); }, 10000));
+        QVERIFY(m_sessions.at(0)->isOpen()); // the first one keeps its share
+        QVERIFY(spinUntil([&] { return m_closedCodes.contains(1008); }, WebSocketSession::kCloseGraceMs + 3000));
+    }
+
 private:
     void openClient(QWebSocket &ws)
     {
