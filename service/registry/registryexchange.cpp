@@ -87,8 +87,10 @@ bool RegistryExchange::upstreamBodyRoom() const
 
 void RegistryExchange::upstreamBody(const char *data, qsizetype size)
 {
-    if (m_pump && !m_done)
+    if (m_pump && !m_done) {
         m_pump->write(data, size);
+        m_headerTimer->start(m_setup.headerTimeoutMs); // the body made progress: the idle bound restarts
+    }
 }
 
 void RegistryExchange::upstreamComplete()
@@ -115,6 +117,11 @@ void RegistryExchange::upstreamFailed(const QByteArray &failureClass)
         fail(failureClass);
         return;
     }
+    upstreamFailedMidBody(failureClass);
+}
+
+void RegistryExchange::upstreamFailedMidBody(const QByteArray &failureClass)
+{
     qCWarning(lcRegistry, "%s %s %d: registry failed mid-body (%s) after %lld bytes; node connection aborted",
               method(), m_setup.pathClass.constData(), m_status, failureClass.constData(),
               m_pump ? m_pump->bytesRelayed() : 0LL);
@@ -169,6 +176,8 @@ void RegistryExchange::sendHeaders(int status, const HeaderPairs &headers)
             m_pool.resume(this);
     });
     m_pump->start();
+    if (!m_upstreamOver && !m_done)
+        m_headerTimer->start(m_setup.headerTimeoutMs); // the body's idle bound (onHeaderTimeout)
 }
 
 void RegistryExchange::onClientGone()
@@ -189,9 +198,23 @@ void RegistryExchange::onClientGone()
 
 void RegistryExchange::onHeaderTimeout()
 {
-    if (m_done || m_headersSent)
+    if (m_done)
         return;
-    fail("Timeout");
+    if (!m_headersSent) {
+        fail("Timeout");
+        return;
+    }
+    if (m_upstreamOver)
+        return;
+    // Mid-body: a node that is not taking bytes is what holds the registry back (backpressure), not
+    // a stalled registry; only a registry silent while the node has room is a failure.
+    if (m_pump && !m_pump->hasRoom()) {
+        m_headerTimer->start(m_setup.headerTimeoutMs);
+        return;
+    }
+    m_upstreamOver = true;
+    m_pool.cancel(this);
+    upstreamFailedMidBody(QByteArrayLiteral("Timeout"));
 }
 
 void RegistryExchange::fail(const QByteArray &failureClass)

@@ -83,7 +83,10 @@ private:
     void upstreamFailed(const QByteArray &failureClass) override;
 
     void onClientGone();
+    // Before the head: no status line within headerTimeoutMs is a 502 Timeout. After it: no body
+    // byte for headerTimeoutMs while the node has room aborts the node's connection (class Timeout).
     void onHeaderTimeout();
+    void upstreamFailedMidBody(const QByteArray &failureClass);
     void sendHeaders(int status, const HeaderPairs &headers);
     void fail(const QByteArray &failureClass);
     void complete();

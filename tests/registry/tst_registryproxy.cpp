@@ -110,6 +110,8 @@ private Q_SLOTS:
     void untrustedRegistryIsTlsHandshake();
     void registryClosingIsRemoteClosed();
     void registrySilentIsTimeout();
+    void registryStallingMidBodyIsAborted();
+    void slowNodeIsNotARegistryStall();
     void streamsLargeBodyIntact();
     void slowClientSlowsUpstream();
     void clientLeavingAbortsUpstream();
@@ -880,6 +882,63 @@ void TstRegistryProxy::registryClosingIsRemoteClosed()
     QCOMPARE(r.status, 502);
     QCOMPARE(firstError(r.body).value(QStringLiteral("detail")).toObject().value(QStringLiteral("class")).toString(),
              QStringLiteral("RemoteClosed"));
+}
+
+// A registry that stops mid-body while the node keeps reading: after the idle bound (the header
+// timeout, 30000 ms) the node's connection is aborted, never left hanging (IP-21).
+void TstRegistryProxy::registryStallingMidBodyIsAborted()
+{
+    ManualClock clock;
+    makeRelay(registryUrl(), true, &clock);
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.body = QByteArray(4096, 'b');
+        a.bodyDelayMs = 600000; // header block now, the body never
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/team/app/blobs/sha256:stall");
+    RawResponse headers;
+    QVERIFY(node->waitForHeaders(headers));
+    QCOMPARE(headers.status, 200);
+    clock.advance(RegistryProxy::kDefaultHeaderTimeoutMs - 1);
+    QTest::qWait(50);
+    QCOMPARE(node->socket().state(), QAbstractSocket::ConnectedState);
+    clock.advance(1);
+    QVERIFY(spinUntil([&] { return node->socket().state() == QAbstractSocket::UnconnectedState; }, 5000));
+    QVERIFY(!logsContaining(QStringLiteral("registry failed mid-body (Timeout)")).isEmpty());
+    m_proxy.reset(); // before the clock goes away
+    m_listener->setHandler(nullptr);
+}
+
+// The idle bound never blames the registry for a node that is not reading (IP-13 backpressure):
+// a paused node keeps its pull across it.
+void TstRegistryProxy::slowNodeIsNotARegistryStall()
+{
+    ManualClock clock;
+    makeRelay(registryUrl(), true, &clock);
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.streamBytes = 256ll * 1024 * 1024;
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/team/app/blobs/sha256:slow");
+    RawResponse headers;
+    QVERIFY(node->waitForHeaders(headers));
+    node->pause();
+    QTest::qWait(1500); // the relay's watermark fills; the registry is held back
+    clock.advance(RegistryProxy::kDefaultHeaderTimeoutMs + 1);
+    QTest::qWait(100);
+    QCOMPARE(node->socket().state(), QAbstractSocket::ConnectedState);
+    node->discardBody(0);
+    node->resume();
+    QVERIFY(spinUntil([&] { return node->discarded() > 8ll * 1024 * 1024; }, 30000));
+    QVERIFY(node->patternOk());
+    m_proxy.reset(); // before the clock goes away
+    m_listener->setHandler(nullptr);
 }
 
 void TstRegistryProxy::registrySilentIsTimeout()
