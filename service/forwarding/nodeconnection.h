@@ -48,6 +48,9 @@ public:
     QString describe() const;
 
     std::optional<contract::SessionBinding> binding;
+    // The raw bytes of the last request.session accepted on this connection under `binding` (the
+    // forwarder's fast path; cleared whenever the binding changes). Not secret: a session reference.
+    QByteArray acceptedSessionRaw;
     qint64 registeredUnderCarrier = 0;
     qint64 registeredAtMs = 0;
     qint64 acceptedAtMs = 0;

@@ -249,12 +249,23 @@ void SessionForwarder::forwardUpstream(const Frame &frame, NodeConnection *conne
     op->arrivedAtMs = m_clock.nowMs();
 
     if (!op->registration) {
-        auto binding = sessionOf(frame);
-        if (!binding)
-            return refuse(reply, frame, binding.refusal());
-        if (auto refusal = checkBinding(connection, binding.value())) {
-            qCInfo(logForwarder).noquote() << "refused" << frame.method << "from" << connection->describe() << ":" << refusal->name;
-            return refuse(reply, frame, *refusal);
+        // Fast path: the very bytes of request.session this connection presented before and that were
+        // accepted then, while its binding and its place in the registry are unchanged, are accepted
+        // again without parsing them (same bytes, same value, same verdict).
+        bool readable = false;
+        const std::optional<QByteArrayView> raw = frame.requestMember("session", &readable);
+        const bool known = readable && raw && !connection->acceptedSessionRaw.isEmpty()
+                           && *raw == QByteArrayView(connection->acceptedSessionRaw) && connection->binding
+                           && m_registry.value(connection->binding->nodeId) == connection;
+        if (!known) {
+            auto binding = sessionOf(frame);
+            if (!binding)
+                return refuse(reply, frame, binding.refusal());
+            if (auto refusal = checkBinding(connection, binding.value())) {
+                qCInfo(logForwarder).noquote() << "refused" << frame.method << "from" << connection->describe() << ":" << refusal->name;
+                return refuse(reply, frame, *refusal);
+            }
+            connection->acceptedSessionRaw = readable && raw ? raw->toByteArray() : QByteArray();
         }
         if (!m_cloudly.isDispatchable())
             return refuse(reply, frame, named(refusal::cloudlySessionUnavailable, QStringLiteral("no Cloudly session")));
@@ -386,6 +397,7 @@ void SessionForwarder::finishUpstream(const std::shared_ptr<Upstream> &op, const
                 && m_registry.value(connection->binding->nodeId) == connection)
                 m_registry.remove(connection->binding->nodeId);
             connection->binding = *binding;
+            connection->acceptedSessionRaw.clear(); // a new binding: the next request.session is read in full
             connection->registeredUnderCarrier = m_cloudly.carrierCount();
             connection->registeredAtMs = m_clock.nowMs();
             m_registry.insert(binding->nodeId, connection);

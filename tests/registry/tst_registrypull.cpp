@@ -25,6 +25,7 @@
 #include <QMutex>
 #include <QProcess>
 #include <QStandardPaths>
+#include <QRandomGenerator>
 #include <QTcpServer>
 #include <QTemporaryDir>
 #include <QTest>
@@ -63,6 +64,14 @@ int countLogs(const QString &needle)
 
 quint16 freePort()
 {
+    // Below the kernel's ephemeral range (32768-60999), so no port-0 bind of a parallel test can take
+    // it before docker-registry binds it.
+    for (int attempt = 0; attempt < 200; ++attempt) {
+        const auto port = quint16(QRandomGenerator::global()->bounded(20000, 32000));
+        QTcpServer probe;
+        if (probe.listen(QHostAddress::LocalHost, port))
+            return port;
+    }
     QTcpServer probe;
     return probe.listen(QHostAddress::LocalHost, 0) ? probe.serverPort() : 0;
 }
