@@ -105,20 +105,7 @@ void SessionForwarder::adoptSession(WebSocketSession *session)
     auto *connection = new NodeConnection(session, m_nextConnectionId++, m_clock.nowMs(), *this, this);
     m_connections.insert(connection->connectionId(), connection);
     qCDebug(logForwarder).noquote() << "accepted" << connection->describe();
-    noteStatusChanged();
-}
-
-void SessionForwarder::noteStatusChanged()
-{
-    // One statusChanged() per event-loop turn however many frames the turn carried: the status model
-    // reads the same counters either way, and a signal per forwarded frame cost CPU on the hot path.
-    if (m_statusPending)
-        return;
-    m_statusPending = true;
-    QMetaObject::invokeMethod(this, [this] {
-        m_statusPending = false;
-        Q_EMIT statusChanged();
-    }, Qt::QueuedConnection);
+    Q_EMIT statusChanged();
 }
 
 void SessionForwarder::closeAll(const QString &reason)
@@ -170,7 +157,7 @@ void SessionForwarder::onClosed(NodeConnection *connection)
     }
     Q_EMIT connectionClosed(connection);
     connection->retire();
-    noteStatusChanged();
+    Q_EMIT statusChanged();
 }
 
 void SessionForwarder::onFrame(NodeConnection *connection, const QByteArray &utf8)
@@ -367,7 +354,7 @@ void SessionForwarder::sendUpstream(const std::shared_ptr<Upstream> &op)
                                                                .arg(op->registration ? m_timing.registrationBudgetMs : budget);
                                     finishUpstream(op, r);
                                 });
-    noteStatusChanged();
+    Q_EMIT statusChanged();
 }
 
 void SessionForwarder::finishUpstream(const std::shared_ptr<Upstream> &op, const CloudlyConnector::CallResult &result)
@@ -381,13 +368,13 @@ void SessionForwarder::finishUpstream(const std::shared_ptr<Upstream> &op, const
                                        << (connection ? connection->describe() : QStringLiteral("a closed connection"))
                                        << "not forwarded:" << result.refusal.name;
         refuse(op->reply, op->frame, result.refusal);
-        noteStatusChanged();
+        Q_EMIT statusChanged();
         return;
     }
     const Frame &answer = result.answer;
     if (answer.hasError()) {
         op->reply(Envelope::relayedError(op->frame.method, op->frame.correlationId, op->frame.request, answer.error, answer.retry));
-        noteStatusChanged();
+        Q_EMIT statusChanged();
         return;
     }
     if (op->registration && connection) {
@@ -421,7 +408,7 @@ void SessionForwarder::finishUpstream(const std::shared_ptr<Upstream> &op, const
         }
     }
     op->reply(Envelope::response(op->frame.method, op->frame.correlationId, op->frame.request, answer.response));
-    noteStatusChanged();
+    Q_EMIT statusChanged();
 }
 
 void SessionForwarder::pushDownstream(const Frame &frame, const MethodTable::Reply &reply)

@@ -88,7 +88,6 @@ private:
     void finishRequest(const QString &requestId, const contract::Frame *answer, const contract::Refusal *refusal);
     std::optional<contract::Refusal> checkBinding(const NodeConnection *connection,
                                                   const contract::SessionBinding &binding) const;
-    void noteStatusChanged();
     void refuse(const MethodTable::Reply &reply, const contract::Frame &frame, const contract::Refusal &refusal);
     void answerUnreadable(NodeConnection *connection, const QByteArray &utf8, const contract::Refusal &refusal);
 
@@ -106,7 +105,6 @@ private:
     QHash<QString, std::shared_ptr<PendingRequest>> m_requests; // relay-side id -> request to a connection
     DeadlineQueue m_requestDeadlines{m_clock}; // one clock timer for every request to a connection
     quint64 m_nextConnectionId = 1;
-    bool m_statusPending = false; // a statusChanged() is queued for this turn
     quint64 m_nextRequestId = 1;
 };
 
