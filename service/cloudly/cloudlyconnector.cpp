@@ -405,7 +405,7 @@ quint64 CloudlyConnector::sendCall(const QString &method, QByteArrayView rawRequ
                                                    QStringLiteral("no answer from Cloudly within %1 ms").arg(timeoutMs))});
     });
     m_pending.emplace(id, std::move(pending));
-    sendOnSocket(Envelope::request(method, QStringLiteral("c%1").arg(id), rawRequest));
+    sendOnSocket(Envelope::request(method, QLatin1Char('c') + QString::number(id), rawRequest));
     return id;
 }
 
