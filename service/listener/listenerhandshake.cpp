@@ -1,11 +1,10 @@
 #include "listenerhandshake.h"
 
 #include "app/logging.h"
-#include "contract/envelope.h"
 #include "contract/refusalnames.h"
+#include "registry/registryrefusal.h"
 
 #include <QCryptographicHash>
-#include <QJsonArray>
 #include <QTimerEvent>
 
 #include <http_parser.h>
@@ -134,15 +133,14 @@ void ListenerHandshake::decide()
     const QByteArray path = query < 0 ? head.url : head.url.left(query);
     if (path != "/") {
         qCInfo(logListener) << "refused a WebSocket upgrade outside /";
-        return refuse(404, "Not Found", QString(contract::refusal::pathNotServed),
-                      QStringLiteral("WebSocket sessions are served at / only"));
+        return refuse(404, "Not Found", contract::refusal::pathNotServed, "WebSocket sessions are served at / only");
     }
     const qsizetype headEnd = m_bytes.indexOf("\r\n\r\n");
     const bool keyOk = head.key.size() == 24 && head.key.endsWith("==")
                        && QByteArray::fromBase64Encoding(head.key, QByteArray::AbortOnBase64DecodingErrors).decoded.size() == 16;
     if (head.parser.method != HTTP_GET || head.version != "13" || !keyOk || headEnd < 0) {
-        return refuse(400, "Bad Request", QString(contract::refusal::requestInvalid),
-                      QStringLiteral("a WebSocket upgrade needs GET, Sec-WebSocket-Version 13 and a Sec-WebSocket-Key"));
+        return refuse(400, "Bad Request", contract::refusal::requestInvalid,
+                      "a WebSocket upgrade needs GET, Sec-WebSocket-Version 13 and a Sec-WebSocket-Key");
     }
     m_tls->write(QByteArrayLiteral("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                                    "Sec-WebSocket-Accept: ")
@@ -165,12 +163,9 @@ void ListenerHandshake::handOver()
     deleteLater();
 }
 
-void ListenerHandshake::refuse(int status, const QByteArray &statusText, const QString &name, const QString &message)
+void ListenerHandshake::refuse(int status, const QByteArray &statusText, QLatin1StringView name, const QByteArray &reason)
 {
-    const contract::Refusal refusal{name, message};
-    const QByteArray body = contract::Envelope::compact(QJsonObject{
-        {QStringLiteral("errors"), QJsonArray{QJsonObject{{QStringLiteral("code"), QStringLiteral("UNSUPPORTED")},
-                                                          {QStringLiteral("message"), refusal.text()}}}}});
+    const QByteArray body = RegistryRefusal::body(QLatin1StringView("UNSUPPORTED"), name, reason);
     m_tls->write("HTTP/1.1 " + QByteArray::number(status) + ' ' + statusText
                  + "\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: "
                  + QByteArray::number(body.size()) + "\r\n\r\n" + body);

@@ -50,7 +50,8 @@ private:
     void tlsClosed() override;
     void onReadyRead();
     void decide();
-    void refuse(int status, const QByteArray &statusText, const QString &name, const QString &message);
+    // Answers in the registry error shape (RegistryRefusal) and closes.
+    void refuse(int status, const QByteArray &statusText, QLatin1StringView name, const QByteArray &reason);
     void handOver();
 
     TlsConnection *m_tls;

@@ -2,13 +2,12 @@
 
 #include "app/logging.h"
 #include "bridgedhttpconnection.h"
-#include "contract/envelope.h"
 #include "contract/refusalnames.h"
 #include "registry/listenerrequestguard.h"
+#include "registry/registryrefusal.h"
 #include "sockethandoffserver.h"
 
 #include <QHttpServerResponder>
-#include <QJsonArray>
 #include <QTcpSocket>
 
 #include <sys/socket.h>
@@ -17,13 +16,6 @@
 namespace coreflow {
 
 namespace {
-QByteArray registryStyleError(const contract::Refusal &refusal)
-{
-    return contract::Envelope::compact(QJsonObject{
-        {QStringLiteral("errors"), QJsonArray{QJsonObject{{QStringLiteral("code"), QStringLiteral("UNSUPPORTED")},
-                                                          {QStringLiteral("message"), refusal.text()}}}}});
-}
-
 bool isWebSocketUpgrade(const QHttpServerRequest &request)
 {
     return request.value(QByteArrayLiteral("upgrade")).compare(QByteArrayLiteral("websocket"), Qt::CaseInsensitive) == 0;
@@ -69,9 +61,9 @@ bool ListenerHttpServer::handleRequest(const QHttpServerRequest &request, QTcpSo
         m_httpHandler->handleHttp(request, makeResponder(request, socket));
         return true;
     }
-    const contract::Refusal refusal{QString(contract::refusal::pathNotServed),
-                                    QStringLiteral("this listener serves the node WebSocket at / and image pulls under /v2/")};
-    makeResponder(request, socket).write(registryStyleError(refusal), "application/json", QHttpServerResponder::StatusCode::NotFound);
+    makeResponder(request, socket).write(RegistryRefusal::body(QLatin1StringView("UNSUPPORTED"), contract::refusal::pathNotServed,
+                                                               "this listener serves the node WebSocket at / and image pulls under /v2/"),
+                                         "application/json", QHttpServerResponder::StatusCode::NotFound);
     return true;
 }
 
