@@ -15,13 +15,12 @@ using namespace contract;
 namespace {
 Refusal named(QLatin1StringView name, const QString &reason) { return Refusal{QString(name), reason}; }
 
-// Reads request.session as a SessionBinding (exact keys). path names the member for the refusal.
-Result<SessionBinding> sessionOf(const Frame &frame)
+// Reads request.session as a SessionBinding (exact keys). readable/member are what
+// frame.requestMember("session") found (the caller has sliced it already).
+Result<SessionBinding> sessionOf(const Frame &frame, bool readable, const std::optional<QByteArrayView> &member)
 {
-    // Fast path: slice request.session out of the carried body and parse only that (the body is
-    // forwarded byte-for-byte and never needs a QJsonObject of its own).
-    bool readable = false;
-    const std::optional<QByteArrayView> member = frame.requestMember("session", &readable);
+    // Fast path: parse only the sliced request.session (the body is forwarded byte-for-byte and never
+    // needs a QJsonObject of its own).
     if (readable) {
         if (!member)
             return named(refusal::requestInvalid, QStringLiteral("field request.session is missing"));
@@ -258,7 +257,7 @@ void SessionForwarder::forwardUpstream(const Frame &frame, NodeConnection *conne
                            && *raw == QByteArrayView(connection->acceptedSessionRaw) && connection->binding
                            && m_registry.value(connection->binding->nodeId) == connection;
         if (!known) {
-            auto binding = sessionOf(frame);
+            auto binding = sessionOf(frame, readable, raw);
             if (!binding)
                 return refuse(reply, frame, binding.refusal());
             if (auto refusal = checkBinding(connection, binding.value())) {
@@ -413,7 +412,9 @@ void SessionForwarder::finishUpstream(const std::shared_ptr<Upstream> &op, const
 
 void SessionForwarder::pushDownstream(const Frame &frame, const MethodTable::Reply &reply)
 {
-    auto binding = sessionOf(frame);
+    bool readable = false;
+    const std::optional<QByteArrayView> member = frame.requestMember("session", &readable);
+    auto binding = sessionOf(frame, readable, member);
     if (!binding)
         return refuse(reply, frame, binding.refusal());
     const QString nodeId = binding->nodeId;
