@@ -1,9 +1,9 @@
 #include "relayfixture.h"
+#include "tests/peers/reservedloopbackport.h"
 
 #include "cloudly/cloudlyconnector.h"
 
 #include <QDateTime>
-#include <QRandomGenerator>
 #include <QSignalSpy>
 #include <QTcpServer>
 #include <QTest>
@@ -35,21 +35,7 @@ RelayFixture::~RelayFixture()
     cloudly.reset();
 }
 
-quint16 RelayFixture::freePort()
-{
-    // The relay binds this port seconds later (after its Cloudly handshake). A port from the
-    // kernel's ephemeral range (32768-60999 on Linux) could meanwhile be handed to any port-0 bind of
-    // a test running in parallel; a free port below that range cannot be.
-    for (int attempt = 0; attempt < 200; ++attempt) {
-        const auto port = quint16(QRandomGenerator::global()->bounded(20000, 32000));
-        QTcpServer probe;
-        if (probe.listen(QHostAddress::LocalHost, port))
-            return port;
-    }
-    QTcpServer probe;
-    probe.listen(QHostAddress::LocalHost, 0);
-    return probe.serverPort();
-}
+quint16 RelayFixture::freePort() { return test::reservedLoopbackPort(); }
 
 RelayConfiguration RelayFixture::configuration() const
 {

@@ -8,6 +8,7 @@
 // Needs: docker-registry, skopeo, openssl, /usr/bin/python3 (Debian packages docker-registry, skopeo,
 // openssl, python3). Skips when docker-registry or skopeo is not installed.
 #include "rawhttpsclient.h"
+#include "tests/peers/reservedloopbackport.h"
 #include "testpki.h"
 #include "testrelaylistener.h"
 #include "testwait.h"
@@ -25,7 +26,6 @@
 #include <QMutex>
 #include <QProcess>
 #include <QStandardPaths>
-#include <QRandomGenerator>
 #include <QTcpServer>
 #include <QTemporaryDir>
 #include <QTest>
@@ -62,19 +62,7 @@ int countLogs(const QString &needle)
     return n;
 }
 
-quint16 freePort()
-{
-    // Below the kernel's ephemeral range (32768-60999), so no port-0 bind of a parallel test can take
-    // it before docker-registry binds it.
-    for (int attempt = 0; attempt < 200; ++attempt) {
-        const auto port = quint16(QRandomGenerator::global()->bounded(20000, 32000));
-        QTcpServer probe;
-        if (probe.listen(QHostAddress::LocalHost, port))
-            return port;
-    }
-    QTcpServer probe;
-    return probe.listen(QHostAddress::LocalHost, 0) ? probe.serverPort() : 0;
-}
+quint16 freePort() { return reservedLoopbackPort(); }
 
 QByteArray sha256Hex(const QByteArray &data)
 {
