@@ -2,6 +2,8 @@
 
 #include "websocketframeencoder.h"
 
+#include "contract/refusalnames.h"
+
 #include <QTimer>
 #include <QTimerEvent>
 
@@ -40,7 +42,7 @@ void WebSocketSession::chargeBudget(qint64 buffered)
     m_budget->adjust(-m_charged);
     m_charged = 0;
     m_decoder.stop();
-    close(1008, "relay-receive-budget");
+    close(1008, QByteArrayView(contract::refusal::relayReceiveBudget.data(), contract::refusal::relayReceiveBudget.size()));
 }
 
 void WebSocketSession::onReadyRead()
@@ -141,7 +143,7 @@ bool WebSocketSession::withinSendBound(qsizetype more)
 {
     if (m_tls->pendingBytes() + more <= kMaxPendingBytes)
         return true;
-    close(1008, "node-not-reading");
+    close(1008, QByteArrayView(contract::refusal::nodeNotReading.data(), contract::refusal::nodeNotReading.size()));
     return false;
 }
 

@@ -108,6 +108,10 @@ inline constexpr Name errorUnreadable{"error-unreadable"};                      
 inline constexpr Name configurationInvalid{"configuration-invalid"};            // (project) start failure, exit 1
 inline constexpr Name relayStarting{"relay-starting"};                          // (project) D-01
 
+// --- Listener WebSocket close reasons (sent in a Close frame, §3, D-53) -----------------------------
+inline constexpr Name nodeNotReading{"node-not-reading"};                       // (project) 1008, send bound
+inline constexpr Name relayReceiveBudget{"relay-receive-budget"};               // (project) 1008, receive budget
+
 // --- Registering this relay / certificate, answered by Cloudly (project) --------------------------
 inline constexpr Name relayEndpointUnpublishable{"relay-endpoint-unpublishable"}; // (project) RR-11
 inline constexpr Name relayCertificateUnavailable{"relay-certificate-unavailable"}; // (project) LO-02
