@@ -320,7 +320,8 @@ void RegistryProxy::noteChallenges(const QList<QString> &rewrittenRealmPaths, co
         m_tokenPaths.append(p);
         while (m_tokenPaths.size() > kMaxTokenPaths)
             m_tokenPaths.removeFirst();
-        qCInfo(lcRegistry, "token realm path now served (learned from a rewritten realm)");
+        // A fixed line: neither the path nor any token, challenge or header value is printed.
+        qCInfo(lcRegistry, "one more realm path now served (learned from a rewritten challenge)");
     }
     for (const QString &origin : foreignOrigins) {
         if (m_loggedForeignOrigins.contains(origin))
