@@ -1,11 +1,11 @@
-// tst_registrylistener: the pull endpoint behind the relay's REAL listener (RelayListener, not the
-// TestRelayListener stand-in), against a loopback fake registry:
-//   - ListenerRequestGuard: a request body or an oversized header block is refused before Qt's
-//     QAbstractHttpServer buffers it; the connection closes long before the client has sent it all,
-//     and the relay's memory stays flat;
-//   - keep-alive and pipelined pulls still work through the guard;
+// tst_registrylistener: the pull endpoint behind the relay's REAL listener (RelayListener), against a
+// loopback fake registry:
+//   - ListenerHttpConnection (the listener's own HTTP server loop): a request body or an oversized
+//     header block is refused before anything of it is buffered; the connection closes long before
+//     the client has sent it all, and the relay's memory stays flat;
+//   - keep-alive and pipelined pulls work on it;
 //   - a node WebSocket session at "/" (the node lane) keeps working while a large blob streams on the
-//     same port, large frames included (the guard lifts its read bound for an upgrade);
+//     same port, large frames included (an upgrade never passes through the HTTP bounds);
 //   - installQtRequestLoggingFilter keeps qt.httpserver / qt.network.* debug output off whatever the
 //     rules say.
 #include "peers/fakeregistry.h"
@@ -14,7 +14,6 @@
 #include "testwait.h"
 
 #include "service/listener/relaylistener.h"
-#include "service/registry/listenerrequestguard.h"
 #include "service/registry/registrylog.h"
 #include "service/registry/registryproxy.h"
 #include "shared/util/clock.h"
@@ -166,7 +165,7 @@ void TstRegistryListener::cleanup()
 void TstRegistryListener::refusesBodyBeforeBufferingIt()
 {
     const qint64 bodyBytes = 64ll * 1024 * 1024;
-    const qint64 refusedBefore = ListenerRequestGuard::refusedConnections();
+    const qint64 refusedBefore = m_listener->refusedHttpRequests();
     const qint64 rssBefore = residentKiB();
     StreamingClient client(m_listener->boundPort(), m_relayPki->caCertificate());
     const QByteArray head = "GET /v2/ HTTP/1.1\r\nHost: localhost\r\nContent-Length: " + QByteArray::number(bodyBytes)
@@ -179,7 +178,7 @@ void TstRegistryListener::refusesBodyBeforeBufferingIt()
     // Kernel socket buffers on the loopback hold some MiB; the relay itself holds at most its read bound.
     QVERIFY(client.sent < 24ll * 1024 * 1024);
     QVERIFY2(rssGrowthKiB < 24 * 1024, "memory grew with the body");
-    QCOMPARE(ListenerRequestGuard::refusedConnections(), refusedBefore + 1);
+    QCOMPARE(m_listener->refusedHttpRequests(), refusedBefore + 1);
     QCOMPARE(m_registry->requests.size(), 0);
     // The answer usually arrives before the close (a reset can swallow it): when it does, it is 413.
     if (!client.received.isEmpty())
