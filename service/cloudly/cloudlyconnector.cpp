@@ -1,5 +1,8 @@
 #include "cloudlyconnector.h"
 
+#include "cloudlysocket.h"
+#include "transport/tlsclientcontext.h"
+
 #include "app/logging.h"
 #include "contract/methods.h"
 #include "contract/exactkeyreader.h"
@@ -7,7 +10,6 @@
 
 #include <QJsonDocument>
 #include <QRandomGenerator>
-#include <QSslConfiguration>
 
 namespace coreflow {
 
@@ -53,7 +55,7 @@ CloudlyConnector::~CloudlyConnector()
 
 bool CloudlyConnector::isConnected() const
 {
-    return m_socket && m_socket->state() == QAbstractSocket::ConnectedState;
+    return m_socket && m_socket->isOpen();
 }
 
 qint64 CloudlyConnector::identityRenewalDueMs() const
@@ -95,6 +97,16 @@ void CloudlyConnector::start()
     if (m_started)
         return;
     m_started = true;
+    if (m_url.scheme() == QLatin1String("wss")) {
+        auto context = TlsClientContext::create(m_extraCa);
+        if (!context) {
+            qCWarning(logCloudly).noquote() << "cannot open the Cloudly session:" << context.refusal().text();
+            m_stopping = true; // the start fails; the composition root rolls back
+            Q_EMIT startRefused(context.refusal());
+            return;
+        }
+        m_tlsContext = std::move(context).value();
+    }
     connectNow();
 }
 
@@ -109,25 +121,12 @@ void CloudlyConnector::connectNow()
         m_socket->abort();
         m_socket.release()->deleteLater();
     }
-    m_socket = std::make_unique<QWebSocket>(QString(), QWebSocketProtocol::VersionLatest, nullptr);
-    m_socket->setMaxAllowedIncomingMessageSize(quint64(Envelope::maxFrameBytes));
-    m_socket->setMaxAllowedIncomingFrameSize(quint64(Envelope::maxFrameBytes));
-    if (m_url.scheme() == QLatin1String("wss")) {
-        QSslConfiguration ssl = QSslConfiguration::defaultConfiguration();
-        if (!m_extraCa.isEmpty())
-            ssl.addCaCertificates(m_extraCa);
-        ssl.setPeerVerifyMode(QSslSocket::VerifyPeer);
-        m_socket->setSslConfiguration(ssl);
-    }
-    connect(m_socket.get(), &QWebSocket::connected, this, &CloudlyConnector::onConnected);
-    connect(m_socket.get(), &QWebSocket::disconnected, this, &CloudlyConnector::onDisconnected);
-    connect(m_socket.get(), &QWebSocket::textMessageReceived, this, &CloudlyConnector::onTextMessage);
-    connect(m_socket.get(), &QWebSocket::binaryMessageReceived, this, [](const QByteArray &) {
+    m_socket = std::make_unique<CloudlySocket>(m_tlsContext, qsizetype(Envelope::maxFrameBytes));
+    connect(m_socket.get(), &CloudlySocket::connected, this, &CloudlyConnector::onConnected);
+    connect(m_socket.get(), &CloudlySocket::disconnected, this, &CloudlyConnector::onDisconnected);
+    connect(m_socket.get(), &CloudlySocket::textMessage, this, &CloudlyConnector::onTextMessage);
+    connect(m_socket.get(), &CloudlySocket::binaryMessage, this, [] {
         qCWarning(logCloudly) << "ignored a binary frame on the Cloudly session (the contract uses text frames)";
-    });
-    connect(m_socket.get(), &QWebSocket::sslErrors, this, [](const QList<QSslError> &errors) {
-        for (const QSslError &e : errors)
-            qCWarning(logCloudly).noquote() << "Cloudly TLS verification error:" << e.errorString();
     });
     qCInfo(logCloudly).noquote() << "connecting to Cloudly at" << m_url.toString(QUrl::RemoveUserInfo | QUrl::RemoveQuery);
     m_handshakeTimer->start(m_timing.cloudlyHandshakeTimeoutMs);
@@ -352,9 +351,9 @@ void CloudlyConnector::scheduleReconnect()
     m_reconnectTimer->start(delay);
 }
 
-void CloudlyConnector::onTextMessage(const QString &message)
+void CloudlyConnector::onTextMessage(const QByteArray &message)
 {
-    auto parsed = Envelope::parse(message.toUtf8());
+    auto parsed = Envelope::parse(message);
     if (!parsed) {
         qCWarning(logCloudly).noquote() << "unreadable frame from Cloudly:" << parsed.refusal().text();
         return;
@@ -370,14 +369,14 @@ void CloudlyConnector::onTextMessage(const QString &message)
         finishCall(id, CallResult{true, frame, {}});
         return;
     }
-    QPointer<QWebSocket> origin = m_socket.get();
+    QPointer<CloudlySocket> origin = m_socket.get();
     m_methods.dispatch(frame, Caller{}, [origin](QByteArray answer) {
-        if (origin && origin->state() == QAbstractSocket::ConnectedState)
-            origin->sendTextMessage(QString::fromUtf8(answer));
+        if (origin)
+            origin->sendText(answer); // nothing when that socket is no longer open
     });
 }
 
-void CloudlyConnector::sendOnSocket(const QByteArray &frame) { m_socket->sendTextMessage(QString::fromUtf8(frame)); }
+void CloudlyConnector::sendOnSocket(const QByteArray &frame) { m_socket->sendText(frame); }
 
 quint64 CloudlyConnector::call(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback)
 {
@@ -399,7 +398,6 @@ quint64 CloudlyConnector::sendCall(const QString &method, QByteArrayView rawRequ
     Pending pending;
     pending.method = method;
     pending.callback = std::move(callback);
-    pending.socket = m_socket.get();
     pending.deadline = m_callDeadlines.schedule(timeoutMs, [this, id, timeoutMs] {
         finishCall(id, CallResult{false, {}, named(refusal::cloudlyForwardTimeout,
                                                    QStringLiteral("no answer from Cloudly within %1 ms").arg(timeoutMs))});
@@ -460,10 +458,9 @@ void CloudlyConnector::maybeFinishStop()
 {
     if (!m_stopping || !m_stopDone || !m_pending.empty())
         return;
-    if (m_socket && m_socket->state() != QAbstractSocket::UnconnectedState) {
+    if (m_socket && m_socket->state() != CloudlySocket::State::Unconnected) {
         m_socket->disconnect(this);
-        m_socket->close(QWebSocketProtocol::CloseCodeGoingAway, QStringLiteral("relay stopping"));
-        m_socket->abort();
+        m_socket->closeNow(1001, "relay stopping"); // 1001: going away
     }
     m_dispatchable = false;
     auto done = std::move(m_stopDone);

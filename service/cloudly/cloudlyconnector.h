@@ -29,13 +29,15 @@
 #include <QPointer>
 #include <QSslCertificate>
 #include <QUrl>
-#include <QWebSocket>
 #include <functional>
 #include <unordered_map>
 #include <memory>
 #include <optional>
 
 namespace coreflow {
+
+class CloudlySocket;
+class TlsClientContext;
 
 class CloudlyConnector : public QObject {
     Q_OBJECT
@@ -103,13 +105,12 @@ private:
         QString method;
         DeadlineQueue::Handle deadline = 0; // the call's timeout in m_callDeadlines
         CallCallback callback;
-        QPointer<QWebSocket> socket;
     };
 
     void connectNow();
     void onConnected();
     void onDisconnected();
-    void onTextMessage(const QString &message);
+    void onTextMessage(const QByteArray &message);
     void sendOnSocket(const QByteArray &frame);
     quint64 sendCall(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback);
     void finishCall(quint64 id, CallResult result);
@@ -130,7 +131,8 @@ private:
     Clock &m_clock;
     contract::RelayTiming m_timing;
 
-    std::unique_ptr<QWebSocket> m_socket;
+    std::shared_ptr<TlsClientContext> m_tlsContext; // made at start() for a wss:// URL
+    std::unique_ptr<CloudlySocket> m_socket;
     std::unique_ptr<ClockTimer> m_reconnectTimer;
     std::unique_ptr<ClockTimer> m_renewalTimer;
     std::unique_ptr<ClockTimer> m_handshakeTimer;

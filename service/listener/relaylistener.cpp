@@ -64,7 +64,7 @@ void RelayListener::onDescriptor(int descriptor)
     auto *connection = new TlsConnection(descriptor, ssl);
     auto *handshake = new ListenerHandshake(connection, this);
     connect(handshake, &ListenerHandshake::upgraded, this, [this](TlsConnection *tls, const QByteArray &rest) {
-        auto *session = new WebSocketSession(tls, rest, kMaxMessageBytes, m_receiveBudget);
+        auto *session = new WebSocketSession(tls, rest, kMaxMessageBytes, WebSocketFrameDecoder::Role::Server, m_receiveBudget);
         Q_EMIT nodeSessionAccepted(session);
     });
     connect(handshake, &ListenerHandshake::httpRequest, this, [this](TlsConnection *tls, const QByteArray &bytes) {

@@ -6,12 +6,14 @@
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <cerrno>
 #include <sys/socket.h>
 #include <unistd.h>
 
 namespace coreflow {
 
-TlsConnection::TlsConnection(int fd, SSL *ssl, QObject *parent) : QObject(parent), m_fd(fd), m_ssl(ssl)
+TlsConnection::TlsConnection(int fd, SSL *ssl, QObject *parent)
+    : QObject(parent), m_fd(fd), m_ssl(ssl), m_state(ssl ? State::Handshaking : State::Open), m_plaintext(!ssl)
 {
     m_readNotifier = new QSocketNotifier(qintptr(fd), QSocketNotifier::Read, this);
     connect(m_readNotifier, &QSocketNotifier::activated, this, &TlsConnection::onReadable);
@@ -71,6 +73,10 @@ void TlsConnection::continueHandshake()
     if (rc == 1) {
         m_state = State::Open;
         updateWriteNotifier();
+        if (m_receiver)
+            m_receiver->tlsOpen();
+        if (m_state != State::Open)
+            return;
         // With read-ahead the handshake may have taken the first application records off the socket
         // already: the notifier would never report them.
         readable();
@@ -83,10 +89,21 @@ void TlsConnection::continueHandshake()
     case SSL_ERROR_WANT_WRITE:
         setWriteNotification(true);
         return;
-    default:
+    default: {
+        const long verify = SSL_get_verify_result(m_ssl);
+        m_handshakeFailure = verify != X509_V_OK
+                                 ? QByteArray("certificate verification failed: ") + X509_verify_cert_error_string(verify)
+                                 : QByteArray("TLS handshake failed");
         qCDebug(logListener) << "TLS handshake failed";
         finish();
     }
+    }
+}
+
+void TlsConnection::startHandshake()
+{
+    if (m_state == State::Handshaking)
+        continueHandshake();
 }
 
 void TlsConnection::onReadable()
@@ -116,6 +133,15 @@ qsizetype TlsConnection::read(char *data, qsizetype max)
 {
     if (m_state != State::Open)
         return m_state == State::Closed ? -1 : 0;
+    if (m_plaintext) {
+        const ssize_t n = ::recv(m_fd, data, size_t(max), 0);
+        if (n > 0)
+            return qsizetype(n);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+            return 0;
+        finish(); // orderly close (0) or a transport error
+        return -1;
+    }
     ERR_clear_error();
     const int rc = SSL_read(m_ssl, data, int(qMin<qsizetype>(max, 1 << 30)));
     if (rc > 0)
@@ -143,14 +169,12 @@ void TlsConnection::write(QByteArrayView bytes)
         // Fast path: nothing queued, hand the bytes to OpenSSL directly and keep only the rest.
         qsizetype offset = 0;
         while (offset < bytes.size()) {
-            ERR_clear_error();
-            const int rc = SSL_write(m_ssl, bytes.data() + offset, int(qMin<qsizetype>(bytes.size() - offset, 1 << 30)));
-            if (rc > 0) {
-                offset += rc;
+            const qsizetype n = writeSome(bytes.data() + offset, bytes.size() - offset);
+            if (n > 0) {
+                offset += n;
                 continue;
             }
-            const int error = SSL_get_error(m_ssl, rc);
-            if (error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ)
+            if (n == 0)
                 break;
             finish();
             return;
@@ -166,19 +190,33 @@ void TlsConnection::write(QByteArrayView bytes)
     updateWriteNotifier();
 }
 
+qsizetype TlsConnection::writeSome(const char *data, qsizetype size)
+{
+    if (m_plaintext) {
+        const ssize_t n = ::send(m_fd, data, size_t(size), MSG_NOSIGNAL);
+        if (n >= 0)
+            return qsizetype(n);
+        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+    }
+    ERR_clear_error();
+    const int rc = SSL_write(m_ssl, data, int(qMin<qsizetype>(size, 1 << 30)));
+    if (rc > 0)
+        return rc;
+    const int error = SSL_get_error(m_ssl, rc);
+    return error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ ? 0 : -1;
+}
+
 void TlsConnection::flush()
 {
     bool wrote = false;
     while (pendingBytes() > 0) {
-        ERR_clear_error();
-        const int rc = SSL_write(m_ssl, m_out.constData() + m_outOffset, int(qMin<qsizetype>(pendingBytes(), 1 << 30)));
-        if (rc > 0) {
-            m_outOffset += rc;
+        const qsizetype n = writeSome(m_out.constData() + m_outOffset, pendingBytes());
+        if (n > 0) {
+            m_outOffset += n;
             wrote = true;
             continue;
         }
-        const int error = SSL_get_error(m_ssl, rc);
-        if (error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ)
+        if (n == 0)
             break;
         finish();
         return;
@@ -195,7 +233,8 @@ void TlsConnection::flush()
         m_receiver->tlsWritten();
     if (m_state == State::Open && m_shutdownRequested && pendingBytes() == 0) {
         ERR_clear_error();
-        SSL_shutdown(m_ssl); // close_notify, best effort; the peer's answer is not awaited
+        if (m_ssl)
+            SSL_shutdown(m_ssl); // close_notify, best effort; the peer's answer is not awaited
         ::shutdown(m_fd, SHUT_WR);
         finish();
     }

@@ -1,7 +1,11 @@
 #pragma once
-// TlsConnection: one accepted TCP socket with server-side TLS over the shared TlsServerContext
-// (seed "Cluster-side listener"; docs/contract.md D-53). Non-blocking OpenSSL on the descriptor,
-// driven by level-triggered socket notifiers on the relay's event loop.
+// TlsConnection: one TCP socket with TLS, non-blocking OpenSSL on the descriptor, driven by
+// level-triggered socket notifiers on the relay's event loop. Server side: an accepted listener
+// socket over the shared TlsServerContext (seed "Cluster-side listener"; docs/contract.md D-53).
+// Client side: an outbound socket from TcpDialer over a TlsClientContext (the Cloudly session, D-54),
+// whose owner calls startHandshake() once it set its receiver; tlsOpen() reports the finished
+// handshake. Plaintext (ssl == nullptr): the same interface over plain TCP, open from the start — for
+// ws:// and http:// peers, which the configuration allows on loopback only.
 //
 // Events go to one Receiver (set by whoever holds the connection now: the handshake, then the
 // WebSocket session or the HTTP bridge), called directly rather than through signal connections,
@@ -37,14 +41,23 @@ public:
         virtual void tlsReadable() = 0;
         virtual void tlsClosed() = 0;
         virtual void tlsWritten() {}
+        // The TLS handshake finished (state() is Open now); tlsReadable() follows at once.
+        virtual void tlsOpen() {}
     };
 
-    // Takes ownership of fd and ssl (ssl already bound to fd, in accept state).
+    // Takes ownership of fd and ssl (ssl already bound to fd, in accept or connect state), or of fd
+    // alone when ssl is nullptr (plaintext, Open from the start).
     TlsConnection(int fd, SSL *ssl, QObject *parent = nullptr);
     ~TlsConnection() override;
 
     void setReceiver(Receiver *receiver) { m_receiver = receiver; }
     State state() const { return m_state; }
+    // Client side: sends the first handshake message (a server waits for the client's instead).
+    void startHandshake();
+    // Why the connection closed during the handshake, for a log line: the certificate verification
+    // failure as OpenSSL names it, or a fixed text. Never peer data or key material. Empty otherwise.
+    QByteArray handshakeFailure() const { return m_handshakeFailure; }
+    bool isPlaintext() const { return m_plaintext; }
     // Decrypted bytes into data: > 0 bytes read, 0 nothing now, -1 closed (closed() follows).
     qsizetype read(char *data, qsizetype max);
     // Whether OpenSSL holds received bytes not yet returned by read() (the socket notifier cannot
@@ -63,6 +76,8 @@ private:
     void onWritable();
     void continueHandshake();
     void flush();
+    // Hands bytes to TLS (or the socket, plaintext): > 0 taken, 0 would block, -1 failed.
+    qsizetype writeSome(const char *data, qsizetype size);
     void updateWriteNotifier();
     void finish();
     void setWriteNotification(bool enabled);
@@ -79,6 +94,8 @@ private:
     bool m_readEnabled = true;
     bool m_readWantsWrite = false;  // an SSL_read needs the socket writable (TLS 1.3 key update)
     bool m_shutdownRequested = false;
+    bool m_plaintext = false;
+    QByteArray m_handshakeFailure;
 };
 
 } // namespace coreflow

@@ -1,5 +1,7 @@
 #include "websocketframedecoder.h"
 
+#include "websocketmask.h"
+
 #include <simdjson.h>
 
 #include <cstring>
@@ -8,23 +10,6 @@ namespace coreflow {
 
 namespace {
 constexpr qsizetype kMaxControlPayload = 125;
-
-// XORs the 4-byte client mask into dst (RFC 6455 §5.3), eight bytes at a time where it can.
-void unmask(char *dst, const char *src, qsizetype size, const unsigned char key[4])
-{
-    quint64 wide = 0;
-    for (int i = 0; i < 8; ++i)
-        wide |= quint64(key[i % 4]) << (8 * i);
-    qsizetype i = 0;
-    for (; i + 8 <= size; i += 8) {
-        quint64 chunk;
-        std::memcpy(&chunk, src + i, 8);
-        chunk ^= wide;
-        std::memcpy(dst + i, &chunk, 8);
-    }
-    for (; i < size; ++i)
-        dst[i] = char(src[i] ^ char(key[i % 4]));
-}
 
 bool isControl(quint8 opcode) { return opcode & 0x8; }
 bool isKnown(quint8 opcode) { return opcode <= 0x2 || (opcode >= 0x8 && opcode <= 0xA); }
@@ -100,7 +85,9 @@ qsizetype WebSocketFrameDecoder::decodeOne(const char *data, qsizetype size, con
     const auto b1 = quint8(data[1]);
     const bool fin = b0 & 0x80;
     const quint8 opcode = b0 & 0x0F;
-    if ((b0 & 0x70) != 0 || !isKnown(opcode) || !(b1 & 0x80)) {
+    // A client masks every frame, a server none (RFC 6455 §5.1): the other kind fails the connection.
+    const bool masked = b1 & 0x80;
+    if ((b0 & 0x70) != 0 || !isKnown(opcode) || masked != (m_role == Role::Server)) {
         fail(Failure::ProtocolError);
         return 0;
     }
@@ -147,17 +134,20 @@ qsizetype WebSocketFrameDecoder::decodeOne(const char *data, qsizetype size, con
             return 0;
         }
     }
-    const qsizetype total = header + 4 + qsizetype(length);
+    const qsizetype maskBytes = masked ? 4 : 0;
+    const qsizetype total = header + maskBytes + qsizetype(length);
     if (size < total)
         return 0;
-    unsigned char key[4];
-    std::memcpy(key, data + header, 4);
-    const char *payload = data + header + 4;
+    unsigned char maskKey[4] = {};
+    if (masked)
+        std::memcpy(maskKey, data + header, 4);
+    const unsigned char *key = masked ? maskKey : nullptr;
+    const char *payload = data + header + maskBytes;
     const auto payloadSize = qsizetype(length);
 
     if (isControl(opcode)) {
         QByteArray body(payloadSize, Qt::Uninitialized);
-        unmask(body.data(), payload, payloadSize, key);
+        WebSocketMask::apply(body.data(), payload, payloadSize, key);
         if (sink.control)
             sink.control(Opcode(opcode), std::move(body));
         return total;
@@ -175,7 +165,7 @@ qsizetype WebSocketFrameDecoder::decodeOne(const char *data, qsizetype size, con
     if (opcode != quint8(Opcode::Continuation)) {
         if (fin) {
             QByteArray body(payloadSize, Qt::Uninitialized);
-            unmask(body.data(), payload, payloadSize, key);
+            WebSocketMask::apply(body.data(), payload, payloadSize, key);
             deliver(Opcode(opcode), std::move(body));
             return total;
         }
@@ -184,7 +174,7 @@ qsizetype WebSocketFrameDecoder::decodeOne(const char *data, qsizetype size, con
     }
     const qsizetype at = m_message.size();
     m_message.resize(at + payloadSize);
-    unmask(m_message.data() + at, payload, payloadSize, key);
+    WebSocketMask::apply(m_message.data() + at, payload, payloadSize, key);
     if (fin) {
         m_inMessage = false;
         QByteArray body = std::move(m_message);

@@ -1,13 +1,15 @@
 #pragma once
-// WebSocketFrameDecoder: the server side of RFC 6455 framing for the relay listener's node lane
-// (seed "Cluster-side listener"; docs/contract.md §3 and Decision D-53).
+// WebSocketFrameDecoder: RFC 6455 framing, read side, for the relay listener's node lane (Role::Server:
+// frames from clients) and the relay's own Cloudly session (Role::Client: frames from a server)
+// (seed "Cluster-side listener", "Runtime position"; docs/contract.md §3 and Decisions D-53, D-54).
 //
 // Pure: bytes in, whole messages and control frames out, no socket. It keeps only what a partial
 // frame or a fragmented message needs (nothing at all between messages), which is why the listener
 // does not use a framing library that holds fixed per-connection buffers (D-53).
 //
 // Rules enforced (each a named Failure, with the close code the session then sends):
-//  - client frames must be masked, RSV bits zero, known opcodes only              -> ProtocolError 1002
+//  - frames from a client must be masked, frames from a server must not be (RFC 6455 §5.1);
+//    RSV bits zero, known opcodes only                                               -> ProtocolError 1002
 //  - control frames: FIN set, payload <= 125 bytes                                 -> ProtocolError 1002
 //  - continuation without a message, or a new message inside a fragmented one      -> ProtocolError 1002
 //  - a message (all fragments) above maxMessageBytes, known from the frame header   -> MessageTooBig 1009
@@ -32,7 +34,12 @@ public:
         std::function<void(Opcode opcode, QByteArray payload)> control;
     };
 
-    explicit WebSocketFrameDecoder(qsizetype maxMessageBytes) : m_maxMessageBytes(maxMessageBytes) {}
+    // Which end of the connection reads: the server reads masked client frames, the client unmasked
+    // server frames.
+    enum class Role { Server, Client };
+
+    explicit WebSocketFrameDecoder(qsizetype maxMessageBytes, Role role = Role::Server)
+        : m_maxMessageBytes(maxMessageBytes), m_role(role) {}
 
     // Consumes bytes as they arrived from the transport. Callbacks run synchronously; a callback may
     // call stop() to make the decoder drop the rest (e.g. after a Close frame).
@@ -55,6 +62,7 @@ private:
     void fail(Failure failure) { m_failure = failure; }
 
     qsizetype m_maxMessageBytes;
+    Role m_role;
     QByteArray m_partial;       // bytes of an incomplete frame
     QByteArray m_message;       // fragments of an unfinished message
     Opcode m_messageOpcode = Opcode::Text;

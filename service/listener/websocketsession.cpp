@@ -14,8 +14,10 @@ constexpr qsizetype kReadChunk = 16 * 1024;
 }
 
 WebSocketSession::WebSocketSession(TlsConnection *tls, QByteArray alreadyRead, qsizetype maxMessageBytes,
-                                   std::shared_ptr<ReceiveBudget> budget, QObject *parent)
-    : QObject(parent), m_tls(tls), m_budget(std::move(budget)), m_decoder(maxMessageBytes)
+                                   WebSocketFrameDecoder::Role role, std::shared_ptr<ReceiveBudget> budget,
+                                   QObject *parent)
+    : QObject(parent), m_tls(tls), m_budget(std::move(budget)), m_decoder(maxMessageBytes, role),
+      m_mask(role == WebSocketFrameDecoder::Role::Client ? std::make_unique<WebSocketMask>() : nullptr)
 {
     m_tls->setParent(this);
     m_tls->setReceiver(this);
@@ -96,7 +98,7 @@ void WebSocketSession::onControl(WebSocketFrameDecoder::Opcode opcode, const QBy
     switch (opcode) {
     case WebSocketFrameDecoder::Opcode::Ping:
         if (m_state == State::Open && withinSendBound(payload.size()))
-            m_tls->write(WebSocketFrameEncoder::pong(payload));
+            m_tls->write(WebSocketFrameEncoder::pong(payload, maskKey()));
         return;
     case WebSocketFrameDecoder::Opcode::Pong:
         return;
@@ -114,9 +116,10 @@ void WebSocketSession::onControl(WebSocketFrameDecoder::Opcode opcode, const QBy
         }
         if (m_state == State::Open) {
             // Answer the Close (echoing a valid code) and let the transport go once it is flushed.
-            m_tls->write(answer == 1002   ? WebSocketFrameEncoder::close(1002, "invalid close frame")
-                         : answer == 1007 ? WebSocketFrameEncoder::close(1007, "close reason is not UTF-8")
-                                          : WebSocketFrameEncoder::close(answer, {}));
+            const unsigned char *key = maskKey();
+            m_tls->write(answer == 1002   ? WebSocketFrameEncoder::close(1002, "invalid close frame", key)
+                         : answer == 1007 ? WebSocketFrameEncoder::close(1007, "close reason is not UTF-8", key)
+                                          : WebSocketFrameEncoder::close(answer, {}, key));
             m_closeCode = valid && answer != 1007 ? code : answer;
         }
         m_state = State::Closing;
@@ -136,14 +139,15 @@ void WebSocketSession::sendText(QByteArrayView utf8)
     if (m_state != State::Open)
         return;
     if (withinSendBound(utf8.size()))
-        m_tls->write(WebSocketFrameEncoder::text(utf8));
+        m_tls->write(WebSocketFrameEncoder::text(utf8, maskKey()));
 }
 
 bool WebSocketSession::withinSendBound(qsizetype more)
 {
     if (m_tls->pendingBytes() + more <= kMaxPendingBytes)
         return true;
-    close(1008, QByteArrayView(contract::refusal::nodeNotReading.data(), contract::refusal::nodeNotReading.size()));
+    const auto &reason = m_mask ? contract::refusal::cloudlyNotReading : contract::refusal::nodeNotReading;
+    close(1008, QByteArrayView(reason.data(), reason.size()));
     return false;
 }
 
@@ -153,7 +157,7 @@ void WebSocketSession::close(quint16 code, QByteArrayView reason)
         return;
     m_state = State::Closing;
     m_closeCode = code;
-    m_tls->write(WebSocketFrameEncoder::close(code, reason));
+    m_tls->write(WebSocketFrameEncoder::close(code, reason, maskKey()));
     m_closeTimer.start(kCloseGraceMs, this);
 }
 

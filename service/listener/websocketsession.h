@@ -1,7 +1,9 @@
 #pragma once
-// WebSocketSession: one upgraded WebSocket on the relay listener (a node's or the ingress's lane),
-// over a TlsConnection, with RFC 6455 framing from WebSocketFrameDecoder / WebSocketFrameEncoder
-// (seed "Cluster-side listener"; docs/contract.md §3, D-53).
+// WebSocketSession: one upgraded WebSocket over a TlsConnection, with RFC 6455 framing from
+// WebSocketFrameDecoder / WebSocketFrameEncoder. Role::Server: a node's or the ingress's lane on the
+// relay listener (seed "Cluster-side listener"; docs/contract.md §3, D-53). Role::Client: the relay's
+// own Cloudly session (CloudlySocket; D-54): every frame it sends is masked with a fresh key
+// (WebSocketMask), frames it receives must be unmasked.
 //
 // Messages arrive as UTF-8 bytes (textMessage), never as QString: the relay forwards bodies
 // byte-for-byte, so there is no UTF-16 round trip on the hot path. sendText() frames and encrypts
@@ -13,7 +15,7 @@
 //    (beyond it the growing session is closed 1008);
 //  - outgoing queue: at most kMaxPendingBytes (32 MiB: two maximal frames), pongs included. A peer
 //    that stops reading while more is sent (or while it keeps pinging) is closed with 1008
-//    "node-not-reading"; until then only its own requests wait (and time out by their own
+//    "node-not-reading" (server role) or "cloudly-not-reading" (client role); until then only its own requests wait (and time out by their own
 //    timers), nobody else's.
 //  - closing: after our Close frame the peer has kCloseGraceMs (2000 ms, real time) to answer with
 //    its Close, and after its Close to read our answer; then the transport goes regardless. A Close
@@ -26,6 +28,7 @@
 #include "tlsconnection.h"
 #include "receivebudget.h"
 #include "websocketframedecoder.h"
+#include "websocketmask.h"
 
 #include <QBasicTimer>
 #include <QObject>
@@ -52,8 +55,10 @@ public:
     // Takes ownership of an open TLS connection; alreadyRead are bytes that followed the upgrade
     // request in the same read (decoded on the next event-loop turn).
     // budget (optional, shared by the listener's sessions): the bound on partially received bytes.
+    // role: which end of the WebSocket this process is (decides masking both ways).
     WebSocketSession(TlsConnection *tls, QByteArray alreadyRead, qsizetype maxMessageBytes,
-                     std::shared_ptr<ReceiveBudget> budget = {}, QObject *parent = nullptr);
+                     WebSocketFrameDecoder::Role role, std::shared_ptr<ReceiveBudget> budget = {},
+                     QObject *parent = nullptr);
     ~WebSocketSession() override;
 
     bool isOpen() const { return m_state == State::Open; }
@@ -85,12 +90,15 @@ private:
     // Whether `more` bytes still fit the send bound; beyond it the session closes 1008.
     bool withinSendBound(qsizetype more);
     void end(quint16 code);
+    // The key for the next frame sent: nullptr in the server role (server frames are not masked).
+    const unsigned char *maskKey() { return m_mask ? m_mask->nextKey() : nullptr; }
 
     TlsConnection *m_tls;
     Receiver *m_receiver = nullptr;
     std::shared_ptr<ReceiveBudget> m_budget;
     qint64 m_charged = 0; // bytes of unfinished messages charged to m_budget
     WebSocketFrameDecoder m_decoder;
+    std::unique_ptr<WebSocketMask> m_mask; // client role only
     QBasicTimer m_closeTimer;
     State m_state = State::Open;
     quint16 m_closeCode = 1006;

@@ -3,8 +3,10 @@
 // text arrives as the exact UTF-8 bytes sent). docs/contract.md D-53.
 #include "listener/websocketframedecoder.h"
 #include "listener/websocketframeencoder.h"
+#include "listener/websocketmask.h"
 
 #include <QRandomGenerator>
+#include <QSet>
 #include <QTest>
 
 using namespace coreflow;
@@ -206,6 +208,84 @@ private Q_SLOTS:
         const QByteArray large = WebSocketFrameEncoder::text(QByteArray(70000, 'l'));
         QCOMPARE(large.left(10), QByteArray("\x81\x7f\x00\x00\x00\x00\x00\x01\x11\x70", 10));
         QCOMPARE(large.size(), 70010);
+    }
+
+    // D-54: the relay's own Cloudly session is a client; every frame it sends is masked with a key of
+    // its own (RFC 6455 §5.3), and the server side decodes exactly the bytes sent (CL-06 both ways).
+    void clientFramesAreMaskedWithAFreshKeyAndDecodeOnTheServerSide_D54()
+    {
+        WebSocketMask mask;
+        QSet<QByteArray> keys;
+        for (int size : {0, 1, 3, 7, 8, 9, 125, 126, 65535, 65536, 70001}) {
+            QByteArray body(size, Qt::Uninitialized);
+            for (int i = 0; i < size; ++i)
+                body[i] = char('A' + (i * 7) % 50);
+            const unsigned char *key = mask.nextKey();
+            const QByteArray keyBytes(reinterpret_cast<const char *>(key), 4);
+            keys.insert(keyBytes);
+            const QByteArray wire = WebSocketFrameEncoder::text(body, key);
+            QVERIFY(quint8(wire[1]) & 0x80); // mask bit
+            const qsizetype header = size < 126 ? 2 : size <= 0xFFFF ? 4 : 10;
+            QCOMPARE(wire.size(), header + 4 + size);
+            QCOMPARE(wire.mid(header, 4), keyBytes);
+            if (size >= 8 && keyBytes != QByteArray(4, '\0'))
+                QVERIFY(wire.mid(header + 4) != body); // the payload travels masked
+            WebSocketFrameDecoder server(16 * 1024 * 1024, WebSocketFrameDecoder::Role::Server);
+            Collected got;
+            server.feed(wire, got.sink());
+            QCOMPARE(server.failure(), Failure::None);
+            QCOMPARE(got.messages.size(), 1);
+            QCOMPARE(got.messages.first().second, body);
+        }
+        QVERIFY(keys.size() >= 10); // a fresh key per frame (11 frames; a repeat is 1 in 2^32)
+        const QByteArray close = WebSocketFrameEncoder::close(1001, "relay stopping", mask.nextKey());
+        WebSocketFrameDecoder server(1024, WebSocketFrameDecoder::Role::Server);
+        Collected got;
+        server.feed(close, got.sink());
+        QCOMPARE(got.controls.size(), 1);
+        QCOMPARE(got.controls.first().second, QByteArray("\x03\xe9relay stopping", 16));
+    }
+
+    // D-54: the client side reads unmasked server frames and fails a masked one with 1002
+    // (RFC 6455 §5.1), as the server side fails an unmasked client frame.
+    void clientRoleReadsUnmaskedFramesAndRefusesMaskedOnes_D54()
+    {
+        WebSocketFrameDecoder client(16 * 1024 * 1024, WebSocketFrameDecoder::Role::Client);
+        Collected got;
+        const QByteArray body(70000, 'z');
+        QByteArray wire = WebSocketFrameEncoder::text("{\"a\":1}") + WebSocketFrameEncoder::text(body)
+                          + WebSocketFrameEncoder::frame(0x9, "ping");
+        for (qsizetype i = 0; i < wire.size(); i += 1000) // in pieces, as TLS records cut them
+            client.feed(QByteArrayView(wire).sliced(i, qMin<qsizetype>(1000, wire.size() - i)), got.sink());
+        QCOMPARE(client.failure(), Failure::None);
+        QCOMPARE(got.messages.size(), 2);
+        QCOMPARE(got.messages.at(0).second, QByteArray("{\"a\":1}"));
+        QCOMPARE(got.messages.at(1).second, body);
+        QCOMPARE(got.controls.size(), 1);
+        QCOMPARE(got.controls.first().second, QByteArray("ping"));
+
+        WebSocketFrameDecoder strict(1024, WebSocketFrameDecoder::Role::Client);
+        Collected none;
+        strict.feed(clientFrame(0x1, "masked"), none.sink());
+        QCOMPARE(strict.failure(), Failure::ProtocolError);
+        QCOMPARE(strict.failureCloseCode(), quint16(1002));
+        QVERIFY(none.messages.isEmpty());
+    }
+
+    void maskingIsItsOwnInverseAtEveryLength()
+    {
+        const unsigned char key[4] = {0x01, 0x80, 0xfe, 0x37};
+        for (int size = 0; size < 40; ++size) {
+            QByteArray body(size, Qt::Uninitialized);
+            for (int i = 0; i < size; ++i)
+                body[i] = char(i * 13);
+            QByteArray masked(size, Qt::Uninitialized);
+            WebSocketMask::apply(masked.data(), body.constData(), size, key);
+            for (int i = 0; i < size; ++i)
+                QCOMPARE(quint8(masked[i]), quint8(quint8(body[i]) ^ key[i % 4]));
+            WebSocketMask::apply(masked.data(), masked.constData(), size, key); // in place
+            QCOMPARE(masked, body);
+        }
     }
 
     // The re-registration wave's 4000 and the lane's 1002/1003/1009 closes carry code and reason;

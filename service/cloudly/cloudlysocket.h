@@ -1,0 +1,80 @@
+#pragma once
+// CloudlySocket: one attempt at the relay's WebSocket to Cloudly, on the relay's own transport
+// (docs/contract.md D-54; seed "Runtime position"): TcpDialer -> TlsConnection (client, verified
+// against CLOUDLY_URL's host with a TlsClientContext; plaintext for a loopback ws:// URL) ->
+// WebSocketClientHandshake -> WebSocketSession in the client role (masked frames out, at most
+// maxMessageBytes per incoming message, the 32 MiB send bound). CloudlyConnector makes a new one for
+// every connection attempt.
+//
+// Text messages arrive and leave as UTF-8 bytes: no QString on the forwarding path.
+// Lifecycle: open() -> connected() once the 101 arrived -> textMessage()... -> disconnected() once,
+// whether the attempt failed (errorString() names the step: resolve, connect, TLS verification,
+// upgrade status; never a URL path, query, header value or credential), the peer closed, or abort()
+// was called (abort() emits disconnected() before it returns, when the socket was not already
+// unconnected). Internals are deleted later, never inside their own callbacks.
+#include "listener/websocketsession.h"
+
+#include <QObject>
+#include <QPointer>
+#include <QUrl>
+
+#include <memory>
+
+namespace coreflow {
+
+class TcpDialer;
+class TlsClientContext;
+class WebSocketClientHandshake;
+
+class CloudlySocket : public QObject, private WebSocketSession::Receiver {
+    Q_OBJECT
+public:
+    enum class State { Unconnected, Connecting, Open, Closing };
+
+    // tls: the client context for wss:// (nullptr for ws://).
+    CloudlySocket(std::shared_ptr<TlsClientContext> tls, qsizetype maxMessageBytes, QObject *parent = nullptr);
+    ~CloudlySocket() override;
+
+    void open(const QUrl &url);
+    // Closing: the session sent its Close (e.g. at the send bound) and waits for the transport to go.
+    State state() const
+    {
+        return m_state == State::Open && !(m_session && m_session->isOpen()) ? State::Closing : m_state;
+    }
+    bool isOpen() const { return state() == State::Open; }
+    QString errorString() const { return m_error; }
+    // Frames one text message (UTF-8 bytes) and sends what the socket takes now; nothing on a socket
+    // that is not open.
+    void sendText(QByteArrayView utf8);
+    // Sends a Close frame (code, reason) and then closes the transport without waiting for the answer.
+    void closeNow(quint16 code, QByteArrayView reason);
+    void abort();
+
+Q_SIGNALS:
+    void connected();
+    void disconnected();
+    void textMessage(const QByteArray &utf8);
+    void binaryMessage();
+
+private:
+    void sessionText(const QByteArray &utf8) override;
+    void sessionBinary() override { Q_EMIT binaryMessage(); }
+    void sessionClosed(quint16 code) override;
+    void onDialed(int fd);
+    void onUpgraded(TlsConnection *tls, const QByteArray &rest);
+    void failAttempt(const QString &reason);
+    void tearDown();
+
+    std::shared_ptr<TlsClientContext> m_tlsContext;
+    qsizetype m_maxMessageBytes;
+    State m_state = State::Unconnected;
+    QString m_error;
+    QString m_host;
+    QByteArray m_hostHeader;
+    QByteArray m_target;
+    TcpDialer *m_dialer = nullptr;
+    QPointer<WebSocketClientHandshake> m_handshake;
+    QPointer<WebSocketSession> m_session;
+};
+
+} // namespace coreflow

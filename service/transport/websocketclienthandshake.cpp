@@ -1,0 +1,177 @@
+#include "websocketclienthandshake.h"
+
+#include "listener/listenerhandshake.h"
+
+#include <QTimer>
+
+#include <http_parser.h>
+#include <sodium.h>
+
+namespace coreflow {
+
+struct WebSocketClientHandshake::Answer {
+    http_parser parser{};
+    http_parser_settings settings{};
+    QByteArray field;
+    QByteArray value;
+    bool lastWasValue = false;
+    QByteArray upgrade;
+    QByteArray connection;
+    QByteArray accept;
+    bool offersSomething = false; // Sec-WebSocket-Extensions or -Protocol present
+    bool complete = false;
+
+    void storeHeader()
+    {
+        if (field.isEmpty())
+            return;
+        const QByteArray name = field.toLower();
+        if (name == "upgrade")
+            upgrade = value.trimmed().toLower();
+        else if (name == "connection")
+            connection += ',' + value.trimmed().toLower();
+        else if (name == "sec-websocket-accept")
+            accept = value.trimmed();
+        else if (name == "sec-websocket-extensions" || name == "sec-websocket-protocol")
+            offersSomething = true;
+        field.clear();
+        value.clear();
+    }
+};
+
+WebSocketClientHandshake::WebSocketClientHandshake(TlsConnection *tls, QByteArray hostHeader, QByteArray target,
+                                                   QObject *parent)
+    : QObject(parent), m_tls(tls), m_hostHeader(std::move(hostHeader)), m_target(std::move(target)), m_answer(new Answer)
+{
+    m_tls->setParent(this);
+    unsigned char nonce[16];
+    randombytes_buf(nonce, sizeof nonce);
+    m_key = QByteArray(reinterpret_cast<const char *>(nonce), sizeof nonce).toBase64();
+
+    http_parser_init(&m_answer->parser, HTTP_RESPONSE);
+    m_answer->parser.data = m_answer.get();
+    http_parser_settings_init(&m_answer->settings);
+    m_answer->settings.on_header_field = [](http_parser *p, const char *at, size_t length) {
+        auto *answer = static_cast<Answer *>(p->data);
+        if (answer->lastWasValue) {
+            answer->storeHeader();
+            answer->lastWasValue = false;
+        }
+        answer->field.append(at, qsizetype(length));
+        return 0;
+    };
+    m_answer->settings.on_header_value = [](http_parser *p, const char *at, size_t length) {
+        auto *answer = static_cast<Answer *>(p->data);
+        answer->lastWasValue = true;
+        answer->value.append(at, qsizetype(length));
+        return 0;
+    };
+    m_answer->settings.on_headers_complete = [](http_parser *p) {
+        auto *answer = static_cast<Answer *>(p->data);
+        answer->storeHeader();
+        answer->complete = true;
+        http_parser_pause(p, 1);
+        return 0;
+    };
+    m_tls->setReceiver(this);
+}
+
+WebSocketClientHandshake::~WebSocketClientHandshake() = default;
+
+void WebSocketClientHandshake::start()
+{
+    QTimer::singleShot(0, this, [this] {
+        if (m_done)
+            return;
+        if (m_tls->state() == TlsConnection::State::Open)
+            sendRequest();
+        else
+            m_tls->startHandshake();
+    });
+}
+
+void WebSocketClientHandshake::abort()
+{
+    m_done = true;
+    if (m_tls) {
+        m_tls->setReceiver(nullptr);
+        m_tls->abort();
+    }
+}
+
+void WebSocketClientHandshake::sendRequest()
+{
+    if (m_requestSent || m_done)
+        return;
+    m_requestSent = true;
+    m_tls->write("GET " + m_target + " HTTP/1.1\r\nHost: " + m_hostHeader
+                 + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + m_key
+                 + "\r\nSec-WebSocket-Version: 13\r\n\r\n");
+}
+
+void WebSocketClientHandshake::tlsClosed()
+{
+    if (m_done)
+        return;
+    const QByteArray why = m_tls->handshakeFailure();
+    fail(!why.isEmpty() ? QString::fromLatin1(why)
+         : m_requestSent ? QStringLiteral("the connection closed before the WebSocket upgrade was answered")
+                         : QStringLiteral("the connection closed during the TLS handshake"));
+}
+
+void WebSocketClientHandshake::onReadyRead()
+{
+    char buffer[16 * 1024];
+    while (!m_done) {
+        const qsizetype n = m_tls->read(buffer, qsizetype(sizeof buffer));
+        if (n <= 0)
+            return;
+        m_bytes.append(buffer, n);
+        if (!m_requestSent)
+            return fail(QStringLiteral("the server spoke before the WebSocket upgrade request"));
+        http_parser_execute(&m_answer->parser, &m_answer->settings, buffer, size_t(n));
+        if (m_answer->complete)
+            return decide();
+        if (HTTP_PARSER_ERRNO(&m_answer->parser) != HPE_OK)
+            return fail(QStringLiteral("the answer to the WebSocket upgrade is not HTTP/1.1"));
+        if (m_bytes.size() > kMaxHeadBytes)
+            return fail(QStringLiteral("the answer to the WebSocket upgrade has a header block over %1 bytes").arg(kMaxHeadBytes));
+    }
+}
+
+void WebSocketClientHandshake::decide()
+{
+    const Answer &answer = *m_answer;
+    const qsizetype headEnd = m_bytes.indexOf("\r\n\r\n");
+    if (answer.parser.status_code != 101 || headEnd < 0 || headEnd + 4 > kMaxHeadBytes) {
+        return fail(QStringLiteral("the WebSocket upgrade was answered with HTTP status %1").arg(answer.parser.status_code));
+    }
+    bool connectionUpgrade = false;
+    for (const QByteArray &token : answer.connection.split(','))
+        connectionUpgrade = connectionUpgrade || token.trimmed() == "upgrade";
+    if (answer.upgrade != "websocket" || !connectionUpgrade)
+        return fail(QStringLiteral("the 101 answer does not name the websocket upgrade"));
+    if (answer.accept != ListenerHandshake::acceptKey(m_key))
+        return fail(QStringLiteral("the 101 answer carries the wrong Sec-WebSocket-Accept"));
+    if (answer.offersSomething)
+        return fail(QStringLiteral("the 101 answer names an extension or subprotocol that was not offered"));
+    m_done = true;
+    m_tls->setReceiver(nullptr); // the session sets itself
+    TlsConnection *tls = m_tls;
+    m_tls = nullptr;
+    Q_EMIT upgraded(tls, m_bytes.mid(headEnd + 4));
+}
+
+void WebSocketClientHandshake::fail(const QString &reason)
+{
+    if (m_done)
+        return;
+    m_done = true;
+    if (m_tls) {
+        m_tls->setReceiver(nullptr);
+        m_tls->abort();
+    }
+    Q_EMIT failed(reason);
+}
+
+} // namespace coreflow

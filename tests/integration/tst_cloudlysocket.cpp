@@ -1,0 +1,374 @@
+// tst_cloudlysocket: the relay's own client transport for its one Cloudly session (docs/contract.md
+// D-54; seed "Runtime position", OV-01: the relay dials out, one session): TcpDialer, TlsConnection in
+// the client role over TlsClientContext, WebSocketClientHandshake, WebSocketSession (client role).
+//
+// Peers: Qt's QWebSocketServer (an independent WebSocket implementation) over real TLS with a test CA
+// made at test time, and raw loopback TCP servers for answers Qt would never send.
+#include "cloudly/cloudlysocket.h"
+#include "listener/listenerhandshake.h"
+#include "listener/websocketframedecoder.h"
+#include "listener/websocketframeencoder.h"
+#include "logcapture.h"
+#include "reservedloopbackport.h"
+#include "testcertificateauthority.h"
+#include "transport/tlsclientcontext.h"
+
+#include <QSignalSpy>
+#include <QSslConfiguration>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QTest>
+#include <QWebSocket>
+#include <QWebSocketServer>
+
+using namespace coreflow;
+using coreflow::peers::TestCertificateAuthority;
+
+namespace {
+constexpr qsizetype kMaxMessage = 16 * 1024 * 1024;
+const QByteArray kCanary = "CANARY-cloudly-url-query-7f3a9c";
+
+// A QWebSocketServer on 127.0.0.1 that records what it receives and echoes text back.
+struct QtServer {
+    std::unique_ptr<QWebSocketServer> server;
+    QList<QWebSocket *> clients;
+    QList<QByteArray> received;
+    QString requestPathAndQuery;
+    bool echo = true;
+
+    QtServer(const peers::IssuedCertificate *certificate)
+    {
+        server = std::make_unique<QWebSocketServer>(QStringLiteral("test"),
+                                                    certificate ? QWebSocketServer::SecureMode : QWebSocketServer::NonSecureMode);
+        if (certificate) {
+            QSslConfiguration ssl = QSslConfiguration::defaultConfiguration();
+            ssl.setLocalCertificateChain(certificate->chain);
+            ssl.setPrivateKey(certificate->key);
+            ssl.setPeerVerifyMode(QSslSocket::VerifyNone);
+            server->setSslConfiguration(ssl);
+        }
+        QObject::connect(server.get(), &QWebSocketServer::newConnection, server.get(), [this] {
+            while (QWebSocket *socket = server->nextPendingConnection()) {
+                clients.append(socket);
+                requestPathAndQuery = socket->requestUrl().path() + (socket->requestUrl().hasQuery()
+                                                                          ? QLatin1Char('?') + socket->requestUrl().query(QUrl::FullyEncoded)
+                                                                          : QString());
+                QObject::connect(socket, &QWebSocket::textMessageReceived, socket, [this, socket](const QString &text) {
+                    received.append(text.toUtf8());
+                    if (echo)
+                        socket->sendTextMessage(text);
+                });
+            }
+        });
+    }
+    quint16 listen()
+    {
+        const quint16 port = coreflow::test::reservedLoopbackPort();
+        return server->listen(QHostAddress::LocalHost, port) ? port : 0;
+    }
+};
+
+// A raw TCP server that answers the first request with fixed bytes (built from the request).
+struct RawServer {
+    QTcpServer server;
+    QTcpSocket *socket = nullptr;
+    QByteArray request;
+    QByteArray afterAnswer; // what the client sent after our answer
+    std::function<QByteArray(const QByteArray &request)> answer;
+
+    quint16 listen()
+    {
+        const quint16 port = coreflow::test::reservedLoopbackPort();
+        if (!server.listen(QHostAddress::LocalHost, port))
+            return 0;
+        QObject::connect(&server, &QTcpServer::newConnection, &server, [this] {
+            socket = server.nextPendingConnection();
+            QObject::connect(socket, &QTcpSocket::readyRead, socket, [this] {
+                const QByteArray bytes = socket->readAll();
+                if (request.contains("\r\n\r\n")) {
+                    afterAnswer += bytes;
+                    return;
+                }
+                request += bytes;
+                if (request.contains("\r\n\r\n"))
+                    socket->write(answer(request));
+            });
+        });
+        return port;
+    }
+    static QByteArray keyOf(const QByteArray &request)
+    {
+        for (const QByteArray &line : request.split('\n'))
+            if (line.toLower().startsWith("sec-websocket-key:"))
+                return line.mid(18).trimmed();
+        return {};
+    }
+};
+
+std::shared_ptr<TlsClientContext> trusting(const QList<QSslCertificate> &cas)
+{
+    auto context = TlsClientContext::create(cas);
+    return context ? std::move(context).value() : nullptr;
+}
+} // namespace
+
+class TstCloudlySocket : public QObject {
+    Q_OBJECT
+private:
+    TestCertificateAuthority m_ca;
+    testing::LogCapture m_log;
+
+    void assertNoCanary(const CloudlySocket &socket)
+    {
+        QVERIFY(!socket.errorString().contains(QString::fromLatin1(kCanary)));
+        QVERIFY(!m_log.contains(QString::fromLatin1(kCanary)));
+    }
+
+private Q_SLOTS:
+    void init()
+    {
+        m_log.install();
+        m_log.clear();
+    }
+
+    // OV-01, CL-06 (bodies untouched): over verified TLS to Qt's server, text leaves and arrives as the
+    // exact UTF-8 bytes, small and large, in order; the request target keeps path and query.
+    void wssCarriesExactUtf8BytesBothWays_OV01()
+    {
+        const auto certificate = m_ca.issueLocalhost();
+        QtServer peer(&certificate);
+        const quint16 port = peer.listen();
+        QVERIFY(port);
+        CloudlySocket socket(trusting({m_ca.caCertificate()}), kMaxMessage);
+        QSignalSpy connected(&socket, &CloudlySocket::connected);
+        QList<QByteArray> got;
+        connect(&socket, &CloudlySocket::textMessage, this, [&got](const QByteArray &utf8) { got.append(utf8); });
+        socket.open(QUrl(QStringLiteral("wss://localhost:%1/typedrequest?cluster=a%20b").arg(port)));
+        QVERIFY(connected.wait(10000));
+        QVERIFY(socket.isOpen());
+        QCOMPARE(peer.requestPathAndQuery, QStringLiteral("/typedrequest?cluster=a%20b"));
+
+        const QByteArray small = QByteArray("{\"method\":\"ping\",\"text\":\"gr\xc3\xbc\xc3\x9f \xe2\x82\xac \xf0\x9f\x9a\x80\"}");
+        QByteArray large(1024 * 1024 + 3, Qt::Uninitialized);
+        for (qsizetype i = 0; i < large.size(); ++i)
+            large[i] = char('a' + i % 26);
+        socket.sendText(small);
+        socket.sendText(large);
+        socket.sendText("{}");
+        QTRY_COMPARE_WITH_TIMEOUT(got.size(), 3, 10000);
+        QCOMPARE(peer.received, (QList<QByteArray>{small, large, "{}"}));
+        QCOMPARE(got, (QList<QByteArray>{small, large, "{}"}));
+    }
+
+    // The Cloudly origin may be named by IP literal: the certificate's IP address is then checked.
+    void ipLiteralIsVerifiedAgainstTheCertificatesAddress()
+    {
+        const auto certificate = m_ca.issueLocalhost(); // DNS:localhost, IP:127.0.0.1, IP:::1
+        QtServer peer(&certificate);
+        const quint16 port = peer.listen();
+        CloudlySocket socket(trusting({m_ca.caCertificate()}), kMaxMessage);
+        QSignalSpy connected(&socket, &CloudlySocket::connected);
+        socket.open(QUrl(QStringLiteral("wss://127.0.0.1:%1/").arg(port)));
+        QVERIFY(connected.wait(10000));
+    }
+
+    // Verification cannot be skipped: an untrusted chain or another name fails the attempt by name.
+    void untrustedOrMisnamedCertificateFailsByName_data()
+    {
+        QTest::addColumn<QString>("certificateHost");
+        QTest::addColumn<bool>("trustCa");
+        QTest::addRow("CA not trusted") << QStringLiteral("localhost") << false;
+        QTest::addRow("name mismatch") << QStringLiteral("cloudly.other.example") << true;
+    }
+    void untrustedOrMisnamedCertificateFailsByName()
+    {
+        QFETCH(QString, certificateHost);
+        QFETCH(bool, trustCa);
+        const auto certificate = m_ca.issueForHost(certificateHost);
+        QtServer peer(&certificate);
+        const quint16 port = peer.listen();
+        TestCertificateAuthority stranger(QStringLiteral("Somebody Else"));
+        CloudlySocket socket(trusting({trustCa ? m_ca.caCertificate() : stranger.caCertificate()}), kMaxMessage);
+        QSignalSpy connected(&socket, &CloudlySocket::connected);
+        QSignalSpy disconnected(&socket, &CloudlySocket::disconnected);
+        socket.open(QUrl(QStringLiteral("wss://localhost:%1/?token=%2").arg(port).arg(QString::fromLatin1(kCanary))));
+        QVERIFY(disconnected.wait(10000));
+        QCOMPARE(connected.size(), 0);
+        QCOMPARE(disconnected.size(), 1);
+        QVERIFY2(socket.errorString().startsWith(QStringLiteral("certificate verification failed")),
+                 qPrintable(socket.errorString()));
+        QVERIFY(peer.received.isEmpty());
+        assertNoCanary(socket);
+    }
+
+    // ws:// (loopback peers only; the configuration refuses it elsewhere) uses the same session code.
+    void plainWsOnLoopback()
+    {
+        QtServer peer(nullptr);
+        const quint16 port = peer.listen();
+        CloudlySocket socket(nullptr, kMaxMessage);
+        QSignalSpy connected(&socket, &CloudlySocket::connected);
+        QList<QByteArray> got;
+        connect(&socket, &CloudlySocket::textMessage, this, [&got](const QByteArray &utf8) { got.append(utf8); });
+        socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/").arg(port)));
+        QVERIFY(connected.wait(10000));
+        socket.sendText("{\"hello\":\"ws\"}");
+        QTRY_COMPARE_WITH_TIMEOUT(got.size(), 1, 10000);
+        QCOMPARE(got.first(), QByteArray("{\"hello\":\"ws\"}"));
+    }
+
+    // An upgrade answered with anything but a proper 101 fails naming the status only: never a header
+    // value, body byte or the URL's query.
+    void refusedUpgradeNamesTheStatusOnly_data()
+    {
+        QTest::addColumn<QByteArray>("answer");
+        QTest::addColumn<QString>("expected");
+        QTest::addRow("404") << QByteArray("HTTP/1.1 404 Not Found\r\nX-Leak: " + kCanary + "\r\nContent-Length: 6\r\n\r\nsecret")
+                             << QStringLiteral("HTTP status 404");
+        QTest::addRow("200") << QByteArray("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n") << QStringLiteral("HTTP status 200");
+        QTest::addRow("wrong accept")
+            << QByteArray("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                          "Sec-WebSocket-Accept: " + kCanary + "\r\n\r\n")
+            << QStringLiteral("wrong Sec-WebSocket-Accept");
+        QTest::addRow("not http") << QByteArray("SSH-2.0-OpenSSH\r\n\r\n") << QStringLiteral("not HTTP/1.1");
+    }
+    void refusedUpgradeNamesTheStatusOnly()
+    {
+        QFETCH(QByteArray, answer);
+        QFETCH(QString, expected);
+        RawServer peer;
+        peer.answer = [answer](const QByteArray &) { return answer; };
+        const quint16 port = peer.listen();
+        CloudlySocket socket(nullptr, kMaxMessage);
+        QSignalSpy disconnected(&socket, &CloudlySocket::disconnected);
+        QSignalSpy connected(&socket, &CloudlySocket::connected);
+        socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/session?token=%2").arg(port).arg(QString::fromLatin1(kCanary))));
+        QVERIFY(disconnected.wait(10000));
+        QCOMPARE(connected.size(), 0);
+        QVERIFY2(socket.errorString().contains(expected), qPrintable(socket.errorString()));
+        QVERIFY(peer.request.startsWith("GET /session?token=" + kCanary + " HTTP/1.1\r\n"));
+        QVERIFY(peer.request.contains("\r\nSec-WebSocket-Version: 13\r\n"));
+        QCOMPARE(RawServer::keyOf(peer.request).size(), 24);
+        assertNoCanary(socket);
+    }
+
+    // RFC 6455 §5.1: a server must not mask; the client fails the session with 1002 (its Close frame,
+    // itself masked, reaches the server).
+    void maskedFrameFromTheServerFailsWith1002()
+    {
+        RawServer peer;
+        peer.answer = [](const QByteArray &request) {
+            return QByteArray("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                              "Sec-WebSocket-Accept: ")
+                   + ListenerHandshake::acceptKey(RawServer::keyOf(request)) + "\r\n\r\n"
+                   + QByteArray("\x81\x85\x01\x02\x03\x04", 6) + QByteArray("igohn"); // "hello" masked
+        };
+        const quint16 port = peer.listen();
+        CloudlySocket socket(nullptr, kMaxMessage);
+        QSignalSpy connected(&socket, &CloudlySocket::connected);
+        QSignalSpy texts(&socket, &CloudlySocket::textMessage);
+        socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/").arg(port)));
+        QVERIFY(connected.wait(10000));
+        QTRY_VERIFY_WITH_TIMEOUT(peer.afterAnswer.size() >= 6, 10000);
+        QCOMPARE(texts.size(), 0);
+        WebSocketFrameDecoder serverSide(1024, WebSocketFrameDecoder::Role::Server);
+        QByteArray closeBody;
+        WebSocketFrameDecoder::Sink sink;
+        sink.control = [&closeBody](WebSocketFrameDecoder::Opcode, QByteArray payload) { closeBody = payload; };
+        serverSide.feed(peer.afterAnswer, sink);
+        QCOMPARE(serverSide.failure(), WebSocketFrameDecoder::Failure::None); // the client's frame is masked
+        QVERIFY(closeBody.size() >= 2);
+        QCOMPARE((quint8(closeBody[0]) << 8) | quint8(closeBody[1]), 1002);
+    }
+
+    // The server's Close ends the session once: disconnected() names the code.
+    void serverCloseIsReportedOnceWithItsCode()
+    {
+        const auto certificate = m_ca.issueLocalhost();
+        QtServer peer(&certificate);
+        const quint16 port = peer.listen();
+        CloudlySocket socket(trusting({m_ca.caCertificate()}), kMaxMessage);
+        QSignalSpy connected(&socket, &CloudlySocket::connected);
+        QSignalSpy disconnected(&socket, &CloudlySocket::disconnected);
+        socket.open(QUrl(QStringLiteral("wss://localhost:%1/").arg(port)));
+        QVERIFY(connected.wait(10000));
+        QTRY_COMPARE(peer.clients.size(), 1);
+        peer.clients.first()->close(QWebSocketProtocol::CloseCode(4000), QStringLiteral("go"));
+        QVERIFY(disconnected.wait(10000));
+        QVERIFY2(socket.errorString().contains(QStringLiteral("code 4000")), qPrintable(socket.errorString()));
+        QTest::qWait(50);
+        QCOMPARE(disconnected.size(), 1);
+        QCOMPARE(socket.state(), CloudlySocket::State::Unconnected);
+        socket.sendText("{}"); // nothing happens on a closed socket
+    }
+
+    // D-54: what the relay queues for a Cloudly that stopped reading is bounded (32 MiB): past it the
+    // session is closed 1008 "cloudly-not-reading" and, the Close not being read either, dropped after
+    // the 2000 ms close grace; the connector then reconnects as for any lost session.
+    void cloudlyThatStopsReadingIsDroppedAtTheSendBound_D54()
+    {
+        RawServer peer; // answers the upgrade, then never reads again
+        peer.answer = [&peer](const QByteArray &request) {
+            peer.socket->setReadBufferSize(1);
+            QObject::disconnect(peer.socket, &QTcpSocket::readyRead, nullptr, nullptr);
+            return QByteArray("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                              "Sec-WebSocket-Accept: ")
+                   + ListenerHandshake::acceptKey(RawServer::keyOf(request)) + "\r\n\r\n";
+        };
+        const quint16 port = peer.listen();
+        CloudlySocket socket(nullptr, kMaxMessage);
+        QSignalSpy connected(&socket, &CloudlySocket::connected);
+        QSignalSpy disconnected(&socket, &CloudlySocket::disconnected);
+        socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/").arg(port)));
+        QVERIFY(connected.wait(10000));
+        const QByteArray chunk(1024 * 1024, 'q');
+        int sent = 0;
+        while (socket.isOpen() && sent < 200) {
+            socket.sendText(chunk);
+            ++sent;
+        }
+        QVERIFY(sent > 32);  // at least the bound went out or into the queue
+        QVERIFY(sent < 200); // and the session stopped taking more
+        QVERIFY(disconnected.size() == 1 || disconnected.wait(10000));
+        QVERIFY2(socket.errorString().contains(QStringLiteral("code 1008")), qPrintable(socket.errorString()));
+    }
+
+    // Nobody listening: the attempt fails naming the connect step; abort() while connecting or open
+    // reports disconnected() exactly once, before it returns.
+    void refusedConnectAndAbortAreReportedOnce()
+    {
+        const quint16 nobody = coreflow::test::reservedLoopbackPort();
+        CloudlySocket refused(nullptr, kMaxMessage);
+        QSignalSpy refusedDown(&refused, &CloudlySocket::disconnected);
+        refused.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/").arg(nobody)));
+        QVERIFY(refusedDown.wait(10000));
+        QVERIFY2(refused.errorString().startsWith(QStringLiteral("could not connect to 127.0.0.1 port")),
+                 qPrintable(refused.errorString()));
+
+        CloudlySocket early(nullptr, kMaxMessage);
+        QSignalSpy earlyDown(&early, &CloudlySocket::disconnected);
+        early.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/").arg(nobody)));
+        early.abort();
+        QCOMPARE(earlyDown.size(), 1);
+        QTest::qWait(100);
+        QCOMPARE(earlyDown.size(), 1);
+
+        const auto certificate = m_ca.issueLocalhost();
+        QtServer peer(&certificate);
+        const quint16 port = peer.listen();
+        CloudlySocket open(trusting({m_ca.caCertificate()}), kMaxMessage);
+        QSignalSpy connected(&open, &CloudlySocket::connected);
+        QSignalSpy openDown(&open, &CloudlySocket::disconnected);
+        open.open(QUrl(QStringLiteral("wss://localhost:%1/").arg(port)));
+        QVERIFY(connected.wait(10000));
+        QTRY_COMPARE(peer.clients.size(), 1);
+        QSignalSpy serverSaw(peer.clients.first(), &QWebSocket::disconnected);
+        open.closeNow(1001, "relay stopping");
+        QCOMPARE(openDown.size(), 1);
+        QVERIFY(serverSaw.wait(10000));
+        QCOMPARE(openDown.size(), 1);
+    }
+};
+
+QTEST_GUILESS_MAIN(TstCloudlySocket)
+#include "tst_cloudlysocket.moc"
