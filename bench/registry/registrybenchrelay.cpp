@@ -74,12 +74,9 @@ int main(int argc, char **argv)
     SystemClock clock;
     RegistryProxy proxy(QUrl(parser.value(QStringLiteral("cloudly"))),
                         QUrl(QStringLiteral("https://127.0.0.1:%1").arg(port)), extra, clock);
-    // Tuning knobs for experiments (bytes): COREFLOW_BENCH_WATERMARK, COREFLOW_BENCH_READ_BUFFER,
-    // COREFLOW_BENCH_BUDGET.
+    // Tuning knobs for experiments (bytes): COREFLOW_BENCH_WATERMARK, COREFLOW_BENCH_BUDGET.
     if (qEnvironmentVariableIsSet("COREFLOW_BENCH_WATERMARK"))
         proxy.setWatermarkBytes(qEnvironmentVariableIntValue("COREFLOW_BENCH_WATERMARK"));
-    if (qEnvironmentVariableIsSet("COREFLOW_BENCH_READ_BUFFER"))
-        proxy.setUpstreamReadBufferBytes(qEnvironmentVariableIntValue("COREFLOW_BENCH_READ_BUFFER"));
     if (qEnvironmentVariableIsSet("COREFLOW_BENCH_BUDGET"))
         proxy.setInFlightBudgetBytes(qEnvironmentVariableIntValue("COREFLOW_BENCH_BUDGET"));
     relayListener.setHttpHandler(&proxy);

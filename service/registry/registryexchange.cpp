@@ -57,7 +57,6 @@ void RegistryExchange::start()
         request.headers.append({QByteArrayLiteral("User-Agent"), QByteArrayLiteral("coreflow-relay")});
     // A fixed, neutral Accept-Language: nothing of the relay's locale travels (RegistryHeaders, IP-18).
     request.headers.append({QByteArrayLiteral("Accept-Language"), QByteArray(RegistryHeaders::kRelayAcceptLanguage)});
-    request.readBufferBytes = m_setup.upstreamReadBuffer > 0 ? m_setup.upstreamReadBuffer : kUpstreamReadBuffer;
 
     m_headerTimer = m_clock.createTimer(this);
     connect(m_headerTimer.get(), &ClockTimer::timeout, this, &RegistryExchange::onHeaderTimeout);

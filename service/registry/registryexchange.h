@@ -7,8 +7,8 @@
 //  1. GET/HEAD <path>?<query> to the registry through the UpstreamPool (the relay's own HTTP/1.1
 //     client: keep-alive connections, no redirect following, no cookies, no cache), with the allowed
 //     node headers (RegistryHeaders), a User-Agent (coreflow-relay unless the node sent one) and
-//     Accept-Language: * (IP-18), and a socket read buffer of upstreamReadBuffer bytes (backpressure
-//     to the registry).
+//     Accept-Language: * (IP-18); the registry is read only while the node's side has room
+//     (backpressure to the registry).
 //  2. As soon as the registry's status line and headers arrive (UpstreamResponseHandler::upstreamHead),
 //     they are filtered (RegistryHeaders::returnResponse), the WWW-Authenticate realm rewritten
 //     (WwwAuthenticateRewriter) and written to the node through the responder (the listener's
@@ -50,7 +50,6 @@ struct RegistryExchangeSetup {
     QByteArray pathClass;      // for logs: base, manifest, blob, tags, token, other
     qint64 headerTimeoutMs = 0;
     qint64 watermark = 0;      // BodyPump watermark, bytes (the most; see watermarkSource)
-    qint64 upstreamReadBuffer = 0; // upstream socket read buffer bound, bytes (0: kUpstreamReadBuffer)
     // When set, asked for the current watermark before every upstream read (a shared in-flight
     // budget); the result is capped at `watermark`.
     std::function<qint64()> watermarkSource;
@@ -59,8 +58,6 @@ struct RegistryExchangeSetup {
 class RegistryExchange : public QObject, private UpstreamResponseHandler, private ListenerHttpResponder::Observer {
     Q_OBJECT
 public:
-    static constexpr qint64 kUpstreamReadBuffer = 256 * 1024; // bytes
-
     RegistryExchange(RegistryExchangeSetup setup, std::unique_ptr<ListenerHttpResponder> responder, UpstreamPool &pool,
                      const WwwAuthenticateRewriter &rewriter, Clock &clock, QObject *parent = nullptr);
     ~RegistryExchange() override;

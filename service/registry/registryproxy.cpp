@@ -7,8 +7,8 @@
 #include "upstreampool.h"
 #include "wwwauthenticaterewriter.h"
 
-#include <QSslConfiguration>
 
+#include "service/transport/tlsclientcontext.h"
 #include "shared/contract/refusalnames.h"
 #include "shared/util/clock.h"
 
@@ -87,11 +87,14 @@ RegistryProxy::RegistryProxy(QUrl cloudlyUrl, QUrl relayOrigin, QList<QSslCertif
                              Clock &clock, QObject *parent)
     : QObject(parent), m_registryOrigin(originOf(cloudlyUrl)), m_relayOrigin(originOf(relayOrigin)), m_clock(clock)
 {
-    QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
-    if (!extraCaCertificates.isEmpty())
-        tls.addCaCertificates(extraCaCertificates);
-    tls.setAllowedNextProtocols({QByteArrayLiteral("http/1.1")});
-    m_pool = std::make_unique<UpstreamPool>(m_registryOrigin, tls);
+    std::shared_ptr<const TlsClientContext> tls;
+    auto context = TlsClientContext::create(extraCaCertificates);
+    if (context.ok())
+        tls = context.value();
+    else // every https pull then fails as TlsHandshake (502); the line names what failed, never key material
+        qCWarning(lcRegistry, "no TLS client context for the registry connection: %s",
+                  qUtf8Printable(context.refusal().reason));
+    m_pool = std::make_unique<UpstreamPool>(m_registryOrigin, std::move(tls));
     m_rewriter = std::make_unique<WwwAuthenticateRewriter>(m_registryOrigin, m_relayOrigin);
 }
 
@@ -185,9 +188,6 @@ void RegistryProxy::handleHttp(const ListenerHttpRequest &request, std::unique_p
     setup.headerTimeoutMs = m_headerTimeoutMs;
     setup.watermark = m_watermark;
     setup.watermarkSource = [this] { return sharedWatermark(); };
-    // Fixed for the exchange when it starts (the socket's read buffer), from the budget's share then.
-    setup.upstreamReadBuffer = qBound(kMinShareBytes, m_budget / (2 * qMax(1, m_active + 1)),
-                                      qMax(kMinShareBytes, m_upstreamReadBuffer));
     auto *exchange = new RegistryExchange(std::move(setup), std::move(responder), *m_pool, *m_rewriter, m_clock, this);
     ++m_active;
     connect(exchange, &RegistryExchange::challengesSeen, this, &RegistryProxy::noteChallenges);

@@ -25,8 +25,8 @@
 //
 // The registry is CLOUDLY_URL's origin (IP-20): scheme (wss -> https, ws -> http), host and port of
 // cloudlyUrl; its path is ignored. The connections to it are the relay's own (UpstreamPool: HTTP/1.1
-// keep-alive on QSslSocket in this thread, at most UpstreamPool::kMaxConnections), trusting the
-// system CAs plus extraCaCertificates.
+// keep-alive on the relay's own OpenSSL transport in this thread, at most UpstreamPool::kMaxConnections),
+// trusting the system CAs plus extraCaCertificates (TlsClientContext).
 //
 // Token realm path (decision): the relay serves the realm path it has itself rewritten. Each realm
 // whose origin is Cloudly's is rewritten to the relay's origin (WwwAuthenticateRewriter) and its path
@@ -67,13 +67,12 @@ class RegistryProxy : public QObject, public ListenerHttpHandler {
 public:
     static constexpr qint64 kDefaultHeaderTimeoutMs = 30'000;  // registry status line must arrive by then
     static constexpr qint64 kRefusalLogIntervalMs = 1000;      // refusal log lines: at most one per interval
-    static constexpr qint64 kDefaultWatermarkBytes = 512 * 1024;         // node socket, per exchange, at most
-    static constexpr qint64 kDefaultUpstreamReadBufferBytes = 256 * 1024; // upstream socket, per exchange, at most
-    // In-flight memory budget shared by the running exchanges, bytes: each exchange's node-socket
-    // watermark is the budget / running exchanges (re-read before every upstream read), its
-    // upstream read buffer budget / (2 x running exchanges) when it starts; both within
-    // [kMinShareBytes, the per-exchange maximum above]. One pull gets the full 512 KiB / 256 KiB; 200
-    // concurrent pulls get 80 KiB / 40 KiB each, so memory stays flat as pulls are added.
+    static constexpr qint64 kDefaultWatermarkBytes = 512 * 1024;         // node connection, per exchange, at most
+    // In-flight memory budget shared by the running exchanges, bytes: each exchange's node-connection
+    // watermark is the budget / running exchanges (re-read before every upstream read), within
+    // [kMinShareBytes, kDefaultWatermarkBytes]. One pull gets the full 512 KiB; 200 concurrent pulls
+    // get 80 KiB each, so memory stays flat as pulls are added. The upstream side holds nothing of its
+    // own beyond OpenSSL's one record of read-ahead: it is read only while the node's side has room.
     static constexpr qint64 kDefaultInFlightBudgetBytes = 16 * 1024 * 1024;
     static constexpr qint64 kMinShareBytes = 32 * 1024;
     static constexpr int kMaxTokenPaths = 16;
@@ -93,7 +92,6 @@ public:
     int activeExchanges() const { return m_active; }
     void setUpstreamHeaderTimeoutMs(qint64 ms) { m_headerTimeoutMs = ms; }
     void setWatermarkBytes(qint64 bytes) { m_watermark = bytes; }
-    void setUpstreamReadBufferBytes(qint64 bytes) { m_upstreamReadBuffer = bytes; }
     void setInFlightBudgetBytes(qint64 bytes) { m_budget = bytes; }
 
     // Log class of a path: base, manifest, blob, blob-upload, tags, catalog, other (under /v2/), token,
@@ -119,7 +117,6 @@ private:
     qint64 m_refusalsNotLogged = 0;
     qint64 m_headerTimeoutMs = kDefaultHeaderTimeoutMs;
     qint64 m_watermark = kDefaultWatermarkBytes;
-    qint64 m_upstreamReadBuffer = kDefaultUpstreamReadBufferBytes;
     qint64 m_budget = kDefaultInFlightBudgetBytes;
     int m_active = 0;
 };
