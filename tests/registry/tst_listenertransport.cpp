@@ -131,9 +131,9 @@ private Q_SLOTS:
         client.sendRequest("GET", "/v2/");
         RawResponse response;
         QVERIFY(client.readResponse(response));
-        QCOMPARE(response.status, 404); // no handler set: path-not-served from the Qt side
+        QCOMPARE(response.status, 404); // no handler set: path-not-served from the listener's HTTP loop
         QVERIFY(response.body.contains("path-not-served"));
-        // The connection stays usable for a second request (kept alive through the bridge).
+        // The connection stays usable for a second request (kept alive).
         client.sendRequest("GET", "/other");
         RawResponse second;
         QVERIFY(client.readResponse(second));

@@ -103,8 +103,8 @@ private Q_SLOTS:
     void keepAliveAndPipelinedPullsPass();
     void nodeSessionKeepsFlowingWhileBlobStreams();
     void qtRequestLoggingStaysOff();
-    void slowNodeSlowsTheUpstreamThroughTheBridge_IP();
-    void nodeLeavingMidBlobAbortsTheUpstreamThroughTheBridge_IP();
+    void slowNodeSlowsTheUpstreamThroughTheListener_IP();
+    void nodeLeavingMidBlobAbortsTheUpstreamThroughTheListener_IP();
 
 private:
     QUrl registryUrl() const { return QUrl(QStringLiteral("wss://127.0.0.1:%1/cloudly-api").arg(m_registry->port())); }
@@ -229,8 +229,8 @@ void TstRegistryListener::refusesBodyOnLaterRequestByClosing()
     RawResponse r;
     QVERIFY(node.readResponse(r));
     QCOMPARE(r.status, 200);
-    // The relay's side of the first exchange is over (the bytes can reach the node through the
-    // listener's bridge a moment before the exchange itself has finished).
+    // The relay's side of the first exchange is over (the bytes can reach the node a moment before
+    // the exchange itself has finished).
     QVERIFY(spinUntil([&] { return m_proxy->activeExchanges() == 0; }, 5000));
     node.sendRequest("GET", "/v2/", {{"Content-Length", "5"}}, "");
     RawResponse refused;
@@ -356,10 +356,10 @@ void TstRegistryListener::qtRequestLoggingStaysOff()
 }
 
 
-// The listener's bridge keeps the pull endpoint's backpressure (seed "Image pulls through the
+// The listener keeps the pull endpoint's backpressure (seed "Image pulls through the
 // relay": a slow client slows the upstream read, memory stays flat): a node that stops reading
 // holds the registry back instead of growing the relay.
-void TstRegistryListener::slowNodeSlowsTheUpstreamThroughTheBridge_IP()
+void TstRegistryListener::slowNodeSlowsTheUpstreamThroughTheListener_IP()
 {
     const qint64 size = 512ll * 1024 * 1024;
     m_registry->route = [size](const FakeRequest &) {
@@ -376,7 +376,7 @@ void TstRegistryListener::slowNodeSlowsTheUpstreamThroughTheBridge_IP()
     node.pause();
     QTest::qWait(3000);
     const qint64 upstreamSent = m_registry->streamedBytes;
-    qInfo("slow node behind the bridge: the registry handed %lld bytes to the kernel", upstreamSent);
+    qInfo("slow node behind the listener: the registry handed %lld bytes to the kernel", upstreamSent);
     // Kernel buffers on three loopback legs hold some MiB; the relay holds its watermarks. Far from
     // the 512 MiB on offer.
     QVERIFY2(upstreamSent < 64ll * 1024 * 1024, "the registry was not slowed by the slow node");
@@ -386,8 +386,8 @@ void TstRegistryListener::slowNodeSlowsTheUpstreamThroughTheBridge_IP()
     QVERIFY(node.patternOk());
 }
 
-// A node leaving mid-blob: the bridge closes the HTTP side at once and the upstream is aborted.
-void TstRegistryListener::nodeLeavingMidBlobAbortsTheUpstreamThroughTheBridge_IP()
+// A node leaving mid-blob: the listener tells the exchange at once and the upstream is aborted.
+void TstRegistryListener::nodeLeavingMidBlobAbortsTheUpstreamThroughTheListener_IP()
 {
     m_registry->route = [](const FakeRequest &) {
         FakeAnswer a;
