@@ -77,6 +77,7 @@ void CloudlySocket::onUpgraded(TlsConnection *tls, const QByteArray &rest)
         m_handshake->deleteLater(); // tls is no longer its child once the session takes it
     m_session = new WebSocketSession(tls, rest, m_maxMessageBytes, WebSocketFrameDecoder::Role::Client, {}, this);
     m_session->setReceiver(this);
+    m_session->setWriteCoalescing(true); // many small frames per turn: one record, one system call
     m_state = State::Open;
     Q_EMIT connected();
 }

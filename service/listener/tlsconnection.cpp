@@ -3,6 +3,7 @@
 #include "app/logging.h"
 
 #include <QSocketNotifier>
+#include <QTimerEvent>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -49,6 +50,7 @@ void TlsConnection::finish()
     if (m_state == State::Closed)
         return;
     m_state = State::Closed;
+    m_deferredFlush.stop();
     m_readNotifier->setEnabled(false);
     setWriteNotification(false);
     m_out = QByteArray();
@@ -204,6 +206,26 @@ qsizetype TlsConnection::writeSome(const char *data, qsizetype size)
         return rc;
     const int error = SSL_get_error(m_ssl, rc);
     return error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ ? 0 : -1;
+}
+
+void TlsConnection::writeDeferred(QByteArrayView bytes)
+{
+    if (m_state == State::Closed || bytes.isEmpty() || m_shutdownRequested)
+        return;
+    m_out.append(bytes.data(), bytes.size());
+    // Already waiting for the socket to take more: the write notifier sends these too.
+    const bool waitingForSocket = m_writeNotifier && m_writeNotifier->isEnabled();
+    if (m_state == State::Open && !waitingForSocket && !m_deferredFlush.isActive())
+        m_deferredFlush.start(0, this);
+}
+
+void TlsConnection::timerEvent(QTimerEvent *event)
+{
+    if (event->timerId() != m_deferredFlush.timerId())
+        return QObject::timerEvent(event);
+    m_deferredFlush.stop();
+    if (m_state == State::Open)
+        flush();
 }
 
 void TlsConnection::flush()

@@ -138,7 +138,11 @@ void WebSocketSession::sendText(QByteArrayView utf8)
 {
     if (m_state != State::Open)
         return;
-    if (withinSendBound(utf8.size()))
+    if (!withinSendBound(utf8.size()))
+        return;
+    if (m_coalesce)
+        m_tls->writeDeferred(WebSocketFrameEncoder::text(utf8, maskKey()));
+    else
         m_tls->write(WebSocketFrameEncoder::text(utf8, maskKey()));
 }
 

@@ -63,6 +63,9 @@ public:
 
     bool isOpen() const { return m_state == State::Open; }
     void sendText(QByteArrayView utf8);
+    // Text messages leave at the end of the event-loop turn, together (TlsConnection::writeDeferred):
+    // for the Cloudly session, which carries every forwarded request. Control frames are not deferred.
+    void setWriteCoalescing(bool enabled) { m_coalesce = enabled; }
     // Starts the closing handshake (Close frame with code and reason, reason cut to 123 bytes).
     void close(quint16 code, QByteArrayView reason);
     void abort();
@@ -103,6 +106,7 @@ private:
     State m_state = State::Open;
     quint16 m_closeCode = 1006;
     bool m_selfOwned = false;
+    bool m_coalesce = false;
 };
 
 } // namespace coreflow

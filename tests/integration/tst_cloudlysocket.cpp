@@ -21,6 +21,9 @@
 #include <QWebSocket>
 #include <QWebSocketServer>
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 using namespace coreflow;
 using coreflow::peers::TestCertificateAuthority;
 
@@ -326,11 +329,39 @@ private Q_SLOTS:
         while (socket.isOpen() && sent < 200) {
             socket.sendText(chunk);
             ++sent;
+            QCoreApplication::processEvents(); // the turn ends: queued frames go to the kernel
         }
-        QVERIFY(sent > 32);  // at least the bound went out or into the queue
+        QVERIFY(sent > 32);  // the kernel's buffers took some, then the queue filled to its bound
         QVERIFY(sent < 200); // and the session stopped taking more
         QVERIFY(disconnected.size() == 1 || disconnected.wait(10000));
         QVERIFY2(socket.errorString().contains(QStringLiteral("code 1008")), qPrintable(socket.errorString()));
+    }
+
+    // D-54: frames written deferred in one turn leave together when the turn ends, in order, after
+    // bytes written at once before them and before bytes written at once after them.
+    void deferredWritesLeaveTogetherAtTheEndOfTheTurn_D54()
+    {
+        int fds[2];
+        QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds), 0);
+        TlsConnection plain(fds[0], nullptr); // plaintext: Open from the start
+        QCOMPARE(plain.state(), TlsConnection::State::Open);
+        auto drain = [&fds] {
+            QByteArray got;
+            char buffer[4096];
+            ssize_t n;
+            while ((n = ::recv(fds[1], buffer, sizeof buffer, 0)) > 0)
+                got.append(buffer, qsizetype(n));
+            return got;
+        };
+        plain.write("A");
+        plain.writeDeferred("b");
+        plain.writeDeferred("c");
+        QCOMPARE(drain(), QByteArray("A"));  // the deferred bytes wait for the turn to end
+        plain.write("D");                    // queued behind them, never ahead
+        QCOMPARE(drain(), QByteArray());
+        QTRY_COMPARE(plain.pendingBytes(), 0);
+        QCOMPARE(drain(), QByteArray("bcD"));
+        ::close(fds[1]);
     }
 
     // Nobody listening: the attempt fails naming the connect step; abort() while connecting or open
