@@ -69,24 +69,30 @@ qint64 residentKiB()
     return 0;
 }
 
-// A responder that records what the handler answered (for calling the handler directly).
-struct RecordingResponder : ListenerHttpResponder {
+// What a handler answered through a RecordingResponder (which the handler owns and may delete).
+struct RecordedAnswer {
     int status = 0;
     QList<QPair<QByteArray, QByteArray>> headers;
     QByteArray body;
     bool finished = false;
     bool aborted = false;
+};
+
+// A responder that records what the handler answered (for calling the handler directly).
+struct RecordingResponder : ListenerHttpResponder {
+    explicit RecordingResponder(RecordedAnswer &answer) : recorded(answer) {}
+    RecordedAnswer &recorded;
     void setObserver(Observer *) override {}
-    bool isConnected() const override { return !finished && !aborted; }
+    bool isConnected() const override { return !recorded.finished && !recorded.aborted; }
     void writeHead(int s, const QList<QPair<QByteArray, QByteArray>> &h) override
     {
-        status = s;
-        headers = h;
+        recorded.status = s;
+        recorded.headers = h;
     }
-    void writeBody(QByteArrayView bytes) override { body += bytes.toByteArray(); }
+    void writeBody(QByteArrayView bytes) override { recorded.body += bytes.toByteArray(); }
     qint64 pendingBytes() const override { return 0; }
-    void finish() override { finished = true; }
-    void abort() override { aborted = true; }
+    void finish() override { recorded.finished = true; }
+    void abort() override { recorded.aborted = true; }
 };
 
 QJsonObject firstError(const QByteArray &body)
@@ -510,12 +516,11 @@ void TstRegistryProxy::refusesRequestBodies()
     request.method = "GET";
     request.url = QUrl(QStringLiteral("/v2/"));
     request.hasBody = true;
-    auto responder = std::make_unique<RecordingResponder>();
-    RecordingResponder *recorded = responder.get();
-    m_proxy->handleHttp(request, std::move(responder));
-    QCOMPARE(recorded->status, 400);
-    QVERIFY(recorded->finished);
-    QVERIFY(firstError(recorded->body).value(QStringLiteral("message")).toString().startsWith(QStringLiteral("request-invalid")));
+    RecordedAnswer answer;
+    m_proxy->handleHttp(request, std::make_unique<RecordingResponder>(answer));
+    QCOMPARE(answer.status, 400);
+    QVERIFY(answer.finished);
+    QVERIFY(firstError(answer.body).value(QStringLiteral("message")).toString().startsWith(QStringLiteral("request-invalid")));
     QCOMPARE(m_registry->requests.size(), 0);
 }
 
