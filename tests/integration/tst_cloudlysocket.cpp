@@ -52,6 +52,7 @@ struct QtServer {
         }
         QObject::connect(server.get(), &QWebSocketServer::newConnection, server.get(), [this] {
             while (QWebSocket *socket = server->nextPendingConnection()) {
+                socket->setParent(server.get()); // nextPendingConnection hands ownership over
                 clients.append(socket);
                 requestPathAndQuery = socket->requestUrl().path() + (socket->requestUrl().hasQuery()
                                                                           ? QLatin1Char('?') + socket->requestUrl().query(QUrl::FullyEncoded)
