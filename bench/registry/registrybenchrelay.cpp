@@ -1,12 +1,10 @@
 // registry_bench_relay: the pull endpoint alone, for bench/registry/run.sh: the relay's own listener
-// (RelayListener: its TLS, its bridge to the Qt HTTP server) in front of RegistryProxy, forwarding to
-// --cloudly. COREFLOW_BENCH_TEST_LISTENER=1 puts the QSslServer-based test listener in front instead
-// (for comparing the two).
+// (RelayListener: its TLS and its HTTP/1.1 server loop) in front of RegistryProxy, forwarding to
+// --cloudly.
 //   registry_bench_relay --cert PEM --key PEM --cloudly URL [--ca PEM]
 // Listens on 127.0.0.1 at an ephemeral port and prints "PORT <n>"; runs until killed (SIGTERM).
 // Runs the daemon's event dispatcher (EpollEventDispatcher) when built with the service, like
 // `coreflow` does; COREFLOW_EVENT_DISPATCHER=qt keeps Qt's default, as it does for the daemon.
-#include "testrelaylistener.h"
 #include "service/listener/relaylistener.h"
 
 #ifdef COREFLOW_BENCH_EPOLL_DISPATCHER
@@ -20,6 +18,7 @@
 #include <QCoreApplication>
 #include <QFile>
 #include <QLoggingCategory>
+#include <QSslKey>
 #include <csignal>
 #include <cstdio>
 
@@ -63,42 +62,27 @@ int main(int argc, char **argv)
     if (parser.isSet(QStringLiteral("ca")))
         extra = QSslCertificate::fromData(readFile(parser.value(QStringLiteral("ca"))));
 
-    const bool testListener = qEnvironmentVariableIntValue("COREFLOW_BENCH_TEST_LISTENER") == 1;
-    std::unique_ptr<test::TestRelayListener> qtListener;
     RelayListener relayListener;
     quint16 port = 0;
-    if (testListener) {
-        qtListener = std::make_unique<test::TestRelayListener>(certs.first(), key);
-        port = qtListener->port();
-    } else {
-        QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
-        tls.setLocalCertificateChain(certs);
-        tls.setPrivateKey(key);
-        if (!relayListener.listen(QStringLiteral("127.0.0.1"), 0, tls))
-            port = relayListener.boundPort();
-    }
+    QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
+    tls.setLocalCertificateChain(certs);
+    tls.setPrivateKey(key);
+    if (!relayListener.listen(QStringLiteral("127.0.0.1"), 0, tls))
+        port = relayListener.boundPort();
     if (port == 0)
         return 3;
     SystemClock clock;
     RegistryProxy proxy(QUrl(parser.value(QStringLiteral("cloudly"))),
                         QUrl(QStringLiteral("https://127.0.0.1:%1").arg(port)), extra, clock);
-    // Tuning knobs for experiments (bytes): COREFLOW_BENCH_WATERMARK, COREFLOW_BENCH_READ_BUFFER,
-    // COREFLOW_BENCH_BUDGET.
+    // Tuning knobs for experiments (bytes): COREFLOW_BENCH_WATERMARK, COREFLOW_BENCH_BUDGET.
     if (qEnvironmentVariableIsSet("COREFLOW_BENCH_WATERMARK"))
         proxy.setWatermarkBytes(qEnvironmentVariableIntValue("COREFLOW_BENCH_WATERMARK"));
-    if (qEnvironmentVariableIsSet("COREFLOW_BENCH_READ_BUFFER"))
-        proxy.setUpstreamReadBufferBytes(qEnvironmentVariableIntValue("COREFLOW_BENCH_READ_BUFFER"));
     if (qEnvironmentVariableIsSet("COREFLOW_BENCH_BUDGET"))
         proxy.setInFlightBudgetBytes(qEnvironmentVariableIntValue("COREFLOW_BENCH_BUDGET"));
-    if (qtListener)
-        qtListener->setHandler(&proxy);
-    else
-        relayListener.setHttpHandler(&proxy);
+    relayListener.setHttpHandler(&proxy);
     std::printf("PORT %u\n", unsigned(port));
     std::fflush(stdout);
     const int rc = app.exec();
-    if (qtListener)
-        qtListener->setHandler(nullptr);
     relayListener.setHttpHandler(nullptr);
     return rc;
 }

@@ -8,8 +8,8 @@
 //  - Upgrade: websocket elsewhere: 404 path-not-served (registry error shape), connection closed;
 //  - an upgrade at "/" with a broken WebSocket handshake: 400 request-invalid, connection closed;
 //  - anything else (including a header block the parser refuses or one over kMaxHeadBytes): emits
-//    httpRequest() with every byte read so far, for the Qt HTTP server behind the bridge, whose
-//    ListenerRequestGuard answers oversize or body-carrying requests by name.
+//    httpRequest() with every byte read so far, for the listener's HTTP server loop
+//    (ListenerHttpConnection), which answers oversize or body-carrying requests by name.
 // A connection that has not reached a decision within kTimeoutMs (10000 ms, real time; TLS
 // handshake included) is dropped. After emitting, the handshake has handed the TlsConnection on
 // (reparented by the receiver) and deletes itself.

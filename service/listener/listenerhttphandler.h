@@ -3,18 +3,21 @@
 // port that is not the WebSocket upgrade at "/"). Seed "Cluster-side listener": the listener's whole
 // HTTP surface beside the upgrade is the image pull endpoint under /v2/.
 //
-// The handler owns the exchange from here: it answers through the responder now or later. A handler
-// that answers late must guard the socket (QPointer<QTcpSocket> of responder.socket()), because the
-// client may have gone away meanwhile.
-#include <QHttpServerRequest>
-#include <QHttpServerResponder>
+// The handler owns the exchange from here: it answers through the responder now or later (see
+// ListenerHttpResponder). The listener hands out a connection's next request only after the
+// responder's finish(); bounds, refusals of request bodies and pipelining are the listener's
+// (ListenerHttpConnection).
+#include "listenerhttprequest.h"
+#include "listenerhttpresponder.h"
+
+#include <memory>
 
 namespace coreflow {
 
 class ListenerHttpHandler {
 public:
     virtual ~ListenerHttpHandler() = default;
-    virtual void handleHttp(const QHttpServerRequest &request, QHttpServerResponder &&responder) = 0;
+    virtual void handleHttp(const ListenerHttpRequest &request, std::unique_ptr<ListenerHttpResponder> responder) = 0;
 };
 
 } // namespace coreflow

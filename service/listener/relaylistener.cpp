@@ -3,7 +3,6 @@
 #include "app/logging.h"
 #include "contract/refusalnames.h"
 #include "listenerhandshake.h"
-#include "listenerhttpserver.h"
 #include "sockethandoffserver.h"
 #include "tlsservercontext.h"
 
@@ -14,11 +13,9 @@
 
 namespace coreflow {
 
-RelayListener::RelayListener(QObject *parent) : QObject(parent), m_http(new ListenerHttpServer(this)) {}
+RelayListener::RelayListener(QObject *parent) : QObject(parent) {}
 
 RelayListener::~RelayListener() = default;
-
-void RelayListener::setHttpHandler(ListenerHttpHandler *handler) { m_http->setHttpHandler(handler); }
 
 std::optional<contract::Refusal> RelayListener::listen(const QString &hostname, quint16 port, const QSslConfiguration &tls)
 {
@@ -71,7 +68,7 @@ void RelayListener::onDescriptor(int descriptor)
         Q_EMIT nodeSessionAccepted(session);
     });
     connect(handshake, &ListenerHandshake::httpRequest, this, [this](TlsConnection *tls, const QByteArray &bytes) {
-        m_http->adopt(tls, bytes);
+        new ListenerHttpConnection(tls, bytes, m_httpSide, this);
     });
 }
 

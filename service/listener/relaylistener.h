@@ -2,7 +2,8 @@
 // RelayListener: the relay's one TLS port (seed "Cluster-side listener"; docs/contract.md §3, §17,
 // D-53). A WebSocket upgrade at "/" becomes a node (or ingress) session handed out by
 // nodeSessionAccepted(); every other HTTP request goes to the ListenerHttpHandler (the /v2/ image
-// pull endpoint) through the Qt HTTP server behind the bridge or, without a handler, is answered
+// pull endpoint) through the listener's own HTTP/1.1 server loop on the same TLS connection
+// (ListenerHttpConnection: bounds, body refusals, pipelining) or, without a handler, is answered
 // 404 path-not-served. An upgrade on any other path is refused before any 101.
 //
 // TLS is the listener's own (TlsServerContext: one OpenSSL context for every connection, record
@@ -13,7 +14,7 @@
 // state. listen() failures are named (listener-bind-failed) with address, port and the socket error.
 #include "contract/envelope.h"
 #include "contract/result.h"
-#include "listenerhttphandler.h"
+#include "listenerhttpconnection.h"
 #include "websocketsession.h"
 
 #include <QObject>
@@ -24,7 +25,6 @@
 
 namespace coreflow {
 
-class ListenerHttpServer;
 class SocketHandoffServer;
 class TlsServerContext;
 
@@ -39,7 +39,10 @@ public:
     // Stops accepting new connections (sessions already handed out are the forwarder's to close).
     void close();
 
-    void setHttpHandler(ListenerHttpHandler *handler);
+    void setHttpHandler(ListenerHttpHandler *handler) { m_httpSide.handler = handler; }
+    // HTTP requests refused by the listener's own bounds so far (431, 413, 405, 400; see
+    // ListenerHttpConnection).
+    qint64 refusedHttpRequests() const { return m_httpSide.refusedRequests; }
     // Replaces the receive budget for sessions accepted from now on (tests; default kReceiveBudgetBytes).
     void setReceiveBudgetBytes(qint64 bytes) { m_receiveBudget = std::make_shared<ReceiveBudget>(bytes); }
     bool isListening() const;
@@ -59,7 +62,7 @@ private:
     void onDescriptor(int descriptor);
 
     QPointer<SocketHandoffServer> m_server;
-    ListenerHttpServer *m_http;
+    ListenerHttpSide m_httpSide;
     std::shared_ptr<TlsServerContext> m_tls;
     std::shared_ptr<ReceiveBudget> m_receiveBudget = std::make_shared<ReceiveBudget>(kReceiveBudgetBytes);
     QString m_boundAddress;

@@ -8,7 +8,7 @@
 // ws:// and http:// peers, which the configuration allows on loopback only.
 //
 // Events go to one Receiver (set by whoever holds the connection now: the handshake, then the
-// WebSocket session or the HTTP bridge), called directly rather than through signal connections,
+// WebSocket session or the HTTP loop), called directly rather than through signal connections,
 // which would cost every idle node memory of their own.
 // Reading: tlsReadable() means decrypted bytes may be available; the receiver calls read() until it
 // returns 0 or until hasBufferedInput() is false (OpenSSL reads ahead and keeps bytes the socket

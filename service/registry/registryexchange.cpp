@@ -6,31 +6,33 @@
 #include "upstreampool.h"
 #include "wwwauthenticaterewriter.h"
 
-#include <QTcpSocket>
-
 #include "shared/contract/refusalnames.h"
 #include "shared/util/clock.h"
 
 namespace coreflow {
 
-RegistryExchange::RegistryExchange(RegistryExchangeSetup setup, QHttpServerResponder &&responder,
+RegistryExchange::RegistryExchange(RegistryExchangeSetup setup, std::unique_ptr<ListenerHttpResponder> responder,
                                    UpstreamPool &pool, const WwwAuthenticateRewriter &rewriter, Clock &clock,
                                    QObject *parent)
-    : QObject(parent), m_setup(std::move(setup)), m_pool(pool), m_rewriter(rewriter), m_clock(clock)
+    : QObject(parent), m_setup(std::move(setup)), m_responder(std::move(responder)), m_pool(pool), m_rewriter(rewriter),
+      m_clock(clock)
 {
-    m_responder.emplace(std::move(responder));
-    m_socket = m_responder->socket();
+    m_responder->setObserver(this);
 }
 
 RegistryExchange::~RegistryExchange()
 {
+    m_responder->setObserver(nullptr);
     if (m_submitted && !m_upstreamOver)
         m_pool.cancel(this);
 }
 
-bool RegistryExchange::socketUsable() const
+bool RegistryExchange::socketUsable() const { return m_responder->isConnected(); }
+
+void RegistryExchange::responderWritten()
 {
-    return m_socket && m_socket->state() == QAbstractSocket::ConnectedState;
+    if (m_pump)
+        m_pump->sinkProgress();
 }
 
 void RegistryExchange::start()
@@ -40,9 +42,6 @@ void RegistryExchange::start()
         complete();
         return;
     }
-    connect(m_socket, &QAbstractSocket::disconnected, this, &RegistryExchange::onClientGone);
-    connect(m_socket, &QObject::destroyed, this, &RegistryExchange::onClientGone);
-
     UpstreamRequest request;
     request.method = m_setup.head ? QByteArrayLiteral("HEAD") : QByteArrayLiteral("GET");
     request.target = m_setup.upstreamUrl.toEncoded(QUrl::RemoveScheme | QUrl::RemoveAuthority | QUrl::RemoveFragment);
@@ -58,7 +57,6 @@ void RegistryExchange::start()
         request.headers.append({QByteArrayLiteral("User-Agent"), QByteArrayLiteral("coreflow-relay")});
     // A fixed, neutral Accept-Language: nothing of the relay's locale travels (RegistryHeaders, IP-18).
     request.headers.append({QByteArrayLiteral("Accept-Language"), QByteArray(RegistryHeaders::kRelayAcceptLanguage)});
-    request.readBufferBytes = m_setup.upstreamReadBuffer > 0 ? m_setup.upstreamReadBuffer : kUpstreamReadBuffer;
 
     m_headerTimer = m_clock.createTimer(this);
     connect(m_headerTimer.get(), &ClockTimer::timeout, this, &RegistryExchange::onHeaderTimeout);
@@ -126,8 +124,7 @@ void RegistryExchange::upstreamFailedMidBody(const QByteArray &failureClass)
               method(), m_setup.pathClass.constData(), m_status, failureClass.constData(),
               m_pump ? m_pump->bytesRelayed() : 0LL);
     m_done = true;
-    if (m_socket)
-        m_socket->abort();
+    m_responder->abort();
     complete();
 }
 
@@ -154,28 +151,25 @@ void RegistryExchange::sendHeaders(int status, const HeaderPairs &headers)
     const bool chunked = !noBody && filtered.contentLength < 0;
 
     m_status = status;
-    m_responder->writeStatusLine(QHttpServerResponder::StatusCode(status));
-    for (const auto &[name, value] : filtered.headers)
-        m_responder->writeHeader(name, value);
+    HeaderPairs head = filtered.headers;
     for (const QByteArray &challenge : challenges.values)
-        m_responder->writeHeader(QByteArrayLiteral("WWW-Authenticate"), challenge);
+        head.append({QByteArrayLiteral("WWW-Authenticate"), challenge});
     if (chunked)
-        m_responder->writeHeader(QByteArrayLiteral("Transfer-Encoding"), QByteArrayLiteral("chunked"));
-    m_responder->writeBody("", 0); // ends the header block
+        head.append({QByteArrayLiteral("Transfer-Encoding"), QByteArrayLiteral("chunked")});
+    m_responder->writeHead(status, head);
     m_headersSent = true;
     qCInfo(lcRegistry, "%s %s -> %d (headers relayed after %lld ms)", method(), m_setup.pathClass.constData(),
            status, m_clock.nowMs() - m_startedMs);
 
     if (noBody)
         return; // upstreamComplete() completes
-    m_pump = new BodyPump(m_socket, chunked ? BodyPump::Framing::Chunked : BodyPump::Framing::Length,
+    m_pump = new BodyPump(m_responder.get(), chunked ? BodyPump::Framing::Chunked : BodyPump::Framing::Length,
                           m_setup.watermark, this);
     connect(m_pump, &BodyPump::drained, this, &RegistryExchange::complete);
     connect(m_pump, &BodyPump::roomAvailable, this, [this] {
         if (!m_done && !m_upstreamOver)
             m_pool.resume(this);
     });
-    m_pump->start();
     if (!m_upstreamOver && !m_done)
         m_headerTimer->start(m_setup.headerTimeoutMs); // the body's idle bound (onHeaderTimeout)
 }
@@ -233,13 +227,13 @@ void RegistryExchange::fail(const QByteArray &failureClass)
                                                       contract::refusal::registryUnreachable,
                                                       "the registry did not answer (" + failureClass + ")",
                                                       failureClass);
-        m_responder->writeStatusLine(QHttpServerResponder::StatusCode::BadGateway);
-        m_responder->writeHeader("Content-Type", "application/json");
-        m_responder->writeHeader("Content-Length", QByteArray::number(body.size()));
-        m_responder->writeHeader("Docker-Distribution-API-Version", "registry/2.0");
-        m_responder->writeBody(m_setup.head ? QByteArray() : body);
-    } else if (m_socket && m_headersSent) {
-        m_socket->abort();
+        m_responder->writeHead(502, {{"Content-Type", "application/json"},
+                                     {"Content-Length", QByteArray::number(body.size())},
+                                     {"Docker-Distribution-API-Version", "registry/2.0"}});
+        if (!m_setup.head)
+            m_responder->writeBody(body);
+    } else if (m_headersSent) {
+        m_responder->abort();
     }
     complete();
 }
@@ -252,8 +246,8 @@ void RegistryExchange::complete()
     m_done = true;
     if (m_headerTimer)
         m_headerTimer->stop();
-    if (m_socket)
-        m_socket->disconnect(this);
+    // The answer is over (a no-op after abort() or the node leaving): the node's connection goes on.
+    m_responder->finish();
     if (m_pump && m_pump->isDrained())
         qCInfo(lcRegistry, "%s %s %d: body relayed, %lld bytes in %lld ms", method(),
                m_setup.pathClass.constData(), m_status, m_pump->bytesRelayed(), m_clock.nowMs() - m_startedMs);

@@ -7,17 +7,19 @@
 //  1. GET/HEAD <path>?<query> to the registry through the UpstreamPool (the relay's own HTTP/1.1
 //     client: keep-alive connections, no redirect following, no cookies, no cache), with the allowed
 //     node headers (RegistryHeaders), a User-Agent (coreflow-relay unless the node sent one) and
-//     Accept-Language: * (IP-18), and a socket read buffer of upstreamReadBuffer bytes (backpressure
-//     to the registry).
+//     Accept-Language: * (IP-18); the registry is read only while the node's side has room
+//     (backpressure to the registry).
 //  2. As soon as the registry's status line and headers arrive (UpstreamResponseHandler::upstreamHead),
 //     they are filtered (RegistryHeaders::returnResponse), the WWW-Authenticate realm rewritten
-//     (WwwAuthenticateRewriter) and written to the node through the responder; the body is not
-//     waited for.
+//     (WwwAuthenticateRewriter) and written to the node through the responder (the listener's
+//     ListenerHttpResponder: straight into the node's TLS connection); the body is not waited for.
 //  3. The body is written by BodyPump as it arrives (Length framing under the registry's
 //     Content-Length, Chunked framing when there is none); the upstream is read only while the pump
 //     has room. No body for HEAD, 1xx, 204, 304.
-//  4. The node leaving (socket disconnected/destroyed) aborts the upstream request at once (its
-//     connection is closed, never reused).
+//  4. The node leaving (ListenerHttpResponder::Observer::responderGone) aborts the upstream request
+//     at once (its connection is closed, never reused).
+//  The answer ends with the responder's finish() (the node's connection goes on to its next
+//  request) or, when it cannot be completed, abort().
 //  5. No answer from the registry: 502 registry-unreachable with the failure class, when the headers
 //     have not been sent yet; a failure mid-body aborts the node's connection (the body cannot be
 //     completed, and a truncated body must not look complete). No registry status line within
@@ -25,15 +27,12 @@
 #include "registryheaders.h"
 #include "upstreamresponsehandler.h"
 
-#include <QHttpServerResponder>
+#include "service/listener/listenerhttpresponder.h"
+
 #include <QObject>
-#include <QPointer>
 #include <QUrl>
 #include <functional>
 #include <memory>
-#include <optional>
-
-class QTcpSocket;
 
 namespace coreflow {
 
@@ -51,18 +50,15 @@ struct RegistryExchangeSetup {
     QByteArray pathClass;      // for logs: base, manifest, blob, tags, token, other
     qint64 headerTimeoutMs = 0;
     qint64 watermark = 0;      // BodyPump watermark, bytes (the most; see watermarkSource)
-    qint64 upstreamReadBuffer = 0; // upstream socket read buffer bound, bytes (0: kUpstreamReadBuffer)
     // When set, asked for the current watermark before every upstream read (a shared in-flight
     // budget); the result is capped at `watermark`.
     std::function<qint64()> watermarkSource;
 };
 
-class RegistryExchange : public QObject, private UpstreamResponseHandler {
+class RegistryExchange : public QObject, private UpstreamResponseHandler, private ListenerHttpResponder::Observer {
     Q_OBJECT
 public:
-    static constexpr qint64 kUpstreamReadBuffer = 256 * 1024; // bytes
-
-    RegistryExchange(RegistryExchangeSetup setup, QHttpServerResponder &&responder, UpstreamPool &pool,
+    RegistryExchange(RegistryExchangeSetup setup, std::unique_ptr<ListenerHttpResponder> responder, UpstreamPool &pool,
                      const WwwAuthenticateRewriter &rewriter, Clock &clock, QObject *parent = nullptr);
     ~RegistryExchange() override;
 
@@ -82,6 +78,10 @@ private:
     void upstreamComplete() override;
     void upstreamFailed(const QByteArray &failureClass) override;
 
+    // ListenerHttpResponder::Observer
+    void responderWritten() override;
+    void responderGone() override { onClientGone(); }
+
     void onClientGone();
     // Before the head: no status line within headerTimeoutMs is a 502 Timeout. After it: no body
     // byte for headerTimeoutMs while the node has room aborts the node's connection (class Timeout).
@@ -94,8 +94,7 @@ private:
     const char *method() const { return m_setup.head ? "HEAD" : "GET"; }
 
     RegistryExchangeSetup m_setup;
-    std::optional<QHttpServerResponder> m_responder;
-    QPointer<QTcpSocket> m_socket;
+    std::unique_ptr<ListenerHttpResponder> m_responder;
     UpstreamPool &m_pool;
     const WwwAuthenticateRewriter &m_rewriter;
     Clock &m_clock;

@@ -1,6 +1,5 @@
 #include "registryproxy.h"
 
-#include "listenerrequestguard.h"
 #include "registryexchange.h"
 #include "registryheaders.h"
 #include "registrylog.h"
@@ -8,11 +7,8 @@
 #include "upstreampool.h"
 #include "wwwauthenticaterewriter.h"
 
-#include <QHttpServerRequest>
-#include <QHttpServerResponder>
-#include <QSslConfiguration>
-#include <QTcpSocket>
 
+#include "service/transport/tlsclientcontext.h"
 #include "shared/contract/refusalnames.h"
 #include "shared/util/clock.h"
 
@@ -32,22 +28,6 @@ QUrl originOf(const QUrl &url)
     origin.setHost(url.host());
     origin.setPort(url.port());
     return origin;
-}
-
-const char *methodName(QHttpServerRequest::Method m)
-{
-    switch (m) {
-    case QHttpServerRequest::Method::Get: return "GET";
-    case QHttpServerRequest::Method::Head: return "HEAD";
-    case QHttpServerRequest::Method::Put: return "PUT";
-    case QHttpServerRequest::Method::Post: return "POST";
-    case QHttpServerRequest::Method::Delete: return "DELETE";
-    case QHttpServerRequest::Method::Patch: return "PATCH";
-    case QHttpServerRequest::Method::Options: return "OPTIONS";
-    case QHttpServerRequest::Method::Connect: return "CONNECT";
-    case QHttpServerRequest::Method::Trace: return "TRACE";
-    default: return "UNKNOWN";
-    }
 }
 
 bool hasDotSegment(const QString &encodedPath)
@@ -85,28 +65,20 @@ bool hasRefusedEncoding(const QString &encodedPath)
     return false;
 }
 
-bool hasBody(const QHttpServerRequest &request)
-{
-    if (!request.body().isEmpty())
-        return true;
-    if (!request.value("transfer-encoding").isEmpty())
-        return true;
-    const QByteArray length = request.value("content-length").trimmed();
-    return !length.isEmpty() && length != "0";
-}
-
 // Answers a refusal in the registry API's error shape; a HEAD gets the headers and no body.
-void refuse(QHttpServerResponder &responder, bool head, QHttpServerResponder::StatusCode status,
-            QLatin1StringView code, QLatin1StringView name, const QByteArray &reason, bool allowHeader = false)
+void refuse(ListenerHttpResponder &responder, bool head, int status, QLatin1StringView code, QLatin1StringView name,
+            const QByteArray &reason, bool allowHeader = false)
 {
     const QByteArray body = RegistryRefusal::body(code, name, reason);
-    responder.writeStatusLine(status);
-    responder.writeHeader("Content-Type", "application/json");
-    responder.writeHeader("Content-Length", QByteArray::number(body.size()));
-    responder.writeHeader("Docker-Distribution-API-Version", "registry/2.0");
+    HeaderPairs headers{{"Content-Type", "application/json"},
+                        {"Content-Length", QByteArray::number(body.size())},
+                        {"Docker-Distribution-API-Version", "registry/2.0"}};
     if (allowHeader)
-        responder.writeHeader("Allow", "GET, HEAD");
-    responder.writeBody(head ? QByteArray() : body);
+        headers.append(qMakePair(QByteArray("Allow"), QByteArray("GET, HEAD")));
+    responder.writeHead(status, headers);
+    if (!head)
+        responder.writeBody(body);
+    responder.finish();
 }
 
 } // namespace
@@ -115,11 +87,14 @@ RegistryProxy::RegistryProxy(QUrl cloudlyUrl, QUrl relayOrigin, QList<QSslCertif
                              Clock &clock, QObject *parent)
     : QObject(parent), m_registryOrigin(originOf(cloudlyUrl)), m_relayOrigin(originOf(relayOrigin)), m_clock(clock)
 {
-    QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
-    if (!extraCaCertificates.isEmpty())
-        tls.addCaCertificates(extraCaCertificates);
-    tls.setAllowedNextProtocols({QByteArrayLiteral("http/1.1")});
-    m_pool = std::make_unique<UpstreamPool>(m_registryOrigin, tls);
+    std::shared_ptr<const TlsClientContext> tls;
+    auto context = TlsClientContext::create(extraCaCertificates);
+    if (context.ok())
+        tls = context.value();
+    else // every https pull then fails as TlsHandshake (502); the line names what failed, never key material
+        qCWarning(lcRegistry, "no TLS client context for the registry connection: %s",
+                  qUtf8Printable(context.refusal().reason));
+    m_pool = std::make_unique<UpstreamPool>(m_registryOrigin, std::move(tls));
     m_rewriter = std::make_unique<WwwAuthenticateRewriter>(m_registryOrigin, m_relayOrigin);
 }
 
@@ -152,99 +127,46 @@ QByteArray RegistryProxy::pathClass(const QString &encodedPath, bool isTokenPath
     return "other";
 }
 
-void RegistryProxy::handleHttp(const QHttpServerRequest &request, QHttpServerResponder &&responder)
+void RegistryProxy::handleHttp(const ListenerHttpRequest &request, std::unique_ptr<ListenerHttpResponder> responder)
 {
-    // Everything needed later is copied now: Qt reuses the request object for the connection's next
-    // request.
-    PendingRequest pending;
-    pending.method = request.method();
-    pending.url = request.url();
-    pending.headers = request.headers();
-    pending.hasBody = hasBody(request);
-    pending.responder = std::make_unique<QHttpServerResponder>(std::move(responder));
-    QTcpSocket *socket = pending.responder->socket();
-    if (!socket)
-        return;
-
-    auto it = m_connections.find(socket);
-    if (it == m_connections.end()) {
-        it = m_connections.emplace(socket, Connection{}).first;
-        // QObject::destroyed: the socket is no longer a QTcpSocket here; only its address is used.
-        connect(socket, &QObject::destroyed, this, [this, socket] { m_connections.erase(socket); });
-    }
-    if (!it->second.busy && it->second.queue.empty()) {
-        process(socket, std::move(pending));
-        return;
-    }
-    // Pipelined behind an answer still in progress: answered in order once that one is over.
-    if (it->second.queue.size() >= std::size_t(kMaxPipelinedRequests)) {
-        qCWarning(lcRegistry, "more than %d pipelined requests on one connection: connection closed",
-                  kMaxPipelinedRequests);
-        it->second.queue.clear();
-        socket->abort();
-        return;
-    }
-    it->second.queue.push_back(std::move(pending));
-    socket->setProperty(ListenerRequestGuard::kAnswerInProgressProperty, true);
-}
-
-void RegistryProxy::runQueued(QTcpSocket *socket)
-{
-    auto it = m_connections.find(socket);
-    while (it != m_connections.end() && !it->second.busy && !it->second.queue.empty()) {
-        PendingRequest next = std::move(it->second.queue.front());
-        it->second.queue.pop_front();
-        process(socket, std::move(next));
-        it = m_connections.find(socket);
-    }
-}
-
-void RegistryProxy::process(QTcpSocket *socket, PendingRequest pending)
-{
-    using Status = QHttpServerResponder::StatusCode;
     namespace refusal = contract::refusal;
-    QHttpServerResponder &responder = *pending.responder;
-    const QUrl &url = pending.url;
+    const QUrl &url = request.url;
     const QString path = url.path(QUrl::FullyEncoded);
-    const QHttpServerRequest::Method method = pending.method;
-    const bool head = method == QHttpServerRequest::Method::Head;
+    const char *method = request.method.constData();
+    const bool head = request.method == "HEAD";
     const bool underV2 = path == QLatin1String("/v2") || path.startsWith(QLatin1String("/v2/"));
     const bool tokenPath = !underV2 && m_tokenPaths.contains(path);
     const QByteArray cls = pathClass(path, tokenPath);
 
-    if (socket->state() != QAbstractSocket::ConnectedState)
+    if (!responder->isConnected())
         return;
     if ((!underV2 && !tokenPath) || hasDotSegment(path) || hasRefusedEncoding(path)) {
         if (refusalLogAllowed())
-            qCInfo(lcRegistry, "%s %s -> 404 %s", methodName(method), cls.constData(), refusal::pathNotServed.data());
-        refuse(responder, head, Status::NotFound, QLatin1StringView("UNSUPPORTED"), refusal::pathNotServed,
+            qCInfo(lcRegistry, "%s %s -> 404 %s", method, cls.constData(), refusal::pathNotServed.data());
+        refuse(*responder, head, 404, QLatin1StringView("UNSUPPORTED"), refusal::pathNotServed,
                "this listener serves the image pull API under /v2/ and the WebSocket upgrade at /");
         return;
     }
-    if (method != QHttpServerRequest::Method::Get && !head) {
+    if (request.method != "GET" && !head) {
         if (refusalLogAllowed())
-            qCInfo(lcRegistry, "%s %s -> 405 %s", methodName(method), cls.constData(),
-               refusal::registryMethodRefused.data());
-        refuse(responder, false, Status::MethodNotAllowed, QLatin1StringView("UNSUPPORTED"),
-               refusal::registryMethodRefused, "only GET and HEAD are forwarded; a registry write is not relayed",
-               true);
+            qCInfo(lcRegistry, "%s %s -> 405 %s", method, cls.constData(), refusal::registryMethodRefused.data());
+        refuse(*responder, false, 405, QLatin1StringView("UNSUPPORTED"), refusal::registryMethodRefused,
+               "only GET and HEAD are forwarded; a registry write is not relayed", true);
         return;
     }
-    if (pending.hasBody) {
+    if (request.hasBody) {
         if (refusalLogAllowed())
-            qCInfo(lcRegistry, "%s %s -> 400 %s (request body)", methodName(method), cls.constData(),
-               refusal::requestInvalid.data());
-        refuse(responder, head, Status::BadRequest, QLatin1StringView("UNSUPPORTED"), refusal::requestInvalid,
+            qCInfo(lcRegistry, "%s %s -> 400 %s (request body)", method, cls.constData(), refusal::requestInvalid.data());
+        refuse(*responder, head, 400, QLatin1StringView("UNSUPPORTED"), refusal::requestInvalid,
                "a pull carries no request body");
         return;
     }
-    ForwardedRequestHeaders headers = RegistryHeaders::forwardRequest(pending.headers);
+    ForwardedRequestHeaders headers = RegistryHeaders::forwardRequest(request.headers);
     if (!headers.ok) {
         if (refusalLogAllowed())
-            qCInfo(lcRegistry, "%s %s -> 400 %s (%s)", methodName(method), cls.constData(),
-               refusal::requestInvalid.data(), headers.why.constData());
-        refuse(responder, head, Status::BadRequest, QLatin1StringView("UNSUPPORTED"), refusal::requestInvalid,
-               headers.why);
+            qCInfo(lcRegistry, "%s %s -> 400 %s (%s)", method, cls.constData(), refusal::requestInvalid.data(),
+                   headers.why.constData());
+        refuse(*responder, head, 400, QLatin1StringView("UNSUPPORTED"), refusal::requestInvalid, headers.why);
         return;
     }
 
@@ -253,7 +175,7 @@ void RegistryProxy::process(QTcpSocket *socket, PendingRequest pending)
     if (url.hasQuery())
         upstream.setQuery(url.query(QUrl::FullyEncoded), QUrl::StrictMode);
     if (!upstream.isValid()) {
-        refuse(responder, head, Status::NotFound, QLatin1StringView("UNSUPPORTED"), refusal::pathNotServed,
+        refuse(*responder, head, 404, QLatin1StringView("UNSUPPORTED"), refusal::pathNotServed,
                "the path is not a valid URL path");
         return;
     }
@@ -266,28 +188,11 @@ void RegistryProxy::process(QTcpSocket *socket, PendingRequest pending)
     setup.headerTimeoutMs = m_headerTimeoutMs;
     setup.watermark = m_watermark;
     setup.watermarkSource = [this] { return sharedWatermark(); };
-    // Fixed for the exchange when it starts (the socket's read buffer), from the budget's share then.
-    setup.upstreamReadBuffer = qBound(kMinShareBytes, m_budget / (2 * qMax(1, m_active + 1)),
-                                      qMax(kMinShareBytes, m_upstreamReadBuffer));
     auto *exchange = new RegistryExchange(std::move(setup), std::move(responder), *m_pool, *m_rewriter, m_clock, this);
     ++m_active;
-    auto it = m_connections.find(socket);
-    if (it != m_connections.end())
-        it->second.busy = true;
-    socket->setProperty(ListenerRequestGuard::kAnswerInProgressProperty, true);
     connect(exchange, &RegistryExchange::challengesSeen, this, &RegistryProxy::noteChallenges);
-    connect(exchange, &RegistryExchange::finished, this, [this, socket] {
+    connect(exchange, &RegistryExchange::finished, this, [this] {
         --m_active;
-        auto c = m_connections.find(socket);
-        if (c != m_connections.end()) {
-            c->second.busy = false;
-            if (c->second.queue.empty())
-                socket->setProperty(ListenerRequestGuard::kAnswerInProgressProperty, false);
-            else {
-                // Later, not from inside the exchange's own signal.
-                QMetaObject::invokeMethod(this, [this, socket] { runQueued(socket); }, Qt::QueuedConnection);
-            }
-        }
         Q_EMIT exchangeFinished();
     });
     exchange->start();

@@ -15,8 +15,8 @@
 //   2. method: GET or HEAD; otherwise 405 registry-method-refused, Allow: GET, HEAD (IP-02). Nothing
 //      is forwarded.
 //   3. body: a pull carries none; a request with a body is 400 request-invalid. Behind the relay's
-//      own listener a body never gets this far: ListenerRequestGuard refuses it (413) as soon as the
-//      header block announces it, before QHttpServer 6.4 would buffer it.
+//      own listener a body never gets this far: ListenerHttpConnection refuses it (413) as soon as
+//      the header block announces it, before a body byte is read.
 //   4. headers: allow-listed and bounded (RegistryHeaders); over a bound is 400 request-invalid.
 //   Then the exchange is forwarded (RegistryExchange) to <registry origin><path>?<query>, path and
 //   query unchanged (IP-07). Every GET/HEAD under /v2/ is forwarded (seed IP-01): manifests, blobs
@@ -25,8 +25,8 @@
 //
 // The registry is CLOUDLY_URL's origin (IP-20): scheme (wss -> https, ws -> http), host and port of
 // cloudlyUrl; its path is ignored. The connections to it are the relay's own (UpstreamPool: HTTP/1.1
-// keep-alive on QSslSocket in this thread, at most UpstreamPool::kMaxConnections), trusting the
-// system CAs plus extraCaCertificates.
+// keep-alive on the relay's own OpenSSL transport in this thread, at most UpstreamPool::kMaxConnections),
+// trusting the system CAs plus extraCaCertificates (TlsClientContext).
 //
 // Token realm path (decision): the relay serves the realm path it has itself rewritten. Each realm
 // whose origin is Cloudly's is rewritten to the relay's origin (WwwAuthenticateRewriter) and its path
@@ -40,10 +40,9 @@
 // Third-party realms: left untouched (IP-10) and logged once per distinct origin (IP-11; at most
 // kMaxRememberedForeignOrigins remembered, past that each is logged again).
 //
-// Pipelining: answers on one connection go out in request order. A request that arrives on a
-// connection while an earlier exchange on it is still streaming (Qt 6.4 hands it over at once) is
-// queued, with everything it needs copied, and processed when that exchange is over; at most
-// kMaxPipelinedRequests wait per connection, one more closes the connection (abort).
+// Pipelining: answers on one connection go out in request order; the listener hands a connection's
+// next request over only after the answer before it finished (ListenerHttpConnection: at most 16
+// wait per connection).
 //
 // Logging: category coreflow.registry; method, path class and status only (IP-22).
 #include "service/listener/listenerhttphandler.h"
@@ -54,13 +53,8 @@
 #include <QSet>
 #include <QSslCertificate>
 #include <QStringList>
-#include <QHttpServerRequest>
 #include <QUrl>
-#include <deque>
 #include <memory>
-#include <unordered_map>
-
-class QTcpSocket;
 
 namespace coreflow {
 
@@ -73,18 +67,16 @@ class RegistryProxy : public QObject, public ListenerHttpHandler {
 public:
     static constexpr qint64 kDefaultHeaderTimeoutMs = 30'000;  // registry status line must arrive by then
     static constexpr qint64 kRefusalLogIntervalMs = 1000;      // refusal log lines: at most one per interval
-    static constexpr qint64 kDefaultWatermarkBytes = 512 * 1024;         // node socket, per exchange, at most
-    static constexpr qint64 kDefaultUpstreamReadBufferBytes = 256 * 1024; // upstream socket, per exchange, at most
-    // In-flight memory budget shared by the running exchanges, bytes: each exchange's node-socket
-    // watermark is the budget / running exchanges (re-read before every upstream read), its
-    // upstream read buffer budget / (2 x running exchanges) when it starts; both within
-    // [kMinShareBytes, the per-exchange maximum above]. One pull gets the full 512 KiB / 256 KiB; 200
-    // concurrent pulls get 80 KiB / 40 KiB each, so memory stays flat as pulls are added.
+    static constexpr qint64 kDefaultWatermarkBytes = 512 * 1024;         // node connection, per exchange, at most
+    // In-flight memory budget shared by the running exchanges, bytes: each exchange's node-connection
+    // watermark is the budget / running exchanges (re-read before every upstream read), within
+    // [kMinShareBytes, kDefaultWatermarkBytes]. One pull gets the full 512 KiB; 200 concurrent pulls
+    // get 80 KiB each, so memory stays flat as pulls are added. The upstream side holds nothing of its
+    // own beyond OpenSSL's one record of read-ahead: it is read only while the node's side has room.
     static constexpr qint64 kDefaultInFlightBudgetBytes = 16 * 1024 * 1024;
     static constexpr qint64 kMinShareBytes = 32 * 1024;
     static constexpr int kMaxTokenPaths = 16;
     static constexpr int kMaxRememberedForeignOrigins = 256;
-    static constexpr int kMaxPipelinedRequests = 16; // waiting per connection behind a running exchange
 
     // cloudlyUrl: CLOUDLY_URL; its origin is the registry. relayOrigin: the origin nodes dial
     // ("https://host[:port]"), which rewritten realms name. extraCaCertificates: trusted for the
@@ -93,14 +85,13 @@ public:
                   QObject *parent = nullptr);
     ~RegistryProxy() override;
 
-    void handleHttp(const QHttpServerRequest &request, QHttpServerResponder &&responder) override;
+    void handleHttp(const ListenerHttpRequest &request, std::unique_ptr<ListenerHttpResponder> responder) override;
 
     QUrl registryOrigin() const { return m_registryOrigin; }
     QStringList tokenRealmPaths() const { return m_tokenPaths; }
     int activeExchanges() const { return m_active; }
     void setUpstreamHeaderTimeoutMs(qint64 ms) { m_headerTimeoutMs = ms; }
     void setWatermarkBytes(qint64 bytes) { m_watermark = bytes; }
-    void setUpstreamReadBufferBytes(qint64 bytes) { m_upstreamReadBuffer = bytes; }
     void setInFlightBudgetBytes(qint64 bytes) { m_budget = bytes; }
 
     // Log class of a path: base, manifest, blob, blob-upload, tags, catalog, other (under /v2/), token,
@@ -112,19 +103,6 @@ Q_SIGNALS:
 
 private:
     bool refusalLogAllowed();
-    struct PendingRequest {
-        QHttpServerRequest::Method method = QHttpServerRequest::Method::Unknown;
-        QUrl url;
-        QList<QPair<QByteArray, QByteArray>> headers;
-        bool hasBody = false;
-        std::unique_ptr<QHttpServerResponder> responder;
-    };
-    struct Connection {
-        bool busy = false; // an exchange is answering on this connection
-        std::deque<PendingRequest> queue;
-    };
-    void process(QTcpSocket *socket, PendingRequest pending);
-    void runQueued(QTcpSocket *socket);
     void noteChallenges(const QList<QString> &rewrittenRealmPaths, const QList<QString> &foreignOrigins);
     qint64 sharedWatermark() const;
 
@@ -139,10 +117,8 @@ private:
     qint64 m_refusalsNotLogged = 0;
     qint64 m_headerTimeoutMs = kDefaultHeaderTimeoutMs;
     qint64 m_watermark = kDefaultWatermarkBytes;
-    qint64 m_upstreamReadBuffer = kDefaultUpstreamReadBufferBytes;
     qint64 m_budget = kDefaultInFlightBudgetBytes;
     int m_active = 0;
-    std::unordered_map<QTcpSocket *, Connection> m_connections;
 };
 
 } // namespace coreflow

@@ -4,7 +4,11 @@
 #include "registryrefusal.h"
 #include "upstreamresponsehandler.h"
 
-#include <QSslSocket>
+#include "service/transport/tcpdialer.h"
+#include "service/transport/tlsclientcontext.h"
+
+#include <unistd.h>
+#include <utility>
 
 namespace coreflow {
 
@@ -29,31 +33,11 @@ private:
     UpstreamConnection &m_c;
 };
 
-UpstreamConnection::UpstreamConnection(const QUrl &origin, const QSslConfiguration &tls, QObject *parent)
-    : QObject(parent), m_origin(origin), m_tls(origin.scheme() != QLatin1String("http"))
+UpstreamConnection::UpstreamConnection(const QUrl &origin, std::shared_ptr<const TlsClientContext> tls, QObject *parent)
+    : QObject(parent), m_origin(origin), m_tls(origin.scheme() != QLatin1String("http")), m_context(std::move(tls))
 {
     m_events = std::make_unique<ParserEvents>(*this);
     m_parser = std::make_unique<UpstreamResponseParser>(*m_events);
-    m_socket = new QSslSocket(this);
-    if (m_tls) {
-        m_socket->setSslConfiguration(tls);
-        connect(m_socket, &QSslSocket::encrypted, this, [this] {
-            m_ready = true;
-            writeRequest();
-        });
-    } else {
-        connect(m_socket, &QAbstractSocket::connected, this, [this] {
-            m_ready = true;
-            writeRequest();
-        });
-    }
-    connect(m_socket, &QIODevice::readyRead, this, &UpstreamConnection::process);
-    connect(m_socket, &QAbstractSocket::disconnected, this, [this] {
-        m_eof = true;
-        process();
-    });
-    connect(m_socket, &QAbstractSocket::errorOccurred, this,
-            [this](QAbstractSocket::SocketError error) { onSocketError(int(error)); });
     m_idleTimer.setSingleShot(true);
     m_idleTimer.setInterval(kIdleTimeoutMs);
     connect(&m_idleTimer, &QTimer::timeout, this, [this] {
@@ -65,10 +49,8 @@ UpstreamConnection::UpstreamConnection(const QUrl &origin, const QSslConfigurati
 UpstreamConnection::~UpstreamConnection()
 {
     m_handler = nullptr;
-    if (m_socket) {
-        m_socket->disconnect(this);
-        m_socket->abort();
-    }
+    if (m_connection)
+        m_connection->setReceiver(nullptr); // closed with this object (its child)
 }
 
 void UpstreamConnection::send(const UpstreamRequest &request, UpstreamResponseHandler *handler)
@@ -78,7 +60,6 @@ void UpstreamConnection::send(const UpstreamRequest &request, UpstreamResponseHa
     m_answerBytes = 0;
     m_leftover = false;
     m_parser->reset(request.method == "HEAD");
-    m_socket->setReadBufferSize(request.readBufferBytes > 0 ? request.readBufferBytes : kDefaultReadBufferBytes);
 
     QByteArray head;
     head.reserve(256 + request.target.size());
@@ -92,25 +73,94 @@ void UpstreamConnection::send(const UpstreamRequest &request, UpstreamResponseHa
     ++m_requestsSent;
 
     if (m_ready) {
+        if (m_connection && !m_connection->readEnabled())
+            m_connection->setReadEnabled(true);
         writeRequest();
         return;
     }
-    if (m_socket->state() != QAbstractSocket::UnconnectedState)
+    if (m_dialer || m_connection)
         return; // connecting: written once up
-    const quint16 port = quint16(m_origin.port(m_tls ? 443 : 80));
-    if (m_tls)
-        m_socket->connectToHostEncrypted(m_origin.host(), port);
-    else
-        m_socket->connectToHost(m_origin.host(), port);
-    m_socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+    m_dialer = new TcpDialer(this);
+    connect(m_dialer, &TcpDialer::connected, this, &UpstreamConnection::onDialed);
+    connect(m_dialer, &TcpDialer::failed, this, &UpstreamConnection::onDialFailed);
+    m_dialer->dial(m_origin.host(), quint16(m_origin.port(m_tls ? 443 : 80)));
+}
+
+void UpstreamConnection::onDialed(int fd)
+{
+    m_dialer->deleteLater();
+    m_dialer = nullptr;
+    if (m_closed) {
+        ::close(fd);
+        return;
+    }
+    SSL *ssl = nullptr;
+    if (m_tls) {
+        ssl = m_context ? m_context->newConnection(fd, m_origin.host()) : nullptr;
+        if (!ssl) {
+            ::close(fd);
+            failExchange(QByteArrayLiteral("TlsHandshake"));
+            return;
+        }
+    }
+    m_connection = new TlsConnection(fd, ssl, this);
+    m_connection->setReceiver(this);
+    if (!m_tls) {
+        m_ready = true;
+        writeRequest();
+        return;
+    }
+    m_connection->startHandshake(); // tlsOpen() or tlsClosed() follows
+}
+
+void UpstreamConnection::onDialFailed()
+{
+    const TcpDialer::Failure failure = m_dialer->failure();
+    m_dialer->deleteLater();
+    m_dialer = nullptr;
+    if (!m_handler) {
+        closeForGood();
+        return;
+    }
+    switch (failure) {
+    case TcpDialer::Failure::HostNotFound:
+        failExchange(QByteArrayLiteral("HostNotFound"));
+        return;
+    case TcpDialer::Failure::ConnectionRefused:
+        failExchange(QByteArrayLiteral("ConnectionRefused"));
+        return;
+    default:
+        failExchange(QByteArrayLiteral("Network"));
+    }
+}
+
+void UpstreamConnection::tlsOpen()
+{
+    m_ready = true;
+    writeRequest();
+}
+
+void UpstreamConnection::tlsClosed()
+{
+    if (!m_ready) {
+        // The TLS handshake failed (the registry's certificate not trusted or not naming the host,
+        // or the connection dropped meanwhile).
+        if (m_handler)
+            failExchange(QByteArrayLiteral("TlsHandshake"));
+        else
+            closeForGood();
+        return;
+    }
+    m_eof = true; // what was received has been read out (a close-delimited body ends here)
+    process();
 }
 
 void UpstreamConnection::writeRequest()
 {
-    if (m_pendingRequest.isEmpty() || !m_handler)
+    if (m_pendingRequest.isEmpty() || !m_handler || !m_connection)
         return;
-    m_socket->write(m_pendingRequest);
-    m_pendingRequest.clear();
+    const QByteArray request = std::exchange(m_pendingRequest, QByteArray());
+    m_connection->write(request);
 }
 
 void UpstreamConnection::resume()
@@ -126,29 +176,42 @@ void UpstreamConnection::abort()
 
 void UpstreamConnection::process()
 {
-    if (m_processing || m_closed)
+    if (m_processing || m_closed || !m_connection)
         return;
     if (!m_handler) {
         // Idle: the registry has nothing to say now. Anything it sends (or its close) ends the connection.
-        if (m_eof || m_socket->bytesAvailable() > 0)
+        if (m_eof) {
+            closeForGood();
+            return;
+        }
+        char probe[256];
+        const qsizetype n = m_connection->read(probe, qsizetype(sizeof probe));
+        if (n != 0) // unasked-for bytes, or the close (TLS 1.3 tickets read as 0)
             closeForGood();
         return;
     }
     m_processing = true;
+    bool noRoom = false;
     char buffer[kReadChunkBytes];
-    while (m_handler && !m_parser->isComplete() && !m_parser->failed()) {
-        if (m_parser->headReported() && !m_handler->upstreamBodyRoom())
+    while (m_handler && !m_parser->isComplete() && !m_parser->failed() && !m_eof) {
+        if (m_parser->headReported() && !m_handler->upstreamBodyRoom()) {
+            noRoom = true;
             break;
-        const qint64 n = m_socket->read(buffer, sizeof buffer);
-        if (n <= 0)
+        }
+        const qsizetype n = m_connection->read(buffer, kReadChunkBytes);
+        if (n == 0)
             break;
+        if (n < 0) {
+            m_eof = true;
+            break;
+        }
         m_answerBytes += n;
         const qsizetype used = m_parser->feed(buffer, n);
         if (m_parser->isComplete() && used < n)
             m_leftover = true;
     }
     bool cutShort = false;
-    if (m_handler && m_eof && !m_parser->isComplete() && !m_parser->failed() && m_socket->bytesAvailable() == 0)
+    if (m_handler && m_eof && !m_parser->isComplete() && !m_parser->failed())
         cutShort = !m_parser->feedEof();
     m_processing = false;
 
@@ -162,34 +225,25 @@ void UpstreamConnection::process()
         failExchange(QByteArrayLiteral("RemoteClosed"));
         return;
     }
-    if (!m_parser->isComplete())
+    if (!m_parser->isComplete()) {
+        // No room: the socket is not read until resume(), so the kernel's window holds the registry.
+        if (m_connection->readEnabled() == noRoom && m_connection->state() == TlsConnection::State::Open)
+            m_connection->setReadEnabled(!noRoom);
         return;
+    }
     UpstreamResponseHandler *handler = m_handler;
     m_handler = nullptr;
-    const bool reusable = m_parser->keepAlive() && !m_leftover && !m_eof && m_socket->bytesAvailable() == 0
-        && m_socket->state() == QAbstractSocket::ConnectedState;
+    const bool reusable = m_parser->keepAlive() && !m_leftover && !m_eof && !m_connection->hasBufferedInput()
+        && m_connection->state() == TlsConnection::State::Open;
     if (reusable) {
+        if (!m_connection->readEnabled())
+            m_connection->setReadEnabled(true); // a close or stray bytes while idle are noticed
         m_idleTimer.start();
         Q_EMIT idle(this);
     } else {
         closeForGood();
     }
     handler->upstreamComplete();
-}
-
-void UpstreamConnection::onSocketError(int error)
-{
-    const auto socketError = QAbstractSocket::SocketError(error);
-    if (socketError == QAbstractSocket::RemoteHostClosedError) {
-        m_eof = true; // what was received is still read out (a close-delimited body ends here)
-        process();
-        return;
-    }
-    if (!m_handler) {
-        closeForGood();
-        return;
-    }
-    failExchange(RegistryRefusal::failureClass(socketError));
 }
 
 void UpstreamConnection::failExchange(const QByteArray &failureClass)
@@ -208,8 +262,12 @@ void UpstreamConnection::closeForGood()
         return;
     m_closed = true;
     m_idleTimer.stop();
-    m_socket->disconnect(this);
-    m_socket->abort();
+    if (m_dialer)
+        m_dialer->abort();
+    if (m_connection) {
+        m_connection->setReceiver(nullptr);
+        m_connection->abort();
+    }
     Q_EMIT closed(this);
 }
 

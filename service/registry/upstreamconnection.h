@@ -1,20 +1,28 @@
 #pragma once
 // UpstreamConnection: one HTTP/1.1 connection of the relay's own to the registry (CLOUDLY_URL's
-// origin, IP-01, IP-20), on a QSslSocket in the thread that owns it (the relay's main thread). Owned
-// and handed out by UpstreamPool; one request at a time, kept alive between requests.
+// origin, IP-01, IP-20), on the relay's own transport in the thread that owns it (the relay's main
+// thread): TcpDialer, then a client-role TlsConnection over the pool's TlsClientContext (OpenSSL on
+// the descriptor: no memory BIOs, no socket buffer of Qt's). Owned and handed out by UpstreamPool;
+// one request at a time, kept alive between requests.
 //
 // Request: "<method> <target> HTTP/1.1", then Host (the origin's host[:port]), the given headers in
 // order, "Connection: keep-alive", and nothing else (no body). Header values were checked by
 // RegistryHeaders (no control characters), so the lines cannot be split.
-// TLS for an https origin (the pool's QSslConfiguration: system CAs plus the configured extra CAs,
-// peer verified against the origin's host, ALPN http/1.1); a plain connection for an http origin
-// (loopback test peers only; the configuration refuses plain http elsewhere).
+// TLS for an https origin (the pool's TlsClientContext: system CAs plus the configured extra CAs,
+// peer verified against the origin's host or IP, SNI for a name, ALPN http/1.1); a plaintext
+// TlsConnection for an http origin (loopback test peers only; the configuration refuses plain http
+// elsewhere).
 // Answer: parsed by UpstreamResponseParser (http_parser) and handed to the UpstreamResponseHandler.
 //
-// Backpressure (IP-13): the socket's read buffer is bounded (UpstreamRequest::readBufferBytes; a full
-// buffer stops reading from the kernel, so TCP slows the registry), and bytes are taken from it only
-// while the handler has room (UpstreamResponseHandler::upstreamBodyRoom), at most kReadChunkBytes per
-// read; resume() continues when the handler has room again. Nothing else is buffered here.
+// Backpressure (IP-13): bytes are read (decrypted straight out of the socket) only while the handler
+// has room (UpstreamResponseHandler::upstreamBodyRoom), at most kReadChunkBytes per read; without
+// room the socket is not read at all (its notifier is off), so the kernel's receive window slows the
+// registry; resume() continues when the handler has room again. Nothing is buffered here beyond
+// OpenSSL's one record of read-ahead.
+// Failure classes: HostNotFound and ConnectionRefused from the dial (TcpDialer::failure), Network for
+// any other dial failure, TlsHandshake when the TLS handshake fails (an untrusted or misnamed
+// certificate included), RemoteClosed when the registry closes before its answer ended, Protocol /
+// HeadersTooLarge from the parser.
 //
 // Ends of an exchange:
 //  - answer complete: the handler is detached first, then the connection goes idle() (keep-alive,
@@ -28,35 +36,35 @@
 #include "registryheaders.h"
 #include "upstreamresponseparser.h"
 
+#include "service/listener/tlsconnection.h"
+
 #include <QByteArray>
 #include <QObject>
-#include <QSslConfiguration>
 #include <QTimer>
 #include <QUrl>
 #include <memory>
 
-class QSslSocket;
-
 namespace coreflow {
 
+class TcpDialer;
+class TlsClientContext;
 class UpstreamResponseHandler;
 
 struct UpstreamRequest {
     QByteArray method;        // "GET" or "HEAD"
     QByteArray target;        // path and query, percent-encoded as the node sent them
     HeaderPairs headers;      // every header to send except Host and Connection
-    qint64 readBufferBytes = 0; // the socket's read buffer bound for this request, bytes (0: kDefaultReadBufferBytes)
 };
 
-class UpstreamConnection : public QObject {
+class UpstreamConnection : public QObject, private TlsConnection::Receiver {
     Q_OBJECT
 public:
     static constexpr qint64 kReadChunkBytes = 64 * 1024;          // bytes per read from the socket
-    static constexpr qint64 kDefaultReadBufferBytes = 256 * 1024; // socket read buffer bound
     static constexpr int kIdleTimeoutMs = 30'000;                 // idle connection closed after
 
-    // origin: scheme (https or http), host, port of the registry. tls: used for https.
-    UpstreamConnection(const QUrl &origin, const QSslConfiguration &tls, QObject *parent = nullptr);
+    // origin: scheme (https or http), host, port of the registry. tls: used for https (nullptr: an
+    // https request fails as TlsHandshake).
+    UpstreamConnection(const QUrl &origin, std::shared_ptr<const TlsClientContext> tls, QObject *parent = nullptr);
     ~UpstreamConnection() override;
 
     // Sends `request` (connecting first when not connected) and delivers its answer to `handler`.
@@ -78,15 +86,23 @@ Q_SIGNALS:
 
 private:
     class ParserEvents;
+    // TlsConnection::Receiver
+    void tlsReadable() override { process(); }
+    void tlsClosed() override;
+    void tlsOpen() override;
+
+    void onDialed(int fd);
+    void onDialFailed();
     void writeRequest();
     void process();
-    void onSocketError(int error);
     void failExchange(const QByteArray &failureClass);
     void closeForGood();
 
     QUrl m_origin;
     bool m_tls = true;
-    QSslSocket *m_socket = nullptr;
+    std::shared_ptr<const TlsClientContext> m_context;
+    TcpDialer *m_dialer = nullptr;           // while connecting
+    TlsConnection *m_connection = nullptr;   // once connected
     std::unique_ptr<ParserEvents> m_events;
     std::unique_ptr<UpstreamResponseParser> m_parser;
     UpstreamResponseHandler *m_handler = nullptr;

@@ -5,8 +5,8 @@
 
 namespace coreflow {
 
-UpstreamPool::UpstreamPool(const QUrl &origin, const QSslConfiguration &tls, QObject *parent)
-    : QObject(parent), m_origin(origin), m_tls(tls)
+UpstreamPool::UpstreamPool(const QUrl &origin, std::shared_ptr<const TlsClientContext> tls, QObject *parent)
+    : QObject(parent), m_origin(origin), m_tls(std::move(tls))
 {
 }
 

@@ -21,12 +21,13 @@
 #include <QHash>
 #include <QList>
 #include <QObject>
-#include <QSslConfiguration>
 #include <QUrl>
 #include <deque>
+#include <memory>
 
 namespace coreflow {
 
+class TlsClientContext;
 class UpstreamResponseHandler;
 
 class UpstreamPool : public QObject {
@@ -35,11 +36,10 @@ public:
     static constexpr int kMaxConnections = 256;     // open or opening, idle included
     static constexpr int kMaxIdleConnections = 64;
 
-    // origin: the registry's scheme, host and port. tls: for an https origin.
-    UpstreamPool(const QUrl &origin, const QSslConfiguration &tls, QObject *parent = nullptr);
+    // origin: the registry's scheme, host and port. tls: for an https origin (nullptr: every https
+    // request fails as TlsHandshake).
+    UpstreamPool(const QUrl &origin, std::shared_ptr<const TlsClientContext> tls, QObject *parent = nullptr);
     ~UpstreamPool() override;
-
-    const QSslConfiguration &tlsConfiguration() const { return m_tls; }
 
     void submit(UpstreamResponseHandler *handler, const UpstreamRequest &request);
     // The handler has room for body bytes again.
@@ -70,7 +70,7 @@ private:
     void forget(UpstreamConnection *connection);
 
     QUrl m_origin;
-    QSslConfiguration m_tls;
+    std::shared_ptr<const TlsClientContext> m_tls;
     std::deque<Call> m_waiting;
     QList<UpstreamConnection *> m_idle;
     QHash<UpstreamResponseHandler *, Running> m_running;

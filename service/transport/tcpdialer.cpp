@@ -24,6 +24,8 @@ void TcpDialer::dial(const QString &host, quint16 port)
     m_addresses.clear();
     m_next = 0;
     m_lastError.clear();
+    m_lastErrno = 0;
+    m_failure = Failure::None;
     const QHostAddress literal(host);
     if (!literal.isNull()) {
         m_addresses.append(literal);
@@ -68,6 +70,7 @@ void TcpDialer::onResolved(const QHostInfo &info)
         return;
     m_lookupId = -1;
     if (info.error() != QHostInfo::NoError || info.addresses().isEmpty()) {
+        m_failure = Failure::HostNotFound;
         Q_EMIT failed(QStringLiteral("could not resolve %1: %2").arg(m_host, info.errorString()));
         return;
     }
@@ -101,6 +104,7 @@ void TcpDialer::tryNext()
         }
         m_fd = ::socket(storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (m_fd < 0) {
+            m_lastErrno = errno;
             m_lastError = QString::fromLocal8Bit(std::strerror(errno));
             continue;
         }
@@ -111,10 +115,12 @@ void TcpDialer::tryNext()
             connect(m_notifier, &QSocketNotifier::activated, this, &TcpDialer::onWritable);
             return;
         }
+        m_lastErrno = errno;
         m_lastError = QString::fromLocal8Bit(std::strerror(errno));
         ::close(m_fd);
         m_fd = -1;
     }
+    m_failure = m_lastErrno == ECONNREFUSED ? Failure::ConnectionRefused : Failure::Other;
     Q_EMIT failed(QStringLiteral("could not connect to %1 port %2: %3")
                       .arg(m_host)
                       .arg(m_port)
@@ -128,6 +134,7 @@ void TcpDialer::onWritable()
     if (::getsockopt(m_fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0)
         error = errno;
     if (error != 0) {
+        m_lastErrno = error;
         m_lastError = QString::fromLocal8Bit(std::strerror(error));
         tryNext();
         return;

@@ -23,8 +23,13 @@ public:
     explicit TcpDialer(QObject *parent = nullptr);
     ~TcpDialer() override;
 
+    enum class Failure { None, HostNotFound, ConnectionRefused, Other };
+
     void dial(const QString &host, quint16 port);
     void abort();
+    // Why the last dial failed (valid after failed(); ConnectionRefused when the last address tried
+    // refused, HostNotFound when the name did not resolve).
+    Failure failure() const { return m_failure; }
 
 Q_SIGNALS:
     void connected(int fd);
@@ -45,6 +50,8 @@ private:
     QSocketNotifier *m_notifier = nullptr;
     QString m_lastError;
     quint64 m_generation = 0;
+    int m_lastErrno = 0;
+    Failure m_failure = Failure::None;
 };
 
 } // namespace coreflow

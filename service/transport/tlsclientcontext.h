@@ -8,7 +8,9 @@
 // its chain against that trust, and its name against the host dialled (DNS name via SSL_set1_host,
 // an IP literal via the certificate's IP addresses). There is no way to turn verification off.
 // Settings: TLS 1.2 minimum, no renegotiation, no compression, record buffers released while idle,
-// read-ahead, ALPN "http/1.1" (the WebSocket upgrade and the registry pulls are HTTP/1.1).
+// read-ahead into a 64 KiB read buffer (several records per system call: a registry blob arrives as
+// 16 KiB records, and each read of one record alone also cost a window-update ACK), ALPN "http/1.1"
+// (the WebSocket upgrade and the registry pulls are HTTP/1.1).
 // create() fails with a Refusal naming what failed (never certificate or key bytes).
 #include "contract/result.h"
 

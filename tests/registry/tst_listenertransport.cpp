@@ -131,9 +131,9 @@ private Q_SLOTS:
         client.sendRequest("GET", "/v2/");
         RawResponse response;
         QVERIFY(client.readResponse(response));
-        QCOMPARE(response.status, 404); // no handler set: path-not-served from the Qt side
+        QCOMPARE(response.status, 404); // no handler set: path-not-served from the listener's HTTP loop
         QVERIFY(response.body.contains("path-not-served"));
-        // The connection stays usable for a second request (kept alive through the bridge).
+        // The connection stays usable for a second request (kept alive).
         client.sendRequest("GET", "/other");
         RawResponse second;
         QVERIFY(client.readResponse(second));
@@ -332,6 +332,58 @@ private Q_SLOTS:
         RawResponse none;
         QVERIFY(!client.readResponse(none, false, 200));
         QVERIFY(m_sessions.isEmpty());
+    }
+
+    // An upgrade pipelined behind plain requests: those are answered in order first, then the
+    // connection closes without an answer to the upgrade (D-55).
+    void upgradePipelinedBehindAnswersClosesAfterThem_CL02()
+    {
+        RawHttpsClient client(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(client.connectAndWait());
+        QByteArray burst = "GET /v2/a HTTP/1.1\r\nHost: localhost\r\n\r\nGET /v2/b HTTP/1.1\r\nHost: localhost\r\n\r\n";
+        burst += "GET / HTTP/1.1\r\nHost: localhost\r\n";
+        for (const auto &[name, value] : kUpgrade)
+            burst += name + ": " + value + "\r\n";
+        burst += "\r\n";
+        client.socket().write(burst);
+        RawResponse first;
+        QVERIFY(client.readResponse(first));
+        QCOMPARE(first.status, 404);
+        RawResponse second;
+        QVERIFY(client.readResponse(second));
+        QCOMPARE(second.status, 404);
+        QVERIFY(spinUntil([&] { return client.socket().state() == QAbstractSocket::UnconnectedState; }, 5000));
+        RawResponse none;
+        QVERIFY(!client.readResponse(none, false, 200));
+        QVERIFY(m_sessions.isEmpty());
+    }
+
+    // A request that does not ask for keep-alive is the connection's last: answered, then closed.
+    void requestWithoutKeepAliveIsTheLast_CL04()
+    {
+        RawHttpsClient client(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(client.connectAndWait());
+        client.sendRequest("GET", "/v2/", {{"Connection", "close"}});
+        RawResponse response;
+        QVERIFY(client.readResponse(response));
+        QCOMPARE(response.status, 404);
+        QVERIFY(spinUntil([&] { return client.socket().state() == QAbstractSocket::UnconnectedState; }, 5000));
+    }
+
+    // What http_parser does not accept as a request (a bare CR in a header) is refused by name, with
+    // Connection: close, before any handler sees it (§17, D-55).
+    void malformedRequestIsRefused400_CL04()
+    {
+        RawHttpsClient client(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(client.connectAndWait());
+        client.socket().write("GET /v2/ HTTP/1.1\r\nHost: localhost\r\nX-Split: a\rb\r\n\r\n");
+        RawResponse response;
+        QVERIFY(client.readResponse(response));
+        QCOMPARE(response.status, 400);
+        QVERIFY2(response.body.contains("request-invalid"), response.body.constData());
+        QCOMPARE(response.header("connection"), QByteArray("close"));
+        QVERIFY(spinUntil([&] { return client.socket().state() == QAbstractSocket::UnconnectedState; }, 5000));
+        QCOMPARE(m_listener->refusedHttpRequests(), 1);
     }
 
     // Pipelined requests from a client that never reads its answers stop being read (bounded):

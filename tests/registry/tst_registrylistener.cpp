@@ -1,11 +1,11 @@
-// tst_registrylistener: the pull endpoint behind the relay's REAL listener (RelayListener, not the
-// TestRelayListener stand-in), against a loopback fake registry:
-//   - ListenerRequestGuard: a request body or an oversized header block is refused before Qt's
-//     QAbstractHttpServer buffers it; the connection closes long before the client has sent it all,
-//     and the relay's memory stays flat;
-//   - keep-alive and pipelined pulls still work through the guard;
+// tst_registrylistener: the pull endpoint behind the relay's REAL listener (RelayListener), against a
+// loopback fake registry:
+//   - ListenerHttpConnection (the listener's own HTTP server loop): a request body or an oversized
+//     header block is refused before anything of it is buffered; the connection closes long before
+//     the client has sent it all, and the relay's memory stays flat;
+//   - keep-alive and pipelined pulls work on it;
 //   - a node WebSocket session at "/" (the node lane) keeps working while a large blob streams on the
-//     same port, large frames included (the guard lifts its read bound for an upgrade);
+//     same port, large frames included (an upgrade never passes through the HTTP bounds);
 //   - installQtRequestLoggingFilter keeps qt.httpserver / qt.network.* debug output off whatever the
 //     rules say.
 #include "peers/fakeregistry.h"
@@ -14,7 +14,6 @@
 #include "testwait.h"
 
 #include "service/listener/relaylistener.h"
-#include "service/registry/listenerrequestguard.h"
 #include "service/registry/registrylog.h"
 #include "service/registry/registryproxy.h"
 #include "shared/util/clock.h"
@@ -104,8 +103,8 @@ private Q_SLOTS:
     void keepAliveAndPipelinedPullsPass();
     void nodeSessionKeepsFlowingWhileBlobStreams();
     void qtRequestLoggingStaysOff();
-    void slowNodeSlowsTheUpstreamThroughTheBridge_IP();
-    void nodeLeavingMidBlobAbortsTheUpstreamThroughTheBridge_IP();
+    void slowNodeSlowsTheUpstreamThroughTheListener_IP();
+    void nodeLeavingMidBlobAbortsTheUpstreamThroughTheListener_IP();
 
 private:
     QUrl registryUrl() const { return QUrl(QStringLiteral("wss://127.0.0.1:%1/cloudly-api").arg(m_registry->port())); }
@@ -166,7 +165,7 @@ void TstRegistryListener::cleanup()
 void TstRegistryListener::refusesBodyBeforeBufferingIt()
 {
     const qint64 bodyBytes = 64ll * 1024 * 1024;
-    const qint64 refusedBefore = ListenerRequestGuard::refusedConnections();
+    const qint64 refusedBefore = m_listener->refusedHttpRequests();
     const qint64 rssBefore = residentKiB();
     StreamingClient client(m_listener->boundPort(), m_relayPki->caCertificate());
     const QByteArray head = "GET /v2/ HTTP/1.1\r\nHost: localhost\r\nContent-Length: " + QByteArray::number(bodyBytes)
@@ -179,7 +178,7 @@ void TstRegistryListener::refusesBodyBeforeBufferingIt()
     // Kernel socket buffers on the loopback hold some MiB; the relay itself holds at most its read bound.
     QVERIFY(client.sent < 24ll * 1024 * 1024);
     QVERIFY2(rssGrowthKiB < 24 * 1024, "memory grew with the body");
-    QCOMPARE(ListenerRequestGuard::refusedConnections(), refusedBefore + 1);
+    QCOMPARE(m_listener->refusedHttpRequests(), refusedBefore + 1);
     QCOMPARE(m_registry->requests.size(), 0);
     // The answer usually arrives before the close (a reset can swallow it): when it does, it is 413.
     if (!client.received.isEmpty())
@@ -230,8 +229,8 @@ void TstRegistryListener::refusesBodyOnLaterRequestByClosing()
     RawResponse r;
     QVERIFY(node.readResponse(r));
     QCOMPARE(r.status, 200);
-    // The relay's side of the first exchange is over (the bytes can reach the node through the
-    // listener's bridge a moment before the exchange itself has finished).
+    // The relay's side of the first exchange is over (the bytes can reach the node a moment before
+    // the exchange itself has finished).
     QVERIFY(spinUntil([&] { return m_proxy->activeExchanges() == 0; }, 5000));
     node.sendRequest("GET", "/v2/", {{"Content-Length", "5"}}, "");
     RawResponse refused;
@@ -357,10 +356,10 @@ void TstRegistryListener::qtRequestLoggingStaysOff()
 }
 
 
-// The listener's bridge keeps the pull endpoint's backpressure (seed "Image pulls through the
+// The listener keeps the pull endpoint's backpressure (seed "Image pulls through the
 // relay": a slow client slows the upstream read, memory stays flat): a node that stops reading
 // holds the registry back instead of growing the relay.
-void TstRegistryListener::slowNodeSlowsTheUpstreamThroughTheBridge_IP()
+void TstRegistryListener::slowNodeSlowsTheUpstreamThroughTheListener_IP()
 {
     const qint64 size = 512ll * 1024 * 1024;
     m_registry->route = [size](const FakeRequest &) {
@@ -377,7 +376,7 @@ void TstRegistryListener::slowNodeSlowsTheUpstreamThroughTheBridge_IP()
     node.pause();
     QTest::qWait(3000);
     const qint64 upstreamSent = m_registry->streamedBytes;
-    qInfo("slow node behind the bridge: the registry handed %lld bytes to the kernel", upstreamSent);
+    qInfo("slow node behind the listener: the registry handed %lld bytes to the kernel", upstreamSent);
     // Kernel buffers on three loopback legs hold some MiB; the relay holds its watermarks. Far from
     // the 512 MiB on offer.
     QVERIFY2(upstreamSent < 64ll * 1024 * 1024, "the registry was not slowed by the slow node");
@@ -387,8 +386,8 @@ void TstRegistryListener::slowNodeSlowsTheUpstreamThroughTheBridge_IP()
     QVERIFY(node.patternOk());
 }
 
-// A node leaving mid-blob: the bridge closes the HTTP side at once and the upstream is aborted.
-void TstRegistryListener::nodeLeavingMidBlobAbortsTheUpstreamThroughTheBridge_IP()
+// A node leaving mid-blob: the listener tells the exchange at once and the upstream is aborted.
+void TstRegistryListener::nodeLeavingMidBlobAbortsTheUpstreamThroughTheListener_IP()
 {
     m_registry->route = [](const FakeRequest &) {
         FakeAnswer a;

@@ -2,7 +2,7 @@
 // auth whose realm is the token endpoint of a loopback Cloudly peer (peers/cloudly_registry_peer.py:
 // Cloudly's origin, which issues RS256 tokens the registry trusts and forwards /v2/ to the registry);
 // a small image built by hand (peers/make_oci_layout.py) and pushed with skopeo; then skopeo pulls
-// through the relay (TestRelayListener + RegistryProxy), trusting only the relay's test CA, so a
+// through the relay (RelayListener + RegistryProxy), trusting only the relay's test CA, so a
 // token fetched anywhere but through the relay's rewritten realm would fail TLS.
 //
 // Needs: docker-registry, skopeo, openssl, /usr/bin/python3 (Debian packages docker-registry, skopeo,
@@ -10,9 +10,9 @@
 #include "rawhttpsclient.h"
 #include "tests/peers/reservedloopbackport.h"
 #include "testpki.h"
-#include "testrelaylistener.h"
 #include "testwait.h"
 
+#include "service/listener/relaylistener.h"
 #include "service/registry/registryproxy.h"
 #include "shared/util/clock.h"
 
@@ -93,7 +93,7 @@ private:
     QString peerLog() const { return QString::fromUtf8(readFile(m_work.filePath(QStringLiteral("peer.log")))); }
     QString relayImage(const QString &name) const
     {
-        return QStringLiteral("docker://127.0.0.1:%1/%2").arg(m_listener->port()).arg(name);
+        return QStringLiteral("docker://127.0.0.1:%1/%2").arg(m_listener->boundPort()).arg(name);
     }
     QStringList pullArgs() const
     {
@@ -113,7 +113,7 @@ private:
     QByteArray m_manifestDigest;
     QByteArray m_bigBlobDigest;
     SystemClock m_clock;
-    std::unique_ptr<TestRelayListener> m_listener;
+    std::unique_ptr<RelayListener> m_listener;
     std::unique_ptr<RegistryProxy> m_proxy;
 };
 
@@ -238,18 +238,24 @@ void TstRegistryPull::initTestCase()
     }
 
     // The relay: its listener, and the proxy whose CLOUDLY_URL is the peer.
-    m_listener = std::make_unique<TestRelayListener>(relayCert.certificate, relayCert.key);
-    QVERIFY(m_listener->port() != 0);
+    m_listener = std::make_unique<RelayListener>();
+    QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
+    tls.setLocalCertificate(relayCert.certificate);
+    tls.setPrivateKey(relayCert.key);
+    tls.setPeerVerifyMode(QSslSocket::VerifyNone);
+    const auto refusal = m_listener->listen(QStringLiteral("127.0.0.1"), 0, tls);
+    QVERIFY2(!refusal, refusal ? qPrintable(refusal->text()) : "");
+    QVERIFY(m_listener->boundPort() != 0);
     m_proxy = std::make_unique<RegistryProxy>(QUrl(QStringLiteral("wss://%1/").arg(cloudlyOrigin)),
-                                              QUrl(QStringLiteral("https://127.0.0.1:%1").arg(m_listener->port())),
+                                              QUrl(QStringLiteral("https://127.0.0.1:%1").arg(m_listener->boundPort())),
                                               QList<QSslCertificate>{m_cloudlyPki->caCertificate()}, m_clock);
-    m_listener->setHandler(m_proxy.get());
+    m_listener->setHttpHandler(m_proxy.get());
 }
 
 void TstRegistryPull::cleanupTestCase()
 {
     if (m_listener)
-        m_listener->setHandler(nullptr);
+        m_listener->setHttpHandler(nullptr);
     m_proxy.reset();
     m_listener.reset();
     for (QProcess *p : {&m_registry, &m_peer}) {
@@ -310,7 +316,7 @@ void TstRegistryPull::skopeoInspectThroughRelayMatchesDigest()
 
 void TstRegistryPull::nodeLeavingMidBlobAbortsTheUpstream()
 {
-    RawHttpsClient node(m_listener->port(), m_relayPki->caCertificate());
+    RawHttpsClient node(m_listener->boundPort(), m_relayPki->caCertificate());
     QVERIFY(node.connectAndWait());
     // The challenge, then the token through the relay, then the blob with it.
     node.sendRequest("GET", "/v2/");
@@ -319,7 +325,7 @@ void TstRegistryPull::nodeLeavingMidBlobAbortsTheUpstream()
     QCOMPARE(challenge.status, 401);
     const QByteArray service = "127.0.0.1:" + QByteArray::number(m_peerPort);
     QCOMPARE(challenge.values("www-authenticate"),
-             QList<QByteArray>{"Bearer realm=\"https://127.0.0.1:" + QByteArray::number(m_listener->port())
+             QList<QByteArray>{"Bearer realm=\"https://127.0.0.1:" + QByteArray::number(m_listener->boundPort())
                                + "/token\",service=\"" + service + "\""});
     node.sendRequest("GET", "/token?scope=repository%3Acoreflow%2Fbig%3Apull&service=" + service);
     RawResponse token;
@@ -349,7 +355,7 @@ void TstRegistryPull::cloudlyDownIs502WithoutTheCredential()
 {
     m_peer.terminate();
     QVERIFY(m_peer.waitForFinished(5000));
-    RawHttpsClient node(m_listener->port(), m_relayPki->caCertificate());
+    RawHttpsClient node(m_listener->boundPort(), m_relayPki->caCertificate());
     QVERIFY(node.connectAndWait());
     const QByteArray basic = (kPullUser + QLatin1Char(':') + kPullPassword).toUtf8().toBase64();
     node.sendRequest("GET", "/v2/coreflow/small/manifests/v1", {{"Authorization", "Basic " + basic}});

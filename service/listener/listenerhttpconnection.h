@@ -1,0 +1,119 @@
+#pragma once
+// ListenerHttpConnection: the relay listener's own HTTP/1.1 server loop for one connection that is
+// not a WebSocket session (seed "Cluster-side listener"; docs/contract.md §17, D-49, D-53). It reads
+// requests from the connection's TlsConnection with http_parser (Debian libhttp-parser; never by
+// hand), hands each to the ListenerHttpHandler (the /v2/ pull endpoint) with a TlsHttpResponder that
+// writes the answer straight into the TLS connection, and keeps answers in request order.
+//
+// Bounds and refusals (registry error shape, RegistryRefusal::body), all before a handler sees the
+// request:
+//  - a request's header block (request line, header lines, blank line; leading blank lines included)
+//    over kMaxHeaderBlockBytes (65536 bytes): 431 request-invalid;
+//  - a request announcing a body (Content-Length other than 0, or any Transfer-Encoding), refused the
+//    moment its header block ends, before a body byte is read: 405 registry-method-refused (Allow:
+//    GET, HEAD) for a method other than GET/HEAD, else 413 request-invalid;
+//  - anything http_parser does not accept as an HTTP/1.1 request (a control character other than HTAB
+//    in a header, a bare CR included; a malformed line): 400 request-invalid.
+//  A refusal is answered with Connection: close, then the connection is shut down (aborted if that
+//  has not completed within kCloseGraceMs, 2000 ms) - unless an earlier answer on the connection is
+//  in progress or requests wait behind it: then the connection is aborted unanswered, since an
+//  answer now would interleave with it. Refusal lines are logged (coreflow.registry) and counted in
+//  ListenerHttpSide::refusedRequests.
+// Pipelining: requests keep being read while an answer is in progress; at most kMaxPipelinedRequests
+// (16) wait (method, URL and headers copied), one more aborts the connection. The next waits until
+// the current responder's finish(). The connection stops reading while kTlsWatermarkBytes (262144)
+// of answers wait unsent in its TLS queue (a client that does not read its answers cannot make the
+// relay queue them without bound).
+// A WebSocket upgrade request (Upgrade: websocket) arriving here (a later request on a kept-alive
+// connection) is never answered: once the answers before it are out the connection is shut down;
+// sessions start on a new connection at "/". Without a handler every request is answered 404
+// path-not-served. A request that does not ask for keep-alive (HTTP/1.0, Connection: close) is the
+// connection's last: it is shut down after that answer.
+// The client leaving (TLS closed) tells the responder of the answer in progress (responderGone) and
+// drops the waiting requests.
+// Writing: answer bytes written in pieces smaller than kCoalesceBytes (16384, one full TLS record) are
+// gathered and handed to TLS once that much is there, when the answer finishes, or at the end of the
+// current event loop turn, whichever comes first: a body arriving from the registry in small reads
+// must not become one small TLS record and one socket write per read.
+#include "listenerhttphandler.h"
+#include "tlsconnection.h"
+
+#include <QBasicTimer>
+#include <QObject>
+
+#include <deque>
+#include <memory>
+
+namespace coreflow {
+
+class TlsHttpResponder;
+
+// What every HTTP connection of one listener shares (owned by RelayListener, which outlives its
+// connections: they are its children).
+struct ListenerHttpSide {
+    ListenerHttpHandler *handler = nullptr;
+    qint64 refusedRequests = 0; // requests refused by the bounds above (431, 413, 405, 400)
+};
+
+class ListenerHttpConnection : public QObject, private TlsConnection::Receiver {
+    Q_OBJECT
+public:
+    static constexpr qsizetype kMaxHeaderBlockBytes = 64 * 1024;
+    static constexpr qsizetype kTlsWatermarkBytes = 256 * 1024;
+    static constexpr qsizetype kReadChunkBytes = 16 * 1024;
+    static constexpr int kMaxPipelinedRequests = 16;
+    static constexpr int kCloseGraceMs = 2000;
+    static constexpr qsizetype kCoalesceBytes = 16 * 1024;
+
+    // Takes ownership of tls; bytesSoFar were read from it already (the first request's beginning).
+    ListenerHttpConnection(TlsConnection *tls, const QByteArray &bytesSoFar, ListenerHttpSide &side,
+                           QObject *parent = nullptr);
+    ~ListenerHttpConnection() override;
+
+    // For the responder of the answer in progress (TlsHttpResponder).
+    void writeAnswer(QByteArrayView bytes);
+    qint64 pendingBytes() const { return m_tls->pendingBytes() + m_gathered.size(); }
+    void answerFinished(TlsHttpResponder *responder);
+    void abortConnection();
+
+protected:
+    void timerEvent(QTimerEvent *event) override;
+
+private:
+    struct Parse;
+    struct Waiting {
+        ListenerHttpRequest request;
+        bool last = false;           // shut the connection down after its answer
+        bool closeUnanswered = false; // a WebSocket upgrade: shut down when its turn comes
+    };
+    void tlsReadable() override { readClient(); }
+    void tlsWritten() override;
+    void tlsClosed() override { end(); }
+    void start(const QByteArray &bytesSoFar);
+    void readClient();
+    bool feed(const char *data, qsizetype size);
+    void headersComplete(qsizetype headBytes);
+    void messageComplete();
+    void parseFailed(int error);
+    void dispatch();
+    void answerNotServed(std::unique_ptr<ListenerHttpResponder> responder);
+    void refuse(int status, const QByteArray &reason, bool methodRefused);
+    void end();
+    void flushGathered();
+
+    TlsConnection *m_tls;
+    QByteArray m_gathered;       // answer bytes not yet handed to TLS (below kCoalesceBytes)
+    bool m_flushPosted = false;
+    ListenerHttpSide &m_side;
+    std::unique_ptr<Parse> m_parse;
+    std::deque<Waiting> m_waiting;
+    TlsHttpResponder *m_current = nullptr; // the answer in progress (cleared by finish or the end)
+    QBasicTimer m_closeGrace;
+    bool m_lastAnswer = false;  // the answer in progress is the connection's last
+    bool m_stopParsing = false; // no further request is read (refused, last, or an upgrade)
+    bool m_closing = false;     // a refusal is being sent: what arrives is discarded
+    bool m_dispatching = false;
+    bool m_ended = false;
+};
+
+} // namespace coreflow
