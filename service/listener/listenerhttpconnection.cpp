@@ -116,6 +116,16 @@ void ListenerHttpConnection::start(const QByteArray &bytesSoFar)
     if (!bytesSoFar.isEmpty() && !feed(bytesSoFar.constData(), bytesSoFar.size()))
         return;
     readClient();
+    updateIdleBound();
+}
+
+void ListenerHttpConnection::updateIdleBound()
+{
+    const bool idle = !m_ended && !m_closing && !m_stopParsing && !m_current && m_waiting.empty();
+    if (!idle)
+        m_idleBound.stop();
+    else if (!m_idleBound.isActive())
+        m_idleBound.start(m_side.idleRequestTimeoutMs, this);
 }
 
 void ListenerHttpConnection::readClient()
@@ -223,6 +233,7 @@ void ListenerHttpConnection::messageComplete()
         return;
     }
     m_waiting.push_back(std::move(waiting));
+    m_idleBound.stop(); // a whole request arrived
     dispatch();
 }
 
@@ -267,6 +278,7 @@ void ListenerHttpConnection::dispatch()
             answerNotServed(std::move(responder));
     }
     m_dispatching = false;
+    updateIdleBound();
 }
 
 void ListenerHttpConnection::answerNotServed(std::unique_ptr<ListenerHttpResponder> responder)
@@ -325,7 +337,7 @@ void ListenerHttpConnection::answerFinished(TlsHttpResponder *responder)
         return;
     }
     if (m_waiting.empty() || m_dispatching)
-        return;
+        return updateIdleBound();
     // Later, not from inside the finishing handler.
     QMetaObject::invokeMethod(this, &ListenerHttpConnection::dispatch, Qt::QueuedConnection);
 }
@@ -381,6 +393,16 @@ void ListenerHttpConnection::refuse(int status, const QByteArray &reason, bool m
 
 void ListenerHttpConnection::timerEvent(QTimerEvent *event)
 {
+    if (event->timerId() == m_idleBound.timerId()) {
+        m_idleBound.stop();
+        if (m_ended || m_current || !m_waiting.empty())
+            return;
+        ++m_side.idleClosed;
+        qCDebug(lcRegistry, "listener: connection closed: no whole request within %d ms", m_side.idleRequestTimeoutMs);
+        m_stopParsing = true;
+        m_tls->abort(); // tlsClosed() ends this
+        return;
+    }
     if (event->timerId() != m_closeGrace.timerId())
         return QObject::timerEvent(event);
     m_closeGrace.stop();
@@ -394,6 +416,7 @@ void ListenerHttpConnection::end()
         return;
     m_ended = true;
     m_closeGrace.stop();
+    m_idleBound.stop();
     m_waiting.clear();
     m_gathered = QByteArray();
     if (TlsHttpResponder *current = m_current) {

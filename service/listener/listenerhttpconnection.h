@@ -29,6 +29,11 @@
 // sessions start on a new connection at "/". Without a handler every request is answered 404
 // path-not-served. A request that does not ask for keep-alive (HTTP/1.0, Connection: close) is the
 // connection's last: it is shut down after that answer.
+// Idle bound: while no answer is in progress and no request waits, the next request must arrive whole
+// (header block complete) within kIdleRequestTimeoutMs (10000 ms, the first request's bound in
+// ListenerHandshake; real time); otherwise the connection is closed. A slow reader of a long answer
+// is never cut by it (the bound does not run while an answer is in progress), a client that keeps a
+// connection open without asking, or drips a header block, is.
 // The client leaving (TLS closed) tells the responder of the answer in progress (responderGone) and
 // drops the waiting requests.
 // Writing: answer bytes written in pieces smaller than kCoalesceBytes (16384, one full TLS record) are
@@ -53,6 +58,10 @@ class TlsHttpResponder;
 struct ListenerHttpSide {
     ListenerHttpHandler *handler = nullptr;
     qint64 refusedRequests = 0; // requests refused by the bounds above (431, 413, 405, 400)
+    // How long an idle connection (no answer in progress, none waiting) may take to deliver its next
+    // whole request before it is closed (ms; ListenerHttpConnection::kIdleRequestTimeoutMs).
+    int idleRequestTimeoutMs = 10000;
+    qint64 idleClosed = 0; // connections closed by that bound
 };
 
 class ListenerHttpConnection : public QObject, private TlsConnection::Receiver {
@@ -64,6 +73,7 @@ public:
     static constexpr int kMaxPipelinedRequests = 16;
     static constexpr int kCloseGraceMs = 2000;
     static constexpr qsizetype kCoalesceBytes = 16 * 1024;
+    static constexpr int kIdleRequestTimeoutMs = 10000;
 
     // Takes ownership of tls; bytesSoFar were read from it already (the first request's beginning).
     ListenerHttpConnection(TlsConnection *tls, const QByteArray &bytesSoFar, ListenerHttpSide &side,
@@ -100,6 +110,8 @@ private:
     void refuse(int status, const QByteArray &reason, bool methodRefused);
     void end();
     void flushGathered();
+    // Runs the idle bound exactly while the connection waits for a request with nothing to answer.
+    void updateIdleBound();
 
     TlsConnection *m_tls;
     QByteArray m_gathered;       // answer bytes not yet handed to TLS (below kCoalesceBytes)
@@ -109,6 +121,7 @@ private:
     std::deque<Waiting> m_waiting;
     TlsHttpResponder *m_current = nullptr; // the answer in progress (cleared by finish or the end)
     QBasicTimer m_closeGrace;
+    QBasicTimer m_idleBound;
     bool m_lastAnswer = false;  // the answer in progress is the connection's last
     bool m_stopParsing = false; // no further request is read (refused, last, or an upgrade)
     bool m_closing = false;     // a refusal is being sent: what arrives is discarded

@@ -45,6 +45,9 @@ public:
     qint64 refusedHttpRequests() const { return m_httpSide.refusedRequests; }
     // Replaces the receive budget for sessions accepted from now on (tests; default kReceiveBudgetBytes).
     void setReceiveBudgetBytes(qint64 bytes) { m_receiveBudget = std::make_shared<ReceiveBudget>(bytes); }
+    // Tests: the idle bound of HTTP connections (ms; default ListenerHttpConnection::kIdleRequestTimeoutMs).
+    void setIdleRequestTimeoutMs(int ms) { m_httpSide.idleRequestTimeoutMs = ms; }
+    qint64 idleClosedConnections() const { return m_httpSide.idleClosed; }
     bool isListening() const;
     QString boundAddress() const { return m_boundAddress; }
     quint16 boundPort() const { return m_boundPort; }

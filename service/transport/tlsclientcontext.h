@@ -4,7 +4,7 @@
 // in from Cloudly's side).
 //
 // Trust: the system's CA store (OpenSSL's default paths; SSL_CERT_FILE / SSL_CERT_DIR honoured) plus
-// the extra CA certificates the configuration names (COREFLOW_CA_FILE). The peer is always verified:
+// the extra CA certificates the configuration names (the service's --ca-file). The peer is always verified:
 // its chain against that trust, and its name against the host dialled (DNS name via SSL_set1_host,
 // an IP literal via the certificate's IP addresses). There is no way to turn verification off.
 // Settings: TLS 1.2 minimum, no renegotiation, no compression, record buffers released while idle,

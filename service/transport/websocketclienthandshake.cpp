@@ -143,9 +143,10 @@ void WebSocketClientHandshake::decide()
 {
     const Answer &answer = *m_answer;
     const qsizetype headEnd = m_bytes.indexOf("\r\n\r\n");
-    if (answer.parser.status_code != 101 || headEnd < 0 || headEnd + 4 > kMaxHeadBytes) {
+    if (answer.parser.status_code != 101)
         return fail(QStringLiteral("the WebSocket upgrade was answered with HTTP status %1").arg(answer.parser.status_code));
-    }
+    if (headEnd < 0 || headEnd + 4 > kMaxHeadBytes)
+        return fail(QStringLiteral("the 101 answer's header block does not end in CRLF CRLF within %1 bytes").arg(kMaxHeadBytes));
     bool connectionUpgrade = false;
     for (const QByteArray &token : answer.connection.split(','))
         connectionUpgrade = connectionUpgrade || token.trimmed() == "upgrade";

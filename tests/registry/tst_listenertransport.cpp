@@ -386,6 +386,43 @@ private Q_SLOTS:
         QCOMPARE(m_listener->refusedHttpRequests(), 1);
     }
 
+    // The idle bound (§17): a kept-alive connection that asks nothing more, or drips its next header
+    // block, is closed once the bound passes; a request sent in time is answered as usual. (Bound
+    // lowered to 300 ms for the test; the relay runs with 10000 ms.)
+    void idleConnectionsAreClosedAtTheIdleBound()
+    {
+        m_listener->setIdleRequestTimeoutMs(300);
+        RawHttpsClient quiet(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(quiet.connectAndWait());
+        quiet.socket().write("GET /nothing-here HTTP/1.1\r\nHost: localhost\r\n\r\n");
+        RawResponse first;
+        QVERIFY(quiet.readResponse(first));
+        QCOMPARE(first.status, 404);
+        quiet.socket().write("GET /still-nothing HTTP/1.1\r\nHost: localhost\r\n\r\n"); // in time: answered
+        RawResponse second;
+        QVERIFY(quiet.readResponse(second));
+        QCOMPARE(second.status, 404);
+        QCOMPARE(quiet.socket().state(), QAbstractSocket::ConnectedState);
+
+        RawHttpsClient drip(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(drip.connectAndWait());
+        drip.socket().write("GET /nothing-here HTTP/1.1\r\nHost: localhost\r\n\r\n");
+        RawResponse answered;
+        QVERIFY(drip.readResponse(answered));
+        const QByteArray slow = "GET /v2/ HTTP/1.1\r\nHost: localhost\r\nUser-Agent: a-very-slow-client\r\n";
+        int sent = 0;
+        bool dripClosed = false;
+        for (; sent < slow.size() && !dripClosed; ++sent) {
+            drip.socket().write(slow.mid(sent, 1));
+            dripClosed = spinUntil([&] { return drip.socket().state() == QAbstractSocket::UnconnectedState; }, 50);
+        }
+        QVERIFY2(dripClosed || spinUntil([&] { return drip.socket().state() == QAbstractSocket::UnconnectedState; }, 5000),
+                 "a connection dripping its header block was kept");
+        QVERIFY(sent < slow.size()); // cut before the header block could complete
+        QVERIFY(spinUntil([&] { return quiet.socket().state() == QAbstractSocket::UnconnectedState; }, 5000));
+        QCOMPARE(m_listener->idleClosedConnections(), 2);
+    }
+
     // Pipelined requests from a client that never reads its answers stop being read (bounded):
     // the relay's memory does not follow the client's sending.
     void pipelinedRequestsWithoutReadingAreBounded()
