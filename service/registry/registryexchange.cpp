@@ -220,11 +220,14 @@ void RegistryExchange::fail(const QByteArray &failureClass)
         m_upstreamOver = true;
         m_pool.cancel(this);
     }
-    qCWarning(lcRegistry, "%s %s -> 502 %s (%s)", method(), m_setup.pathClass.constData(),
-              contract::refusal::registryUnreachable.data(), failureClass.constData());
+    // An answer over the header bounds is named as such (§17); every other failure is unreachable.
+    const QLatin1StringView name = failureClass == "HeadersTooLarge" ? contract::refusal::registryHeadersTooLarge
+                                                                     : contract::refusal::registryUnreachable;
+    qCWarning(lcRegistry, "%s %s -> 502 %s (%s)", method(), m_setup.pathClass.constData(), name.data(),
+              failureClass.constData());
     if (socketUsable() && !m_headersSent) {
         const QByteArray body = RegistryRefusal::body(QLatin1StringView("UNAVAILABLE"),
-                                                      contract::refusal::registryUnreachable,
+                                                      name,
                                                       "the registry did not answer (" + failureClass + ")",
                                                       failureClass);
         m_responder->writeHead(502, {{"Content-Type", "application/json"},

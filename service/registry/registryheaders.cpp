@@ -11,8 +11,9 @@ struct Allowed {
     const char *canonical;
 };
 
-constexpr std::array<Allowed, 6> kRequestAllowed{{
+constexpr std::array<Allowed, 7> kRequestAllowed{{
     {"authorization", "Authorization"},
+    {"docker-distribution-api-version", "Docker-Distribution-API-Version"},
     {"range", "Range"},
     {"if-range", "If-Range"},
     {"if-none-match", "If-None-Match"},
@@ -67,6 +68,7 @@ ForwardedRequestHeaders RegistryHeaders::forwardRequest(const HeaderPairs &nodeH
     ForwardedRequestHeaders out;
     if (nodeHeaders.size() > kMaxLines) {
         out.why = "too many request header lines";
+        out.tooLarge = true;
         return out;
     }
     QByteArray accept;
@@ -102,6 +104,7 @@ ForwardedRequestHeaders RegistryHeaders::forwardRequest(const HeaderPairs &nodeH
         }
         if (v.size() > kMaxValueBytes) {
             out.why = "a request header value is over the bound";
+            out.tooLarge = true;
             return out;
         }
         total += v.size();
@@ -109,10 +112,12 @@ ForwardedRequestHeaders RegistryHeaders::forwardRequest(const HeaderPairs &nodeH
     }
     if (accept.size() > kMaxValueBytes) {
         out.why = "the merged Accept value is over the bound";
+        out.tooLarge = true;
         return out;
     }
     if (total > kMaxTotalBytes) {
         out.why = "request headers are over the total bound";
+        out.tooLarge = true;
         return out;
     }
     if (haveAccept)

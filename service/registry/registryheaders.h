@@ -5,12 +5,13 @@
 // Request (node -> registry), forwardRequest():
 //   allowed: Authorization (untouched, IP-04; at most one line), Accept (several lines are merged into
 //   one value joined by ", " in arrival order), Range, If-Range, If-None-Match, If-Modified-Since,
-//   User-Agent. Accept-Encoding is always sent as "identity" whatever the node sent (IP-15). Every
+//   User-Agent, Docker-Distribution-API-Version. Accept-Encoding is always sent as "identity" whatever the node sent (IP-15). Every
 //   other header is dropped: Host (the upstream's own is used), Cookie, Connection, Keep-Alive, TE,
 //   Trailer, Transfer-Encoding, Upgrade, Proxy-*, Content-Length, X-Forwarded-*, ...
-//   bounds: at most kMaxLines header lines read from the node, each kept value at most kMaxValueBytes,
-//   all kept values together at most kMaxTotalBytes. A request over a bound is refused (ok == false),
-//   never forwarded with a header silently missing.
+//   bounds (docs/contract.md §17, D-11): at most kMaxLines (32) header lines read from the node, all
+//   kept values together at most kMaxTotalBytes (32768 bytes), each at most kMaxValueBytes (16384). A
+//   request over a bound is refused (ok == false, tooLarge: 431 registry-headers-too-large), never
+//   forwarded with a header silently missing.
 //   control characters: a value of ANY node header (kept or not) holding a control character other
 //   than HTAB (0x00-0x08, 0x0A-0x1F, 0x7F; a bare CR or LF included) is refused (ok == false): such a
 //   value can split a header line on a later hop.
@@ -44,6 +45,7 @@ using HeaderPairs = QList<QPair<QByteArray, QByteArray>>;
 struct ForwardedRequestHeaders {
     bool ok = false;
     QByteArray why;          // when !ok: which bound was exceeded (no header value)
+    bool tooLarge = false;   // when !ok: a size bound (not a control character or a second Authorization)
     HeaderPairs headers;     // canonical names, values untouched
 };
 
@@ -60,9 +62,9 @@ struct ReturnedResponseHeaders {
 
 class RegistryHeaders {
 public:
-    static constexpr qsizetype kMaxLines = 100;
+    static constexpr qsizetype kMaxLines = 32;
     static constexpr qsizetype kMaxValueBytes = 16 * 1024;
-    static constexpr qsizetype kMaxTotalBytes = 64 * 1024;
+    static constexpr qsizetype kMaxTotalBytes = 32 * 1024;
     static constexpr const char *kRelayAcceptLanguage = "*";
 
     // True when `value` holds a byte below 0x20 other than HTAB, or 0x7F.

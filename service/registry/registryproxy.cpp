@@ -163,10 +163,11 @@ void RegistryProxy::handleHttp(const ListenerHttpRequest &request, std::unique_p
     }
     ForwardedRequestHeaders headers = RegistryHeaders::forwardRequest(request.headers);
     if (!headers.ok) {
+        const int status = headers.tooLarge ? 431 : 400;
+        const QLatin1StringView name = headers.tooLarge ? refusal::registryHeadersTooLarge : refusal::requestInvalid;
         if (refusalLogAllowed())
-            qCInfo(lcRegistry, "%s %s -> 400 %s (%s)", method, cls.constData(), refusal::requestInvalid.data(),
-                   headers.why.constData());
-        refuse(*responder, head, 400, QLatin1StringView("UNSUPPORTED"), refusal::requestInvalid, headers.why);
+            qCInfo(lcRegistry, "%s %s -> %d %s (%s)", method, cls.constData(), status, name.data(), headers.why.constData());
+        refuse(*responder, head, status, QLatin1StringView("UNSUPPORTED"), name, headers.why);
         return;
     }
 

@@ -8,9 +8,13 @@
 // Answers:
 //   404 UNSUPPORTED  path-not-served          path outside /v2/ and not a token realm path (IP-03)
 //   405 UNSUPPORTED  registry-method-refused  method other than GET/HEAD (IP-02); Allow: GET, HEAD
-//   400 UNSUPPORTED  request-invalid          request carries a body, or headers over the bound
+//   400 UNSUPPORTED  request-invalid          a malformed request, a control character in a header,
+//                                             a second Authorization (a body: 413 from the listener)
+//   431 UNSUPPORTED  registry-headers-too-large  request headers over the §17 bounds (IP-18)
 //   502 UNAVAILABLE  registry-unreachable     upstream failed before answering (IP-21); detail.class
 //                                             names the failure class only, never its message (IP-22)
+//   502 UNAVAILABLE  registry-headers-too-large  the answer's headers over the bounds (IP-19; class
+//                                             HeadersTooLarge)
 #include <QByteArray>
 #include <QLatin1StringView>
 #include <QAbstractSocket>

@@ -524,6 +524,9 @@ void TstRegistryProxy::refusesRequestBodies()
     QCOMPARE(m_registry->requests.size(), 0);
 }
 
+// IP-18, IP-19 (§17, D-11): at most 32 headers and 32768 bytes of header data each way; over it a
+// request is 431 registry-headers-too-large (nothing forwarded), an answer 502 with that name (nothing
+// of it relayed). A second Authorization is not a size bound: 400 request-invalid.
 void TstRegistryProxy::refusesOversizedHeaders()
 {
     makeRelay(registryUrl());
@@ -533,8 +536,47 @@ void TstRegistryProxy::refusesOversizedHeaders()
     RawResponse r;
     QVERIFY(node->readResponse(r));
     QCOMPARE(r.status, 400);
+    QVERIFY(r.body.contains("request-invalid"));
     QVERIFY(!r.body.contains("SECRET"));
     QCOMPARE(m_registry->requests.size(), 0);
+
+    RawHeaders many{{"Authorization", kNodeToken}};
+    for (int i = 0; i < 32; ++i) // 33 header lines with Authorization
+        many.append({"X-Filler-" + QByteArray::number(i), "x"});
+    auto crowded = connectNode();
+    QVERIFY(crowded);
+    crowded->sendRequest("GET", "/v2/", many);
+    RawResponse tooMany;
+    QVERIFY(crowded->readResponse(tooMany));
+    QCOMPARE(tooMany.status, 431);
+    QVERIFY2(tooMany.body.contains("registry-headers-too-large"), tooMany.body.constData());
+    QVERIFY(!tooMany.body.contains("SECRET"));
+
+    auto big = connectNode();
+    QVERIFY(big);
+    big->sendRequest("GET", "/v2/", {{"Authorization", kNodeToken}, {"Range", "bytes=0-" + QByteArray(16000, '1')},
+                                     {"User-Agent", QByteArray(16000, 'u')}, {"If-None-Match", QByteArray(1000, 'e')}});
+    RawResponse tooBig;
+    QVERIFY(big->readResponse(tooBig));
+    QCOMPARE(tooBig.status, 431);
+    QVERIFY(tooBig.body.contains("registry-headers-too-large"));
+    QCOMPARE(m_registry->requests.size(), 0);
+
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer answer;
+        for (int i = 0; i < 33; ++i)
+            answer.headers.append({"Link", "</v2/_catalog?n=" + QByteArray::number(i) + ">; rel=\"next\""});
+        answer.body = "{}";
+        return answer;
+    };
+    auto answered = connectNode();
+    QVERIFY(answered);
+    answered->sendRequest("GET", "/v2/_catalog", {{"Authorization", kNodeToken}});
+    RawResponse crowdedAnswer;
+    QVERIFY(answered->readResponse(crowdedAnswer));
+    QCOMPARE(crowdedAnswer.status, 502);
+    QVERIFY2(crowdedAnswer.body.contains("registry-headers-too-large"), crowdedAnswer.body.constData());
+    QVERIFY(!crowdedAnswer.has("Link"));
 }
 
 void TstRegistryProxy::forwardsPathQueryAndAllowedHeaders()
