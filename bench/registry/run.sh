@@ -15,6 +15,8 @@
 # Environment (for profiling runs):
 #   BENCH_PATHS="relay"        only these paths (default: direct nginx nginx-dflt relay)
 #   BENCH_CASES="conc"         only these workloads of: lat big conc (default: all three)
+#   BENCH_ROUNDS=3             rounds; the paths alternate within each round and the summary compares
+#                              medians over the rounds (this shared machine drifts by +-10-20 %)
 #   BENCH_PERF=FILE            record `perf record -g` of the serving process during the 200x4MiB
 #                              workload into FILE.<path> (needs perf; Debian package linux-perf)
 set -euo pipefail
@@ -139,6 +141,10 @@ CASES=" ${BENCH_CASES:-lat big conc} "
 want() { [[ "$CASES" == *" $1 "* ]]; }
 RAW="$W/raw.txt"; : > "$RAW"
 
+# Paths alternate within each round, so that a slow spell of this shared machine touches every path
+# alike; the summary compares medians over the rounds (BENCH_ROUNDS, default 3).
+ROUNDS="${BENCH_ROUNDS:-3}"
+for round in $(seq "$ROUNDS"); do
 for path in "${ORDER[@]}"; do
   url="https://127.0.0.1:${PORT[$path]}/v2"
   pid="${PID[$path]}"
@@ -176,20 +182,38 @@ for path in "${ORDER[@]}"; do
   conc_mbs="$(awk -v a="$t0" -v b="$t1" -v n="$ok" 'BEGIN{printf "%.0f", n*4194304/(b-a)/1e6}')"
   conc_rss="$(awk -v p="$peak" -v b="$base" 'BEGIN{printf "%.1f", (p-b)/1024}')"
   fi
-  echo "$path $big_mbs $big_rss $conc_mbs $ok $conc_rss $lat $conc_cpu" >> "$RAW"
-  printf '%-11s 1GiB %6s MB/s  rss+ %7s MiB | 200x4MiB %6s MB/s (%3s ok)  rss+ %7s MiB  cpu %5s s | headers %7s ms\n' \
-    "$path" "$big_mbs" "$big_rss" "$conc_mbs" "$ok" "$conc_rss" "$conc_cpu" "$lat"
+  echo "$path $big_mbs $big_rss $conc_mbs $ok $conc_rss $lat $conc_cpu $round" >> "$RAW"
+  printf '%-11s 1GiB %6s MB/s  rss+ %7s MiB | 200x4MiB %6s MB/s (%3s ok)  rss+ %7s MiB  cpu %5s s | headers %7s ms  (round %s)\n' \
+    "$path" "$big_mbs" "$big_rss" "$conc_mbs" "$ok" "$conc_rss" "$conc_cpu" "$lat" "$round"
+done
 done
 
 echo "bench/registry: 'rss+' is the peak RSS growth of the process serving the path (registry for direct,"
 echo "the nginx worker for nginx, the relay for relay); cpu = its CPU time (user+system) during the 200x4MiB"
 echo "workload; headers = median ms from TLS up to first byte."
 awk '
-  $1=="nginx" {n1=$2; nc=$4}
-  $1=="relay" {r1=$2; rr=$3; rc=$4; rl=$7}
-  $1=="direct" {dl=$7}
+  function median(list,   n, a, i, j, t) {
+    n = split(list, a, " ")
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+    if (n == 0) return ""
+    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+  }
+  $2 != "-" { big[$1] = big[$1] " " $2 }
+  $4 != "-" { conc[$1] = conc[$1] " " $4 }
+  $7 != "-" { lat[$1] = lat[$1] " " $7 }
+  $1 == "relay" && $3 != "-" && $3 + 0 > rr + 0 { rr = $3 }
+  $1 == "nginx" { nb[$9] = $2; nc[$9] = $4 }
+  $1 == "relay" { rounds = rounds " " $9; rb[$9] = $2; rc[$9] = $4 }
   END {
-    if (n1 + 0 == 0 || nc + 0 == 0 || r1 == "" || dl == "") exit
-    printf "relay/nginx throughput: 1GiB %.0f%%, 200x4MiB %.0f%% (goal >= 90%%)\n", 100*r1/n1, 100*rc/nc
-    printf "relay RSS growth for 1 GiB: %s MiB (goal < 32 MiB); relay header latency %.1f ms vs direct %.1f ms (goal +50 ms)\n", rr, rl, dl
+    n1 = median(big["nginx"]); r1 = median(big["relay"]); ncm = median(conc["nginx"]); rcm = median(conc["relay"])
+    if (n1 + 0 == 0 || ncm + 0 == 0 || r1 == "" || rcm == "") exit
+    per = ""
+    k = split(rounds, rs, " ")
+    for (i = 1; i <= k; i++) if (nb[rs[i]] + 0 > 0 && nc[rs[i]] + 0 > 0)
+      per = per sprintf(" %.0f%%/%.0f%%", 100 * rb[rs[i]] / nb[rs[i]], 100 * rc[rs[i]] / nc[rs[i]])
+    printf "relay/nginx throughput, medians over %d round(s): 1GiB %.0f%% (%s vs %s MB/s), 200x4MiB %.0f%% (%s vs %s MB/s) (goal >= 90%%)\n", k, 100*r1/n1, r1, n1, 100*rcm/ncm, rcm, ncm
+    printf "per round (1GiB/200x4MiB):%s\n", per
+    dl = median(lat["direct"]); rl = median(lat["relay"])
+    if (dl != "")
+      printf "relay RSS growth for 1 GiB: %s MiB at most (goal < 32 MiB); relay header latency %.1f ms vs direct %.1f ms (goal +50 ms)\n", rr, rl, dl
   }' "$RAW"
