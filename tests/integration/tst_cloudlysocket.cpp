@@ -4,6 +4,8 @@
 //
 // Peers: Qt's QWebSocketServer (an independent WebSocket implementation) over real TLS with a test CA
 // made at test time, and raw loopback TCP servers for answers Qt would never send.
+#include "app/methodtable.h"
+#include "cloudly/cloudlyconnector.h"
 #include "cloudly/cloudlysocket.h"
 #include "listener/listenerhandshake.h"
 #include "listener/websocketframedecoder.h"
@@ -12,6 +14,7 @@
 #include "reservedloopbackport.h"
 #include "testcertificateauthority.h"
 #include "transport/tlsclientcontext.h"
+#include "util/manualclock.h"
 
 #include <QSignalSpy>
 #include <QSslConfiguration>
@@ -363,6 +366,32 @@ private Q_SLOTS:
         QTRY_COMPARE(plain.pendingBytes(), 0);
         QCOMPARE(drain(), QByteArray("bcD"));
         ::close(fds[1]);
+    }
+
+    // The Cloudly handshake bound (§6.0, D-11: cloudlyHandshakeTimeoutMs, 10000 ms on the injected
+    // clock) covers dial, TLS, upgrade and authentication: a Cloudly that accepts and never answers is
+    // dropped exactly at the bound and a reconnect is scheduled (WD-02 backoff).
+    void silentCloudlyIsDroppedAtTheHandshakeBound_D11()
+    {
+        RawServer silent;
+        silent.answer = [](const QByteArray &) { return QByteArray(); }; // reads the upgrade, says nothing
+        const quint16 port = silent.listen();
+        ManualClock clock;
+        contract::RelayTiming timing;
+        MethodTable methods(QStringLiteral("cloudly"));
+        CloudlyConnector connector(QUrl(QStringLiteral("ws://127.0.0.1:%1/").arg(port)), Secret(QByteArray("CANARY-bearer-1")),
+                                   {}, methods, clock, timing);
+        connector.start();
+        QTRY_VERIFY_WITH_TIMEOUT(silent.request.contains("\r\n\r\n"), 10000); // the upgrade request arrived
+        QVERIFY(!silent.request.contains("CANARY")); // the bearer travels only in the first frame
+        clock.advance(timing.cloudlyHandshakeTimeoutMs - 1);
+        QCOMPARE(connector.reconnectDueMs(), 0);
+        QVERIFY(!m_log.contains(QStringLiteral("handshake took longer than")));
+        clock.advance(1);
+        QVERIFY(m_log.contains(QStringLiteral("handshake took longer than")));
+        QVERIFY(connector.reconnectDueMs() > clock.nowMs());
+        QVERIFY(!connector.isConnected());
+        QVERIFY(!m_log.contains(QStringLiteral("CANARY-bearer-1")));
     }
 
     // Nobody listening: the attempt fails naming the connect step; abort() while connecting or open
