@@ -99,6 +99,8 @@ ListenerHttpConnection::ListenerHttpConnection(TlsConnection *tls, const QByteAr
 
 ListenerHttpConnection::~ListenerHttpConnection()
 {
+    if (m_counted)
+        --m_side.openConnections;
     if (m_tls)
         m_tls->setReceiver(nullptr);
     if (TlsHttpResponder *current = m_current) {
@@ -113,6 +115,13 @@ void ListenerHttpConnection::start(const QByteArray &bytesSoFar)
         return;
     if (m_tls->state() == TlsConnection::State::Closed)
         return end();
+    if (m_side.openConnections >= m_side.maxConnections) {
+        ++m_side.busyRefused;
+        return refuse(503, "the listener holds as many HTTP connections as it serves at once; retry",
+                      contract::refusal::listenerBusy, "Retry-After: 1\r\n");
+    }
+    ++m_side.openConnections;
+    m_counted = true;
     if (!bytesSoFar.isEmpty() && !feed(bytesSoFar.constData(), bytesSoFar.size()))
         return;
     readClient();
@@ -361,13 +370,23 @@ void ListenerHttpConnection::tlsWritten()
 
 void ListenerHttpConnection::refuse(int status, const QByteArray &reason, bool methodRefused)
 {
-    const QLatin1StringView name = methodRefused ? contract::refusal::registryMethodRefused : contract::refusal::requestInvalid;
+    ++m_side.refusedRequests;
+    refuse(status, reason, methodRefused ? contract::refusal::registryMethodRefused : contract::refusal::requestInvalid,
+           methodRefused ? QByteArrayLiteral("Allow: GET, HEAD\r\n") : QByteArray());
+}
+
+void ListenerHttpConnection::refuse(int status, const QByteArray &reason, QLatin1StringView name, const QByteArray &extraHeaders)
+{
     m_closing = true;
     m_stopParsing = true;
-    ++m_side.refusedRequests;
     const bool answer = !m_current && m_waiting.empty() && m_tls->state() == TlsConnection::State::Open;
-    qCInfo(lcRegistry, "listener: request refused %d %s (%s); connection %s", status, name.data(), reason.constData(),
-           answer ? "closed" : "aborted");
+    // At the connection bound only the 1st, 2nd, 4th, 8th, ... refusal is logged (with its count):
+    // whoever fills the listener cannot fill the log too.
+    const bool busy = name == contract::refusal::listenerBusy;
+    if (!busy || (m_side.busyRefused & (m_side.busyRefused - 1)) == 0)
+        qCInfo(lcRegistry, "listener: request refused %d %s (%s); connection %s%s", status, name.data(), reason.constData(),
+               answer ? "closed" : "aborted",
+               busy ? qPrintable(QStringLiteral(" (%1 refused at the bound so far)").arg(m_side.busyRefused)) : "");
     if (!answer) {
         m_waiting.clear();
         if (TlsHttpResponder *current = m_current) {
@@ -377,13 +396,12 @@ void ListenerHttpConnection::refuse(int status, const QByteArray &reason, bool m
         m_tls->abort(); // tlsClosed() ends this
         return;
     }
-    const QByteArray body = RegistryRefusal::body(QLatin1StringView("UNSUPPORTED"), name, reason);
+    const QByteArray body = RegistryRefusal::body(QLatin1StringView(status == 503 ? "UNAVAILABLE" : "UNSUPPORTED"), name, reason);
     QByteArray out = TlsHttpResponder::statusLine(status);
     out += "Content-Type: application/json\r\n";
     out += "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
     out += "Docker-Distribution-API-Version: registry/2.0\r\n";
-    if (methodRefused)
-        out += "Allow: GET, HEAD\r\n";
+    out += extraHeaders;
     out += "Connection: close\r\n\r\n";
     out += body;
     m_closeGrace.start(kCloseGraceMs, this);

@@ -34,6 +34,9 @@
 // ListenerHandshake; real time); otherwise the connection is closed. A slow reader of a long answer
 // is never cut by it (the bound does not run while an answer is in progress), a client that keeps a
 // connection open without asking, or drips a header block, is.
+// Connection bound: at most kMaxConnections (1024) plain HTTP connections are open at once, so pulls
+// (or anyone holding connections) can never take the file descriptors nodes need; one more is
+// answered 503 listener-busy (Retry-After: 1, Connection: close) and closed, its request unread.
 // The client leaving (TLS closed) tells the responder of the answer in progress (responderGone) and
 // drops the waiting requests.
 // Writing: answer bytes written in pieces smaller than kCoalesceBytes (16384, one full TLS record) are
@@ -62,6 +65,10 @@ struct ListenerHttpSide {
     // whole request before it is closed (ms; ListenerHttpConnection::kIdleRequestTimeoutMs).
     int idleRequestTimeoutMs = 10000;
     qint64 idleClosed = 0; // connections closed by that bound
+    // Plain HTTP connections open at once, and their bound (ListenerHttpConnection::kMaxConnections).
+    int openConnections = 0;
+    int maxConnections = 1024;
+    qint64 busyRefused = 0; // connections refused 503 listener-busy at the bound
 };
 
 class ListenerHttpConnection : public QObject, private TlsConnection::Receiver {
@@ -74,6 +81,7 @@ public:
     static constexpr int kCloseGraceMs = 2000;
     static constexpr qsizetype kCoalesceBytes = 16 * 1024;
     static constexpr int kIdleRequestTimeoutMs = 10000;
+    static constexpr int kMaxConnections = 1024;
 
     // Takes ownership of tls; bytesSoFar were read from it already (the first request's beginning).
     ListenerHttpConnection(TlsConnection *tls, const QByteArray &bytesSoFar, ListenerHttpSide &side,
@@ -108,6 +116,7 @@ private:
     void dispatch();
     void answerNotServed(std::unique_ptr<ListenerHttpResponder> responder);
     void refuse(int status, const QByteArray &reason, bool methodRefused);
+    void refuse(int status, const QByteArray &reason, QLatin1StringView name, const QByteArray &extraHeaders);
     void end();
     void flushGathered();
     // Runs the idle bound exactly while the connection waits for a request with nothing to answer.
@@ -127,6 +136,7 @@ private:
     bool m_closing = false;     // a refusal is being sent: what arrives is discarded
     bool m_dispatching = false;
     bool m_ended = false;
+    bool m_counted = false; // holds one of ListenerHttpSide::openConnections
 };
 
 } // namespace coreflow

@@ -48,6 +48,10 @@ public:
     // Tests: the idle bound of HTTP connections (ms; default ListenerHttpConnection::kIdleRequestTimeoutMs).
     void setIdleRequestTimeoutMs(int ms) { m_httpSide.idleRequestTimeoutMs = ms; }
     qint64 idleClosedConnections() const { return m_httpSide.idleClosed; }
+    // Tests: the bound on plain HTTP connections open at once (default ListenerHttpConnection::kMaxConnections).
+    void setMaxHttpConnections(int connections) { m_httpSide.maxConnections = connections; }
+    qint64 busyRefusedConnections() const { return m_httpSide.busyRefused; }
+    int openHttpConnections() const { return m_httpSide.openConnections; }
     bool isListening() const;
     QString boundAddress() const { return m_boundAddress; }
     quint16 boundPort() const { return m_boundPort; }

@@ -111,6 +111,7 @@ inline constexpr Name relayStarting{"relay-starting"};                          
 // --- Listener WebSocket close reasons (sent in a Close frame, §3, D-53) -----------------------------
 inline constexpr Name nodeNotReading{"node-not-reading"};                       // (project) 1008, send bound
 inline constexpr Name relayReceiveBudget{"relay-receive-budget"};               // (project) 1008, receive budget
+inline constexpr Name listenerBusy{"listener-busy"};                             // (project) 503, HTTP connection cap (§17)
 inline constexpr Name cloudlyNotReading{"cloudly-not-reading"};                 // (project) 1008, Cloudly session send bound (D-54)
 
 // --- Registering this relay / certificate, answered by Cloudly (project) --------------------------

@@ -423,6 +423,43 @@ private Q_SLOTS:
         QCOMPARE(m_listener->idleClosedConnections(), 2);
     }
 
+    // The connection bound (§17): beyond it a new HTTP connection is answered 503 listener-busy and
+    // closed; once a held connection goes, a new one is served again. (Bound lowered to 2 for the test.)
+    void httpConnectionsBeyondTheBoundAreRefusedBusy()
+    {
+        m_listener->setMaxHttpConnections(2);
+        auto held1 = std::make_unique<RawHttpsClient>(m_listener->boundPort(), m_pki->caCertificate());
+        RawHttpsClient held2(m_listener->boundPort(), m_pki->caCertificate());
+        for (RawHttpsClient *c : {held1.get(), &held2}) {
+            QVERIFY(c->connectAndWait());
+            c->socket().write("GET /nothing-here HTTP/1.1\r\nHost: localhost\r\n\r\n");
+            RawResponse r;
+            QVERIFY(c->readResponse(r));
+            QCOMPARE(r.status, 404);
+        }
+        QCOMPARE(m_listener->openHttpConnections(), 2);
+        RawHttpsClient third(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(third.connectAndWait());
+        third.socket().write("GET /v2/ HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer CANARY-busy-token\r\n\r\n");
+        RawResponse busy;
+        QVERIFY(third.readResponse(busy));
+        QCOMPARE(busy.status, 503);
+        QVERIFY2(busy.body.contains("listener-busy"), busy.body.constData());
+        QCOMPARE(busy.header("retry-after"), QByteArray("1"));
+        QCOMPARE(busy.header("connection"), QByteArray("close"));
+        QVERIFY(spinUntil([&] { return third.socket().state() == QAbstractSocket::UnconnectedState; }, 5000));
+        QCOMPARE(m_listener->busyRefusedConnections(), 1);
+
+        held1->socket().disconnectFromHost();
+        QVERIFY(spinUntil([&] { return m_listener->openHttpConnections() == 1; }, 5000));
+        RawHttpsClient fourth(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(fourth.connectAndWait());
+        fourth.socket().write("GET /nothing-here HTTP/1.1\r\nHost: localhost\r\n\r\n");
+        RawResponse served;
+        QVERIFY(fourth.readResponse(served));
+        QCOMPARE(served.status, 404);
+    }
+
     // Pipelined requests from a client that never reads its answers stop being read (bounded):
     // the relay's memory does not follow the client's sending.
     void pipelinedRequestsWithoutReadingAreBounded()
