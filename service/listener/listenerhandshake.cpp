@@ -7,6 +7,8 @@
 #include <QCryptographicHash>
 #include <QTimerEvent>
 
+#include "httpheadercollector.h"
+
 #include <http_parser.h>
 
 namespace coreflow {
@@ -15,28 +17,8 @@ struct ListenerHandshake::Head {
     http_parser parser{};
     http_parser_settings settings{};
     QByteArray url;
-    QByteArray field;
-    QByteArray value;
-    bool lastWasValue = false;
-    QByteArray upgrade;
-    QByteArray version;
-    QByteArray key;
+    HttpHeaderCollector headers;
     bool complete = false;
-
-    void storeHeader()
-    {
-        if (field.isEmpty())
-            return;
-        const QByteArray name = field.toLower();
-        if (name == "upgrade")
-            upgrade = value.trimmed();
-        else if (name == "sec-websocket-version")
-            version = value.trimmed();
-        else if (name == "sec-websocket-key")
-            key = value.trimmed();
-        field.clear();
-        value.clear();
-    }
 };
 
 ListenerHandshake::ListenerHandshake(TlsConnection *tls, QObject *parent) : QObject(parent), m_tls(tls), m_head(new Head)
@@ -49,24 +31,10 @@ ListenerHandshake::ListenerHandshake(TlsConnection *tls, QObject *parent) : QObj
         static_cast<Head *>(p->data)->url.append(at, qsizetype(length));
         return 0;
     };
-    m_head->settings.on_header_field = [](http_parser *p, const char *at, size_t length) {
-        auto *head = static_cast<Head *>(p->data);
-        if (head->lastWasValue) {
-            head->storeHeader();
-            head->lastWasValue = false;
-        }
-        head->field.append(at, qsizetype(length));
-        return 0;
-    };
-    m_head->settings.on_header_value = [](http_parser *p, const char *at, size_t length) {
-        auto *head = static_cast<Head *>(p->data);
-        head->lastWasValue = true;
-        head->value.append(at, qsizetype(length));
-        return 0;
-    };
+    HttpHeaderCollector::install<Head, &Head::headers>(m_head->settings);
     m_head->settings.on_headers_complete = [](http_parser *p) {
         auto *head = static_cast<Head *>(p->data);
-        head->storeHeader();
+        head->headers.finish();
         head->complete = true;
         http_parser_pause(p, 1);
         return 0;
@@ -122,8 +90,11 @@ void ListenerHandshake::decide()
     m_done = true;
     m_timeout.stop();
     const Head &head = *m_head;
+    const QByteArray upgrade = head.headers.last("upgrade");
+    const QByteArray version = head.headers.last("sec-websocket-version");
+    const QByteArray key = head.headers.last("sec-websocket-key");
     bool websocket = false;
-    for (const QByteArray &token : head.upgrade.toLower().split(','))
+    for (const QByteArray &token : upgrade.toLower().split(','))
         websocket = websocket || token.trimmed() == "websocket";
     // An oversize header block goes to the HTTP side, whose guard refuses it by name (431).
     websocket = websocket && head.complete && m_bytes.indexOf("\r\n\r\n") + 4 <= kMaxHeadBytes;
@@ -136,15 +107,15 @@ void ListenerHandshake::decide()
         return refuse(404, "Not Found", contract::refusal::pathNotServed, "WebSocket sessions are served at / only");
     }
     const qsizetype headEnd = m_bytes.indexOf("\r\n\r\n");
-    const bool keyOk = head.key.size() == 24 && head.key.endsWith("==")
-                       && QByteArray::fromBase64Encoding(head.key, QByteArray::AbortOnBase64DecodingErrors).decoded.size() == 16;
-    if (head.parser.method != HTTP_GET || head.version != "13" || !keyOk || headEnd < 0) {
+    const bool keyOk = key.size() == 24 && key.endsWith("==")
+                       && QByteArray::fromBase64Encoding(key, QByteArray::AbortOnBase64DecodingErrors).decoded.size() == 16;
+    if (head.parser.method != HTTP_GET || version != "13" || !keyOk || headEnd < 0) {
         return refuse(400, "Bad Request", contract::refusal::requestInvalid,
                       "a WebSocket upgrade needs GET, Sec-WebSocket-Version 13 and a Sec-WebSocket-Key");
     }
     m_tls->write(QByteArrayLiteral("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                                    "Sec-WebSocket-Accept: ")
-                 + acceptKey(head.key) + QByteArrayLiteral("\r\n\r\n"));
+                 + acceptKey(key) + QByteArrayLiteral("\r\n\r\n"));
     if (m_tls->state() == TlsConnection::State::Closed)
         return;
     m_tls->setReceiver(nullptr); // the next holder sets itself

@@ -1,5 +1,6 @@
 #include "websocketclienthandshake.h"
 
+#include "listener/httpheadercollector.h"
 #include "listener/listenerhandshake.h"
 
 #include <QTimer>
@@ -12,31 +13,8 @@ namespace coreflow {
 struct WebSocketClientHandshake::Answer {
     http_parser parser{};
     http_parser_settings settings{};
-    QByteArray field;
-    QByteArray value;
-    bool lastWasValue = false;
-    QByteArray upgrade;
-    QByteArray connection;
-    QByteArray accept;
-    bool offersSomething = false; // Sec-WebSocket-Extensions or -Protocol present
+    HttpHeaderCollector headers;
     bool complete = false;
-
-    void storeHeader()
-    {
-        if (field.isEmpty())
-            return;
-        const QByteArray name = field.toLower();
-        if (name == "upgrade")
-            upgrade = value.trimmed().toLower();
-        else if (name == "connection")
-            connection += ',' + value.trimmed().toLower();
-        else if (name == "sec-websocket-accept")
-            accept = value.trimmed();
-        else if (name == "sec-websocket-extensions" || name == "sec-websocket-protocol")
-            offersSomething = true;
-        field.clear();
-        value.clear();
-    }
 };
 
 WebSocketClientHandshake::WebSocketClientHandshake(TlsConnection *tls, QByteArray hostHeader, QByteArray target,
@@ -51,24 +29,10 @@ WebSocketClientHandshake::WebSocketClientHandshake(TlsConnection *tls, QByteArra
     http_parser_init(&m_answer->parser, HTTP_RESPONSE);
     m_answer->parser.data = m_answer.get();
     http_parser_settings_init(&m_answer->settings);
-    m_answer->settings.on_header_field = [](http_parser *p, const char *at, size_t length) {
-        auto *answer = static_cast<Answer *>(p->data);
-        if (answer->lastWasValue) {
-            answer->storeHeader();
-            answer->lastWasValue = false;
-        }
-        answer->field.append(at, qsizetype(length));
-        return 0;
-    };
-    m_answer->settings.on_header_value = [](http_parser *p, const char *at, size_t length) {
-        auto *answer = static_cast<Answer *>(p->data);
-        answer->lastWasValue = true;
-        answer->value.append(at, qsizetype(length));
-        return 0;
-    };
+    HttpHeaderCollector::install<Answer, &Answer::headers>(m_answer->settings);
     m_answer->settings.on_headers_complete = [](http_parser *p) {
         auto *answer = static_cast<Answer *>(p->data);
-        answer->storeHeader();
+        answer->headers.finish();
         answer->complete = true;
         http_parser_pause(p, 1);
         return 0;
@@ -148,13 +112,13 @@ void WebSocketClientHandshake::decide()
     if (headEnd < 0 || headEnd + 4 > kMaxHeadBytes)
         return fail(QStringLiteral("the 101 answer's header block does not end in CRLF CRLF within %1 bytes").arg(kMaxHeadBytes));
     bool connectionUpgrade = false;
-    for (const QByteArray &token : answer.connection.split(','))
+    for (const QByteArray &token : answer.headers.joined("connection").toLower().split(','))
         connectionUpgrade = connectionUpgrade || token.trimmed() == "upgrade";
-    if (answer.upgrade != "websocket" || !connectionUpgrade)
+    if (answer.headers.last("upgrade").toLower() != "websocket" || !connectionUpgrade)
         return fail(QStringLiteral("the 101 answer does not name the websocket upgrade"));
-    if (answer.accept != ListenerHandshake::acceptKey(m_key))
+    if (answer.headers.last("sec-websocket-accept") != ListenerHandshake::acceptKey(m_key))
         return fail(QStringLiteral("the 101 answer carries the wrong Sec-WebSocket-Accept"));
-    if (answer.offersSomething)
+    if (answer.headers.has("sec-websocket-extensions") || answer.headers.has("sec-websocket-protocol"))
         return fail(QStringLiteral("the 101 answer names an extension or subprotocol that was not offered"));
     m_done = true;
     m_tls->setReceiver(nullptr); // the session sets itself
