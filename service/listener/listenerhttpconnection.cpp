@@ -4,6 +4,7 @@
 #include "contract/refusalnames.h"
 #include "registry/registrylog.h"
 #include "registry/registryrefusal.h"
+#include "httpheadercollector.h"
 #include "tlshttpresponder.h"
 
 #include <QTimerEvent>
@@ -21,29 +22,15 @@ struct ListenerHttpConnection::Parse {
     http_parser parser{};
     http_parser_settings settings{};
     QByteArray url;
-    QByteArray field;
-    QByteArray value;
-    bool lastWasValue = false;
-    QList<QPair<QByteArray, QByteArray>> headers;
+    HttpHeaderCollector headers;
     Event event = Event::None;
     bool headersDone = false;
     qsizetype headBytes = 0; // bytes of the current request read before its header block ended
     bool webSocketUpgrade = false;
 
-    void storeHeader()
-    {
-        if (field.isEmpty())
-            return;
-        headers.append({field, value.trimmed()});
-        field.clear();
-        value.clear();
-    }
     void nextMessage()
     {
         url.clear();
-        field.clear();
-        value.clear();
-        lastWasValue = false;
         headers.clear();
         headersDone = false;
         headBytes = 0;
@@ -65,24 +52,10 @@ ListenerHttpConnection::ListenerHttpConnection(TlsConnection *tls, const QByteAr
         Parse::of(p).url.append(at, qsizetype(length));
         return 0;
     };
-    parse.settings.on_header_field = [](http_parser *p, const char *at, size_t length) {
-        Parse &s = Parse::of(p);
-        if (s.lastWasValue) {
-            s.storeHeader();
-            s.lastWasValue = false;
-        }
-        s.field.append(at, qsizetype(length));
-        return 0;
-    };
-    parse.settings.on_header_value = [](http_parser *p, const char *at, size_t length) {
-        Parse &s = Parse::of(p);
-        s.lastWasValue = true;
-        s.value.append(at, qsizetype(length));
-        return 0;
-    };
+    HttpHeaderCollector::install<Parse, &Parse::headers>(parse.settings);
     parse.settings.on_headers_complete = [](http_parser *p) {
         Parse &s = Parse::of(p);
-        s.storeHeader();
+        s.headers.finish();
         s.event = Parse::Event::HeadersDone;
         http_parser_pause(p, 1);
         return 0;
@@ -198,7 +171,7 @@ void ListenerHttpConnection::headersComplete(qsizetype headBytes)
     if (headBytes > kMaxHeaderBlockBytes)
         return refuse(431, "the request header block is over the bound", false);
     bool body = false;
-    for (const auto &[name, value] : std::as_const(parse.headers)) {
+    for (const auto &[name, value] : parse.headers.headers()) {
         if (name.compare("transfer-encoding", Qt::CaseInsensitive) == 0)
             body = true;
         else if (name.compare("content-length", Qt::CaseInsensitive) == 0)
@@ -221,7 +194,7 @@ void ListenerHttpConnection::messageComplete()
     Waiting waiting;
     waiting.request.method = http_method_str(http_method(parse.parser.method));
     waiting.request.url = QUrl::fromEncoded(parse.url, QUrl::TolerantMode);
-    waiting.request.headers = std::move(parse.headers);
+    waiting.request.headers = parse.headers.take();
     waiting.closeUnanswered = parse.webSocketUpgrade;
     // An upgrade of another kind (or CONNECT) ends what http_parser reads on this connection.
     waiting.last = !http_should_keep_alive(&parse.parser) || parse.parser.upgrade;
@@ -233,12 +206,7 @@ void ListenerHttpConnection::messageComplete()
         qCWarning(lcRegistry, "more than %d pipelined requests on one connection: connection closed",
                   kMaxPipelinedRequests);
         m_stopParsing = true;
-        m_waiting.clear();
-        if (TlsHttpResponder *current = m_current) {
-            m_current = nullptr;
-            current->connectionGone();
-        }
-        m_tls->abort(); // tlsClosed() ends this
+        abortUnanswered();
         return;
     }
     m_waiting.push_back(std::move(waiting));
@@ -301,37 +269,9 @@ void ListenerHttpConnection::answerNotServed(std::unique_ptr<ListenerHttpRespond
 
 void ListenerHttpConnection::writeAnswer(QByteArrayView bytes)
 {
-    if (m_ended || bytes.isEmpty())
-        return;
-    if (m_gathered.isEmpty() && bytes.size() >= kCoalesceBytes) {
-        m_tls->write(bytes);
-        return;
-    }
-    if (m_gathered.isEmpty())
-        m_gathered.reserve(2 * kCoalesceBytes);
-    m_gathered.append(bytes.data(), bytes.size());
-    if (m_gathered.size() >= kCoalesceBytes) {
-        flushGathered();
-        return;
-    }
-    if (!m_flushPosted) {
-        m_flushPosted = true;
-        QMetaObject::invokeMethod(
-            this,
-            [this] {
-                m_flushPosted = false;
-                flushGathered();
-            },
-            Qt::QueuedConnection);
-    }
-}
-
-void ListenerHttpConnection::flushGathered()
-{
-    if (m_gathered.isEmpty() || m_ended)
-        return;
-    const QByteArray bytes = std::exchange(m_gathered, QByteArray());
-    m_tls->write(bytes);
+    // Answer bytes arriving in small reads become full TLS records (TlsConnection::writeDeferred).
+    if (!m_ended)
+        m_tls->writeDeferred(bytes);
 }
 
 void ListenerHttpConnection::answerFinished(TlsHttpResponder *responder)
@@ -339,7 +279,6 @@ void ListenerHttpConnection::answerFinished(TlsHttpResponder *responder)
     if (responder != m_current || m_ended)
         return;
     m_current = nullptr;
-    flushGathered();
     if (m_lastAnswer) {
         m_waiting.clear();
         m_tls->shutdown(); // after the queue drains; tlsClosed() ends this
@@ -388,12 +327,7 @@ void ListenerHttpConnection::refuse(int status, const QByteArray &reason, QLatin
                answer ? "closed" : "aborted",
                busy ? qPrintable(QStringLiteral(" (%1 refused at the bound so far)").arg(m_side.busyRefused)) : "");
     if (!answer) {
-        m_waiting.clear();
-        if (TlsHttpResponder *current = m_current) {
-            m_current = nullptr;
-            current->connectionGone();
-        }
-        m_tls->abort(); // tlsClosed() ends this
+        abortUnanswered();
         return;
     }
     const QByteArray body = RegistryRefusal::body(QLatin1StringView(status == 503 ? "UNAVAILABLE" : "UNSUPPORTED"), name, reason);
@@ -435,13 +369,23 @@ void ListenerHttpConnection::end()
     m_ended = true;
     m_closeGrace.stop();
     m_idleBound.stop();
+    dropAnswers();
+    deleteLater();
+}
+
+void ListenerHttpConnection::dropAnswers()
+{
     m_waiting.clear();
-    m_gathered = QByteArray();
     if (TlsHttpResponder *current = m_current) {
         m_current = nullptr;
         current->connectionGone();
     }
-    deleteLater();
+}
+
+void ListenerHttpConnection::abortUnanswered()
+{
+    dropAnswers();
+    m_tls->abort(); // tlsClosed() ends this
 }
 
 } // namespace coreflow

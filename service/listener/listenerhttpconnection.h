@@ -39,10 +39,9 @@
 // answered 503 listener-busy (Retry-After: 1, Connection: close) and closed, its request unread.
 // The client leaving (TLS closed) tells the responder of the answer in progress (responderGone) and
 // drops the waiting requests.
-// Writing: answer bytes written in pieces smaller than kCoalesceBytes (16384, one full TLS record) are
-// gathered and handed to TLS once that much is there, when the answer finishes, or at the end of the
-// current event loop turn, whichever comes first: a body arriving from the registry in small reads
-// must not become one small TLS record and one socket write per read.
+// Writing: answer bytes go through TlsConnection::writeDeferred: pieces smaller than one full TLS
+// record are gathered until a record's worth waits or the event-loop turn ends, so a body arriving
+// from the registry in small reads does not become one small TLS record and one socket write per read.
 #include "listenerhttphandler.h"
 #include "tlsconnection.h"
 
@@ -79,7 +78,6 @@ public:
     static constexpr qsizetype kReadChunkBytes = 16 * 1024;
     static constexpr int kMaxPipelinedRequests = 16;
     static constexpr int kCloseGraceMs = 2000;
-    static constexpr qsizetype kCoalesceBytes = 16 * 1024;
     static constexpr int kIdleRequestTimeoutMs = 10000;
     static constexpr int kMaxConnections = 1024;
 
@@ -90,7 +88,7 @@ public:
 
     // For the responder of the answer in progress (TlsHttpResponder).
     void writeAnswer(QByteArrayView bytes);
-    qint64 pendingBytes() const { return m_tls->pendingBytes() + m_gathered.size(); }
+    qint64 pendingBytes() const { return m_tls->pendingBytes(); }
     void answerFinished(TlsHttpResponder *responder);
     void abortConnection();
 
@@ -118,13 +116,14 @@ private:
     void refuse(int status, const QByteArray &reason, bool methodRefused);
     void refuse(int status, const QByteArray &reason, QLatin1StringView name, const QByteArray &extraHeaders);
     void end();
-    void flushGathered();
+    // The waiting requests are dropped and the answer in progress is told its connection is gone.
+    void dropAnswers();
+    // dropAnswers(), then the connection is closed at once, without an answer.
+    void abortUnanswered();
     // Runs the idle bound exactly while the connection waits for a request with nothing to answer.
     void updateIdleBound();
 
     TlsConnection *m_tls;
-    QByteArray m_gathered;       // answer bytes not yet handed to TLS (below kCoalesceBytes)
-    bool m_flushPosted = false;
     ListenerHttpSide &m_side;
     std::unique_ptr<Parse> m_parse;
     std::deque<Waiting> m_waiting;

@@ -212,11 +212,21 @@ void TlsConnection::writeDeferred(QByteArrayView bytes)
 {
     if (m_state == State::Closed || bytes.isEmpty() || m_shutdownRequested)
         return;
+    if (pendingBytes() == 0 && bytes.size() >= kDeferredFlushBytes)
+        return write(bytes);
     m_out.append(bytes.data(), bytes.size());
+    if (m_state != State::Open)
+        return;
     // Already waiting for the socket to take more: the write notifier sends these too.
     const bool waitingForSocket = m_writeNotifier && m_writeNotifier->isEnabled();
-    if (m_state == State::Open && !waitingForSocket && !m_deferredFlush.isActive())
+    if (waitingForSocket)
+        return;
+    if (pendingBytes() >= kDeferredFlushBytes) {
+        m_deferredFlush.stop();
+        drain(false);
+    } else if (!m_deferredFlush.isActive()) {
         m_deferredFlush.start(0, this);
+    }
 }
 
 void TlsConnection::timerEvent(QTimerEvent *event)
@@ -228,7 +238,9 @@ void TlsConnection::timerEvent(QTimerEvent *event)
         flush();
 }
 
-void TlsConnection::flush()
+void TlsConnection::flush() { drain(true); }
+
+void TlsConnection::drain(bool notify)
 {
     bool wrote = false;
     while (pendingBytes() > 0) {
@@ -251,7 +263,7 @@ void TlsConnection::flush()
         m_outOffset = 0;
     }
     updateWriteNotifier();
-    if (wrote && m_receiver && m_state == State::Open)
+    if (notify && wrote && m_receiver && m_state == State::Open)
         m_receiver->tlsWritten();
     if (m_state == State::Open && m_shutdownRequested && pendingBytes() == 0) {
         ERR_clear_error();

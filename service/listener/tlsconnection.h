@@ -65,11 +65,14 @@ public:
     // see them): a reader that stops before read() returned 0 must come back while this is true.
     bool hasBufferedInput() const;
     void write(QByteArrayView bytes);
-    // Like write(), but the bytes wait until the current event-loop turn has finished its other work
-    // (a zero timer), so that everything written this turn leaves as few TLS records as possible in
-    // one system call. For a connection that carries many small frames at once (the Cloudly session:
-    // every forwarded request and answer crosses it). Order with write() is kept.
+    // Like write(), but small writes are gathered: the bytes wait until the current event-loop turn
+    // has finished its other work (a zero timer), or until kDeferredFlushBytes (one full TLS record)
+    // wait, so that many small writes leave as few, full TLS records in as few system calls as
+    // possible. A piece of a full record or more with nothing waiting goes at once. For connections
+    // that carry many small writes (the Cloudly session's frames; answer bodies arriving from the
+    // registry in small reads). Order with write() is kept; tlsWritten() is never called from here.
     void writeDeferred(QByteArrayView bytes);
+    static constexpr qsizetype kDeferredFlushBytes = 16 * 1024;
     qsizetype pendingBytes() const { return m_out.size() - m_outOffset; }
     void setReadEnabled(bool enabled);
     bool readEnabled() const { return m_readEnabled; }
@@ -85,6 +88,8 @@ private:
     void onWritable();
     void continueHandshake();
     void flush();
+    // Hands queued bytes to TLS; notify: call tlsWritten() when some left (not from writeDeferred).
+    void drain(bool notify);
     // Hands bytes to TLS (or the socket, plaintext): > 0 taken, 0 would block, -1 failed.
     qsizetype writeSome(const char *data, qsizetype size);
     void updateWriteNotifier();
