@@ -1,6 +1,6 @@
-#include "bindingstablemodel.h"
+#include "console/bindingstablemodel.h"
 
-#include "terminalview.h"
+#include "console/terminalview.h"
 
 namespace coreflow::console {
 

@@ -1,7 +1,7 @@
 #pragma once
 // BindingsTableModel: platform bindings. Columns: Name, Capability, Node, Status, Reason.
-#include "rowtablemodel.h"
-#include "status/relaystatus.h"
+#include "console/rowtablemodel.h"
+#include "shared/status/relaystatus.h"
 
 namespace coreflow::console {
 

@@ -1,6 +1,6 @@
-#include "consolecommandline.h"
+#include "console/consolecommandline.h"
 
-#include "status/statussocketpath.h"
+#include "shared/status/statussocketpath.h"
 
 namespace coreflow::console {
 

@@ -1,4 +1,4 @@
-#include "consolelog.h"
+#include "console/consolelog.h"
 
 namespace coreflow::console {
 Q_LOGGING_CATEGORY(lcConsole, "coreflow.console")

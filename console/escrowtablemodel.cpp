@@ -1,6 +1,6 @@
-#include "escrowtablemodel.h"
+#include "console/escrowtablemodel.h"
 
-#include "terminalview.h"
+#include "console/terminalview.h"
 
 namespace coreflow::console {
 

@@ -1,8 +1,8 @@
 #pragma once
 // EscrowTableModel: escrow runs per node. Columns: Node, Projection, Generation, Renewals, Current
 // window (UTC start..end), Next window (UTC), Last offer.
-#include "rowtablemodel.h"
-#include "status/relaystatus.h"
+#include "console/rowtablemodel.h"
+#include "shared/status/relaystatus.h"
 
 namespace coreflow::console {
 

@@ -1,6 +1,6 @@
-#include "eventstablemodel.h"
+#include "console/eventstablemodel.h"
 
-#include "terminalview.h"
+#include "console/terminalview.h"
 
 namespace coreflow::console {
 

@@ -1,8 +1,8 @@
 #pragma once
 // EventsTableModel: the recent event stream, oldest first, at most `capacity` rows (older rows drop
 // off). Columns: Time (UTC), Kind, Line.
-#include "rowtablemodel.h"
-#include "statusevent.h"
+#include "console/rowtablemodel.h"
+#include "console/statusevent.h"
 
 namespace coreflow::console {
 

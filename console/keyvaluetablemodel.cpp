@@ -1,4 +1,4 @@
-#include "keyvaluetablemodel.h"
+#include "console/keyvaluetablemodel.h"
 
 namespace coreflow::console {
 

@@ -1,7 +1,7 @@
 #pragma once
 // KeyValueTableModel: a two-column Property/Value table for the single-object panes (Relay overview,
 // Ingress, VPN hub).
-#include "rowtablemodel.h"
+#include "console/rowtablemodel.h"
 
 #include <utility>
 

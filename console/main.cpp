@@ -1,11 +1,11 @@
 // coreflow-console: the operator's read-only view of a relay (desktop window or terminal modes).
 // Usage and exit codes: consolecommandline.h / `coreflow-console --help`.
-#include "consolecommandline.h"
-#include "consoleexitcodes.h"
-#include "mainwindow.h"
-#include "statusclient.h"
-#include "terminalrunner.h"
-#include "util/clock.h"
+#include "console/consolecommandline.h"
+#include "console/consoleexitcodes.h"
+#include "console/mainwindow.h"
+#include "console/statusclient.h"
+#include "console/terminalrunner.h"
+#include "shared/util/clock.h"
 
 #include <QApplication>
 #include <QCoreApplication>

@@ -1,12 +1,12 @@
-#include "mainwindow.h"
+#include "console/mainwindow.h"
 
-#include "bindingstablemodel.h"
-#include "escrowtablemodel.h"
-#include "eventstablemodel.h"
-#include "keyvaluetablemodel.h"
-#include "nodestablemodel.h"
-#include "tablepane.h"
-#include "terminalview.h"
+#include "console/bindingstablemodel.h"
+#include "console/escrowtablemodel.h"
+#include "console/eventstablemodel.h"
+#include "console/keyvaluetablemodel.h"
+#include "console/nodestablemodel.h"
+#include "console/tablepane.h"
+#include "console/terminalview.h"
 
 #include <QLabel>
 #include <QStatusBar>

@@ -12,9 +12,9 @@
 //            panes: relay, nodes, escrow, ingress, bindings, vpn, events).
 //
 // The window only displays: it has no action that could reach the relay.
-#include "statusclient.h"
-#include "statusevent.h"
-#include "status/relaystatus.h"
+#include "console/statusclient.h"
+#include "console/statusevent.h"
+#include "shared/status/relaystatus.h"
 
 #include <QMainWindow>
 #include <optional>

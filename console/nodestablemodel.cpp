@@ -1,6 +1,6 @@
-#include "nodestablemodel.h"
+#include "console/nodestablemodel.h"
 
-#include "terminalview.h"
+#include "console/terminalview.h"
 
 namespace coreflow::console {
 

@@ -1,8 +1,8 @@
 #pragma once
 // NodesTableModel: carried nodes. Columns: Node, Since (UTC), Carriers, Last method, Last forward
 // (UTC), In flight. Times and counts sort numerically.
-#include "rowtablemodel.h"
-#include "status/relaystatus.h"
+#include "console/rowtablemodel.h"
+#include "shared/status/relaystatus.h"
 
 namespace coreflow::console {
 

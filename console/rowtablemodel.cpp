@@ -1,4 +1,4 @@
-#include "rowtablemodel.h"
+#include "console/rowtablemodel.h"
 
 namespace coreflow::console {
 

@@ -1,7 +1,7 @@
-#include "statusclient.h"
+#include "console/statusclient.h"
 
-#include "consolelog.h"
-#include "contract/refusalnames.h"
+#include "console/consolelog.h"
+#include "shared/contract/refusalnames.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>

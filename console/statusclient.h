@@ -13,9 +13,9 @@
 //   Refused       access refused: the socket file's permissions (EACCES) or a status-access-denied
 //                 refusal; reason is the relay's one-line reason. Retries continue in this state too.
 // The client never sends anything but its hello, so it cannot change the relay.
-#include "statusevent.h"
-#include "status/relaystatus.h"
-#include "util/clock.h"
+#include "console/statusevent.h"
+#include "shared/status/relaystatus.h"
+#include "shared/util/clock.h"
 
 #include <QObject>
 #include <QPointer>

@@ -1,6 +1,6 @@
-#include "tablepane.h"
+#include "console/tablepane.h"
 
-#include "rowtablemodel.h"
+#include "console/rowtablemodel.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>

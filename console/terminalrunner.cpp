@@ -1,7 +1,7 @@
-#include "terminalrunner.h"
+#include "console/terminalrunner.h"
 
-#include "consoleexitcodes.h"
-#include "terminalview.h"
+#include "console/consoleexitcodes.h"
+#include "console/terminalview.h"
 
 namespace coreflow::console {
 

@@ -8,9 +8,9 @@
 //   Watch        subscribe and reconnect on its own; every snapshot (coalesced by the relay, 250 ms)
 //                and every event redraws the view (ANSI clear-screen + TerminalView::renderWatch). Access
 //                refused finishes with accessRefused; otherwise it runs until the process is ended.
-#include "statusclient.h"
-#include "statusevent.h"
-#include "util/clock.h"
+#include "console/statusclient.h"
+#include "console/statusevent.h"
+#include "shared/util/clock.h"
 
 #include <QIODevice>
 #include <QObject>

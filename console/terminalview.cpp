@@ -1,4 +1,4 @@
-#include "terminalview.h"
+#include "console/terminalview.h"
 
 #include <QDateTime>
 #include <QJsonDocument>

@@ -13,8 +13,8 @@
 // not also as the registration refusal that repeats it.
 //
 // renderJson() is the status object (RelayStatus::toJson()) pretty-printed with sorted keys.
-#include "statusevent.h"
-#include "status/relaystatus.h"
+#include "console/statusevent.h"
+#include "shared/status/relaystatus.h"
 
 #include <QByteArray>
 #include <QList>

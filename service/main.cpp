@@ -2,13 +2,13 @@
 // Exit codes (seed "Unit contract"): 0 stopped on a signal and the stop completed (also during the
 // start); 1 the start failed (cause on stderr), the stop failed, or a second signal arrived while
 // stopping; 2 usage error.
-#include "app/coreflow.h"
-#include "app/relayconfiguration.h"
-#include "app/epolleventdispatcher.h"
-#include "app/signalwatcher.h"
-#include "status/statusserver.h"
-#include "registry/registrylog.h"
-#include "contract/offers.h"
+#include "service/app/coreflow.h"
+#include "service/app/relayconfiguration.h"
+#include "service/core/epolleventdispatcher.h"
+#include "service/app/signalwatcher.h"
+#include "service/statussocket/statusserver.h"
+#include "service/core/logging.h"
+#include "shared/contract/offers.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -54,10 +54,6 @@ int main(int argc, char *argv[])
     // e.g. QT_LOGGING_RULES="coreflow.*.debug=true". At cluster scale they cost more CPU than the
     // forwarding itself (bench/README.md).
     QLoggingCategory::setFilterRules(QStringLiteral("coreflow.*.debug=false"));
-    // Never Qt's request/reply dumps, whatever QT_LOGGING_RULES says: qt.httpserver debug prints a node's
-    // request headers (its Authorization), qt.network.* debug the upstream exchange (docs/contract.md
-    // §17 "Logging").
-    coreflow::installQtRequestLoggingFilter();
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(

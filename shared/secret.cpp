@@ -1,4 +1,4 @@
-#include "secret.h"
+#include "shared/secret.h"
 
 #include <sodium.h>
 

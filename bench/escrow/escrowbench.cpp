@@ -4,11 +4,11 @@
 // EscrowCourier that acknowledges synchronously, so the numbers are the escrow's own work.
 //
 // Usage: coreflow-escrow-bench [--nodes N] [--renewals R] [--json PATH]
-#include "contract/envelope.h"
-#include "contract/methods.h"
-#include "escrow/leaseescrow.h"
-#include "forwarding/reregistrationwave.h"
-#include "util/manualclock.h"
+#include "shared/contract/envelope.h"
+#include "shared/contract/methods.h"
+#include "service/escrow/leaseescrow.h"
+#include "service/forwarding/reregistrationwave.h"
+#include "shared/util/manualclock.h"
 
 #include <QCoreApplication>
 #include <QCryptographicHash>

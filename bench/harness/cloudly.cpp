@@ -13,7 +13,7 @@
 //   -> "pushdone <round> <allMs> <ok> <timeouts> <otherErrors> <othersMs> <node0Ms> <firstError>"
 //   <- "drop"                               aborts the relay's session (as if the network dropped it)
 //   <- "quit"
-#include "wsnet.h"
+#include "bench/harness/wsnet.h"
 
 #include <cerrno>
 #include <cinttypes>

@@ -8,7 +8,7 @@
 //
 // The relay command is started with CLOUDLY_URL, CREDENTIALS_DIRECTORY, COREFLOW_NODE_ID,
 // COREFLOW_RELAY_BIND_HOSTNAME and COREFLOW_RELAY_BIND_PORT set; its CPU and RSS are read from /proc.
-#include "wsnet.h"
+#include "bench/harness/wsnet.h"
 
 #include <algorithm>
 #include <arpa/inet.h>

@@ -1,4 +1,4 @@
-#include "wsnet.h"
+#include "bench/harness/wsnet.h"
 
 #include <openssl/err.h>
 #include <openssl/evp.h>

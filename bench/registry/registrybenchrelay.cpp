@@ -8,7 +8,7 @@
 #include "service/listener/relaylistener.h"
 
 #ifdef COREFLOW_BENCH_EPOLL_DISPATCHER
-#include "service/app/epolleventdispatcher.h"
+#include "service/core/epolleventdispatcher.h"
 #endif
 
 #include "service/registry/registryproxy.h"

@@ -9,13 +9,13 @@
 //
 // Without a relay block in the cluster config the relay logs that the cluster's nodes target Cloudly
 // directly and opens no listener (LO-08/09).
-#include "app/methodtable.h"
-#include "app/relayconfiguration.h"
-#include "app/relaycounters.h"
-#include "contract/timing.h"
-#include "contract/types.h"
-#include "status/relaystatus.h"
-#include "util/clock.h"
+#include "service/core/methodtable.h"
+#include "service/app/relayconfiguration.h"
+#include "service/core/relaycounters.h"
+#include "shared/contract/timing.h"
+#include "shared/contract/types.h"
+#include "shared/status/relaystatus.h"
+#include "shared/util/clock.h"
 
 #include <QObject>
 #include <memory>

@@ -1,4 +1,4 @@
-#include "relayconfiguration.h"
+#include "service/app/relayconfiguration.h"
 
 #include <QFile>
 #include <QHostAddress>

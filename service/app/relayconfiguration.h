@@ -10,8 +10,8 @@
 // cluster config is read): COREFLOW_NODE_ID, COREFLOW_RELAY_BIND_HOSTNAME. COREFLOW_RELAY_BIND_PORT
 // defaults to 8443. COREFLOW_INTERNAL_*, CORESTORE_CONTROL_URL, CORESTORE_API_TOKEN and JUMPCODE are
 // never read.
-#include "contract/result.h"
-#include "secret.h"
+#include "shared/contract/result.h"
+#include "shared/secret.h"
 
 #include <QList>
 #include <QProcessEnvironment>

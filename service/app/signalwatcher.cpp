@@ -1,4 +1,4 @@
-#include "signalwatcher.h"
+#include "service/app/signalwatcher.h"
 
 #include <csignal>
 #include <fcntl.h>

@@ -1,12 +1,12 @@
-#include "cloudlyconnector.h"
+#include "service/cloudly/cloudlyconnector.h"
 
-#include "cloudlysocket.h"
-#include "transport/tlsclientcontext.h"
+#include "service/cloudly/cloudlysocket.h"
+#include "service/transport/tlsclientcontext.h"
 
-#include "app/logging.h"
-#include "contract/methods.h"
-#include "contract/exactkeyreader.h"
-#include "contract/refusalnames.h"
+#include "service/core/logging.h"
+#include "shared/contract/methods.h"
+#include "shared/contract/exactkeyreader.h"
+#include "shared/contract/refusalnames.h"
 
 #include <QJsonDocument>
 #include <QRandomGenerator>

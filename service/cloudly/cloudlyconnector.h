@@ -17,13 +17,13 @@
 //
 // The bearer and the identity token are Secrets: they appear in exactly two frame bodies and nowhere
 // else (no log line, no error, no status member).
-#include "app/methodtable.h"
-#include "contract/offers.h"
-#include "contract/timing.h"
-#include "contract/types.h"
-#include "secret.h"
-#include "util/clock.h"
-#include "util/deadlinequeue.h"
+#include "service/core/methodtable.h"
+#include "shared/contract/offers.h"
+#include "shared/contract/timing.h"
+#include "shared/contract/types.h"
+#include "shared/secret.h"
+#include "shared/util/clock.h"
+#include "shared/util/deadlinequeue.h"
 
 #include <QHash>
 #include <QPointer>

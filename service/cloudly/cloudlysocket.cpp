@@ -1,8 +1,8 @@
-#include "cloudlysocket.h"
+#include "service/cloudly/cloudlysocket.h"
 
-#include "transport/tcpdialer.h"
-#include "transport/tlsclientcontext.h"
-#include "transport/websocketclienthandshake.h"
+#include "service/transport/tcpdialer.h"
+#include "service/transport/tlsclientcontext.h"
+#include "service/transport/websocketclienthandshake.h"
 
 #include <openssl/ssl.h>
 #include <unistd.h>

@@ -12,7 +12,7 @@
 // upgrade status; never a URL path, query, header value or credential), the peer closed, or abort()
 // was called (abort() emits disconnected() before it returns, when the socket was not already
 // unconnected). Internals are deleted later, never inside their own callbacks.
-#include "listener/websocketsession.h"
+#include "service/transport/websocketsession.h"
 
 #include <QObject>
 #include <QPointer>

@@ -1,7 +1,7 @@
-#include "dnsleaserenewalrun.h"
+#include "service/escrow/dnsleaserenewalrun.h"
 
-#include "contract/exactkeyreader.h"
-#include "contract/refusalnames.h"
+#include "shared/contract/exactkeyreader.h"
+#include "shared/contract/refusalnames.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -17,11 +17,11 @@
 // Custody is opaque: the relay verifies no signature and holds no key. Each renewal is kept as the
 // exact bytes Cloudly sent (one buffer per run, sliced per renewal), plus the three numbers the
 // release needs. Renewal bytes are never logged.
-#include "contract/envelope.h"
-#include "contract/result.h"
-#include "contract/timing.h"
-#include "contract/types.h"
-#include "projectionreference.h"
+#include "shared/contract/envelope.h"
+#include "shared/contract/result.h"
+#include "shared/contract/timing.h"
+#include "shared/contract/types.h"
+#include "service/escrow/projectionreference.h"
 
 #include <QByteArray>
 #include <QVector>

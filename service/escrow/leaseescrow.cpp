@@ -1,10 +1,10 @@
-#include "leaseescrow.h"
+#include "service/escrow/leaseescrow.h"
 
-#include "app/logging.h"
-#include "contract/methods.h"
-#include "contract/refusalnames.h"
-#include "renewalwindows.h"
-#include "runprecedence.h"
+#include "service/core/logging.h"
+#include "shared/contract/methods.h"
+#include "shared/contract/refusalnames.h"
+#include "service/escrow/renewalwindows.h"
+#include "service/escrow/runprecedence.h"
 
 #include <QDateTime>
 #include <QPointer>

@@ -35,13 +35,13 @@
 //
 // stop() (and the destructor) answers every hold still queued with escrow-node-not-carried "... the
 // relay is stopping" (D-44), so each hold gets exactly one answer.
-#include "app/methodtable.h"
-#include "app/relaycounters.h"
-#include "contract/timing.h"
-#include "dnsleaserenewalrun.h"
-#include "escrowcourier.h"
-#include "status/relaystatus.h"
-#include "util/clock.h"
+#include "service/core/methodtable.h"
+#include "service/core/relaycounters.h"
+#include "shared/contract/timing.h"
+#include "service/escrow/dnsleaserenewalrun.h"
+#include "service/escrow/escrowcourier.h"
+#include "shared/status/relaystatus.h"
+#include "shared/util/clock.h"
 
 #include <QHash>
 #include <QList>

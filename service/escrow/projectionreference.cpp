@@ -1,6 +1,6 @@
-#include "projectionreference.h"
+#include "service/escrow/projectionreference.h"
 
-#include "contract/exactkeyreader.h"
+#include "shared/contract/exactkeyreader.h"
 
 namespace coreflow {
 

@@ -4,7 +4,7 @@
 // Wire: { id: string (non-empty, <= 256 chars), generation: integer >= 0, digest: string (64 lowercase hex) }
 // read() is an exact-key reader; a problem is refused under refusalName (request-invalid by default,
 // escrow-run-invalid when it reads a hold) naming the field, never the value found.
-#include "contract/result.h"
+#include "shared/contract/result.h"
 
 #include <QJsonObject>
 #include <QString>

@@ -1,4 +1,4 @@
-#include "renewalwindows.h"
+#include "service/escrow/renewalwindows.h"
 
 namespace coreflow {
 

@@ -5,7 +5,7 @@
 //
 // All times are Unix ms by the relay's clock; a window is [notBefore, expiresAt). The relay's clock only
 // chooses which renewal to offer (ES-30): nothing here shifts or extends a window.
-#include "dnsleaserenewalrun.h"
+#include "service/escrow/dnsleaserenewalrun.h"
 
 namespace coreflow {
 

@@ -1,6 +1,6 @@
-#include "runprecedence.h"
+#include "service/escrow/runprecedence.h"
 
-#include "contract/refusalnames.h"
+#include "shared/contract/refusalnames.h"
 
 namespace coreflow {
 

@@ -12,7 +12,7 @@
 //   same projection, held holds nothing                       -> replaces
 //   same projection, incoming last sequence lower             -> escrow-run-stale (ES-15)
 //   same projection, incoming last sequence equal or higher   -> replaces (equal: the same top-up again)
-#include "dnsleaserenewalrun.h"
+#include "service/escrow/dnsleaserenewalrun.h"
 
 #include <optional>
 

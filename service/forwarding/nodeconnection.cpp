@@ -1,4 +1,4 @@
-#include "nodeconnection.h"
+#include "service/forwarding/nodeconnection.h"
 
 namespace coreflow {
 

@@ -3,11 +3,11 @@
 // It keeps exactly what the seed allows per carried node (seed "Outage continuity", OC-10): the
 // connection, the Cloudly-issued binding and the carrier count it registered under — plus value-free
 // activity facts for the status model. No body, no bearer, nothing on disk.
-#include "contract/types.h"
+#include "shared/contract/types.h"
 
 #include <QObject>
 #include <QPointer>
-#include "listener/websocketsession.h"
+#include "service/transport/websocketsession.h"
 
 #include <QWebSocketProtocol>
 #include <memory>

@@ -1,6 +1,6 @@
-#include "reregistrationwave.h"
+#include "service/forwarding/reregistrationwave.h"
 
-#include "app/logging.h"
+#include "service/core/logging.h"
 
 #include <algorithm>
 #include <cmath>

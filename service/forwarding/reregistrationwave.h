@@ -14,8 +14,8 @@
 // sessionLost() stops the wave at once: while the relay has no session nobody is closed (OC-09); the
 // next dispatchable (a new carrier by construction) starts a wave with the new count, which includes
 // the nodes the stopped wave had not reached. ONE ClockTimer, owned here. Nothing is replayed (OC-12).
-#include "contract/timing.h"
-#include "util/clock.h"
+#include "shared/contract/timing.h"
+#include "shared/util/clock.h"
 
 #include <QList>
 #include <QObject>

@@ -1,10 +1,10 @@
-#include "sessionforwarder.h"
+#include "service/forwarding/sessionforwarder.h"
 
-#include "app/logging.h"
-#include "contract/exactkeyreader.h"
-#include "contract/methods.h"
-#include "contract/offers.h"
-#include "contract/refusalnames.h"
+#include "service/core/logging.h"
+#include "shared/contract/exactkeyreader.h"
+#include "shared/contract/methods.h"
+#include "shared/contract/offers.h"
+#include "shared/contract/refusalnames.h"
 
 #include <QJsonDocument>
 

@@ -14,14 +14,14 @@
 // connection, bounded at pushTimeoutMs (8000), the node's answer returned verbatim; unknown node:
 // "node-not-connected: node <id> is not connected to this relay". A connection's close drops its entry.
 // Log lines name a method and a node, never a body.
-#include "app/methodtable.h"
-#include "app/relaycounters.h"
-#include "cloudly/cloudlyconnector.h"
-#include "contract/timing.h"
-#include "nodeconnection.h"
-#include "status/relaystatus.h"
-#include "util/clock.h"
-#include "util/deadlinequeue.h"
+#include "service/core/methodtable.h"
+#include "service/core/relaycounters.h"
+#include "service/cloudly/cloudlyconnector.h"
+#include "shared/contract/timing.h"
+#include "service/forwarding/nodeconnection.h"
+#include "shared/status/relaystatus.h"
+#include "shared/util/clock.h"
+#include "shared/util/deadlinequeue.h"
 
 #include <QHash>
 #include <QList>

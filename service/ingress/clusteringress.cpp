@@ -1,13 +1,13 @@
-#include "clusteringress.h"
+#include "service/ingress/clusteringress.h"
 
-#include "app/logging.h"
-#include "cloudly/cloudlyconnector.h"
-#include "contract/exactkeyreader.h"
-#include "contract/methods.h"
-#include "contract/offers.h"
-#include "contract/refusalnames.h"
-#include "forwarding/sessionforwarder.h"
-#include "ingress/ingressregistration.h"
+#include "service/core/logging.h"
+#include "service/cloudly/cloudlyconnector.h"
+#include "shared/contract/exactkeyreader.h"
+#include "shared/contract/methods.h"
+#include "shared/contract/offers.h"
+#include "shared/contract/refusalnames.h"
+#include "service/forwarding/sessionforwarder.h"
+#include "service/ingress/ingressregistration.h"
 
 namespace coreflow {
 

@@ -42,12 +42,12 @@
 // is offerRefusal(), hop "clusterIngress"), offerAccepted() when a servable offer arrives (which clears
 // it, PV-24). refreshRouteTable() is called on every registration of this relay that Cloudly accepts —
 // never on the session registration before it (CI-06, CI-07).
-#include "app/methodtable.h"
-#include "app/relaycounters.h"
-#include "contract/timing.h"
-#include "forwarding/nodeconnection.h"
-#include "ingress/routetable.h"
-#include "status/relaystatus.h"
+#include "service/core/methodtable.h"
+#include "service/core/relaycounters.h"
+#include "shared/contract/timing.h"
+#include "service/forwarding/nodeconnection.h"
+#include "service/ingress/routetable.h"
+#include "shared/status/relaystatus.h"
 
 #include <QObject>
 #include <QPointer>

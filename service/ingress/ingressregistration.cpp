@@ -1,7 +1,7 @@
-#include "ingressregistration.h"
+#include "service/ingress/ingressregistration.h"
 
-#include "contract/exactkeyreader.h"
-#include "contract/offers.h"
+#include "shared/contract/exactkeyreader.h"
+#include "shared/contract/offers.h"
 
 namespace coreflow {
 

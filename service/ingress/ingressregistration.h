@@ -11,7 +11,7 @@
 // A refusal is request-invalid naming the field by its path ("field request.ingressId is missing"),
 // never a value — an unknown member is "field <path> has a member the contract does not name"; the ingress lane answers it as cluster-ingress-registration-refused with reason
 // registration-invalid and retryAfterMs 5000.
-#include "contract/result.h"
+#include "shared/contract/result.h"
 
 #include <QJsonObject>
 #include <QString>

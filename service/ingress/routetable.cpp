@@ -1,7 +1,7 @@
-#include "routetable.h"
+#include "service/ingress/routetable.h"
 
-#include "contract/exactkeyreader.h"
-#include "contract/refusalnames.h"
+#include "shared/contract/exactkeyreader.h"
+#include "shared/contract/refusalnames.h"
 
 #include <QHash>
 #include <QJsonArray>

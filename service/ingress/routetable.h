@@ -24,8 +24,8 @@
 // the relay serves the table it validated, it does not forward bytes). What may be said about it is
 // revision(), routeCount() and hostnameCount() (distinct hostnames named by routes and certificates).
 // It is never written, journaled, logged or put into an error.
-#include "contract/result.h"
-#include "secret.h"
+#include "shared/contract/result.h"
+#include "shared/secret.h"
 
 #include <QJsonObject>
 #include <QString>

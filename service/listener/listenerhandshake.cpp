@@ -1,13 +1,14 @@
-#include "listenerhandshake.h"
+#include "service/listener/listenerhandshake.h"
+#include "service/transport/websocketacceptkey.h"
 
-#include "app/logging.h"
-#include "contract/refusalnames.h"
-#include "registry/registryrefusal.h"
+#include "service/core/logging.h"
+#include "shared/contract/refusalnames.h"
+#include "shared/contract/httprefusalbody.h"
 
 #include <QCryptographicHash>
 #include <QTimerEvent>
 
-#include "httpheadercollector.h"
+#include "service/transport/httpheadercollector.h"
 
 #include <http_parser.h>
 
@@ -50,13 +51,6 @@ void ListenerHandshake::tlsClosed()
 }
 
 ListenerHandshake::~ListenerHandshake() = default;
-
-QByteArray ListenerHandshake::acceptKey(const QByteArray &clientKey)
-{
-    return QCryptographicHash::hash(clientKey + QByteArrayLiteral("258EAFA5-E914-47DA-95CA-C5AB0DC85B11"),
-                                    QCryptographicHash::Sha1)
-        .toBase64();
-}
 
 void ListenerHandshake::timerEvent(QTimerEvent *event)
 {
@@ -115,7 +109,7 @@ void ListenerHandshake::decide()
     }
     m_tls->write(QByteArrayLiteral("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                                    "Sec-WebSocket-Accept: ")
-                 + acceptKey(key) + QByteArrayLiteral("\r\n\r\n"));
+                 + webSocketAcceptKey(key) + QByteArrayLiteral("\r\n\r\n"));
     if (m_tls->state() == TlsConnection::State::Closed)
         return;
     m_tls->setReceiver(nullptr); // the next holder sets itself
@@ -136,7 +130,7 @@ void ListenerHandshake::handOver()
 
 void ListenerHandshake::refuse(int status, const QByteArray &statusText, QLatin1StringView name, const QByteArray &reason)
 {
-    const QByteArray body = RegistryRefusal::body(QLatin1StringView("UNSUPPORTED"), name, reason);
+    const QByteArray body = contract::httpRefusalBody(QLatin1StringView("UNSUPPORTED"), name, reason);
     m_tls->write("HTTP/1.1 " + QByteArray::number(status) + ' ' + statusText
                  + "\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: "
                  + QByteArray::number(body.size()) + "\r\n\r\n" + body);

@@ -13,7 +13,7 @@
 // A connection that has not reached a decision within kTimeoutMs (10000 ms, real time; TLS
 // handshake included) is dropped. After emitting, the handshake has handed the TlsConnection on
 // (reparented by the receiver) and deletes itself.
-#include "tlsconnection.h"
+#include "service/transport/tlsconnection.h"
 
 #include <QBasicTimer>
 #include <QObject>
@@ -33,9 +33,6 @@ public:
     ListenerHandshake(TlsConnection *tls, QObject *parent = nullptr);
     ~ListenerHandshake() override;
 
-    // Sec-WebSocket-Accept for a client key (RFC 6455 §4.2.2: base64(SHA-1(key + GUID))).
-    static QByteArray acceptKey(const QByteArray &clientKey);
-
 Q_SIGNALS:
     // rest: bytes that followed the upgrade request (the node's first frames), possibly empty.
     void upgraded(coreflow::TlsConnection *tls, const QByteArray &rest);
@@ -50,7 +47,7 @@ private:
     void tlsClosed() override;
     void onReadyRead();
     void decide();
-    // Answers in the registry error shape (RegistryRefusal) and closes.
+    // Answers in the HTTP refusal shape (contract::httpRefusalBody, contract §17) and closes.
     void refuse(int status, const QByteArray &statusText, QLatin1StringView name, const QByteArray &reason);
     void handOver();
 

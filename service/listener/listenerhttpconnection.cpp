@@ -1,11 +1,10 @@
-#include "listenerhttpconnection.h"
+#include "service/listener/listenerhttpconnection.h"
 
-#include "app/logging.h"
-#include "contract/refusalnames.h"
-#include "registry/registrylog.h"
-#include "registry/registryrefusal.h"
-#include "httpheadercollector.h"
-#include "tlshttpresponder.h"
+#include "service/core/logging.h"
+#include "shared/contract/refusalnames.h"
+#include "shared/contract/httprefusalbody.h"
+#include "service/transport/httpheadercollector.h"
+#include "service/listener/tlshttpresponder.h"
 
 #include <QTimerEvent>
 
@@ -203,7 +202,7 @@ void ListenerHttpConnection::messageComplete()
         m_stopParsing = true;
     const bool answering = m_current != nullptr || !m_waiting.empty();
     if (answering && qsizetype(m_waiting.size()) >= kMaxPipelinedRequests) {
-        qCWarning(lcRegistry, "more than %d pipelined requests on one connection: connection closed",
+        qCWarning(logListener, "more than %d pipelined requests on one connection: connection closed",
                   kMaxPipelinedRequests);
         m_stopParsing = true;
         abortUnanswered();
@@ -260,7 +259,7 @@ void ListenerHttpConnection::dispatch()
 
 void ListenerHttpConnection::answerNotServed(std::unique_ptr<ListenerHttpResponder> responder)
 {
-    const QByteArray body = RegistryRefusal::body(QLatin1StringView("UNSUPPORTED"), contract::refusal::pathNotServed,
+    const QByteArray body = contract::httpRefusalBody(QLatin1StringView("UNSUPPORTED"), contract::refusal::pathNotServed,
                                                   "this listener serves the node WebSocket at / and image pulls under /v2/");
     responder->writeHead(404, {{"Content-Type", "application/json"}, {"Content-Length", QByteArray::number(body.size())}});
     responder->writeBody(body);
@@ -323,14 +322,14 @@ void ListenerHttpConnection::refuse(int status, const QByteArray &reason, QLatin
     // whoever fills the listener cannot fill the log too.
     const bool busy = name == contract::refusal::listenerBusy;
     if (!busy || (m_side.busyRefused & (m_side.busyRefused - 1)) == 0)
-        qCInfo(lcRegistry, "listener: request refused %d %s (%s); connection %s%s", status, name.data(), reason.constData(),
+        qCInfo(logListener, "listener: request refused %d %s (%s); connection %s%s", status, name.data(), reason.constData(),
                answer ? "closed" : "aborted",
                busy ? qPrintable(QStringLiteral(" (%1 refused at the bound so far)").arg(m_side.busyRefused)) : "");
     if (!answer) {
         abortUnanswered();
         return;
     }
-    const QByteArray body = RegistryRefusal::body(QLatin1StringView(status == 503 ? "UNAVAILABLE" : "UNSUPPORTED"), name, reason);
+    const QByteArray body = contract::httpRefusalBody(QLatin1StringView(status == 503 ? "UNAVAILABLE" : "UNSUPPORTED"), name, reason);
     QByteArray out = TlsHttpResponder::statusLine(status);
     out += "Content-Type: application/json\r\n";
     out += "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
@@ -350,7 +349,7 @@ void ListenerHttpConnection::timerEvent(QTimerEvent *event)
         if (m_ended || m_current || !m_waiting.empty())
             return;
         ++m_side.idleClosed;
-        qCDebug(lcRegistry, "listener: connection closed: no whole request within %d ms", m_side.idleRequestTimeoutMs);
+        qCDebug(logListener, "listener: connection closed: no whole request within %d ms", m_side.idleRequestTimeoutMs);
         m_stopParsing = true;
         m_tls->abort(); // tlsClosed() ends this
         return;

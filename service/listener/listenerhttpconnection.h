@@ -5,7 +5,7 @@
 // hand), hands each to the ListenerHttpHandler (the /v2/ pull endpoint) with a TlsHttpResponder that
 // writes the answer straight into the TLS connection, and keeps answers in request order.
 //
-// Bounds and refusals (registry error shape, RegistryRefusal::body), all before a handler sees the
+// Bounds and refusals (HTTP refusal shape, contract::httpRefusalBody, contract §17), all before a handler sees the
 // request:
 //  - a request's header block (request line, header lines, blank line; leading blank lines included)
 //    over kMaxHeaderBlockBytes (65536 bytes): 431 request-invalid;
@@ -42,8 +42,8 @@
 // Writing: answer bytes go through TlsConnection::writeDeferred: pieces smaller than one full TLS
 // record are gathered until a record's worth waits or the event-loop turn ends, so a body arriving
 // from the registry in small reads does not become one small TLS record and one socket write per read.
-#include "listenerhttphandler.h"
-#include "tlsconnection.h"
+#include "service/listener/listenerhttphandler.h"
+#include "service/transport/tlsconnection.h"
 
 #include <QBasicTimer>
 #include <QObject>

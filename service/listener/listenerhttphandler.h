@@ -7,8 +7,8 @@
 // ListenerHttpResponder). The listener hands out a connection's next request only after the
 // responder's finish(); bounds, refusals of request bodies and pipelining are the listener's
 // (ListenerHttpConnection).
-#include "listenerhttprequest.h"
-#include "listenerhttpresponder.h"
+#include "service/listener/listenerhttprequest.h"
+#include "service/listener/listenerhttpresponder.h"
 
 #include <memory>
 

@@ -1,6 +1,6 @@
-#include "relaycertificate.h"
+#include "service/listener/relaycertificate.h"
 
-#include "contract/refusalnames.h"
+#include "shared/contract/refusalnames.h"
 
 #include <openssl/bio.h>
 #include <openssl/evp.h>

@@ -7,8 +7,8 @@
 // X509_check_host, no wildcards); it is valid now by the injected clock; and the key matches the
 // certificate (X509_check_private_key). Refusal name relay-certificate-invalid; the reason names the
 // domain and the failed check, never the material.
-#include "contract/result.h"
-#include "contract/types.h"
+#include "shared/contract/result.h"
+#include "shared/contract/types.h"
 
 #include <QSslCertificate>
 #include <QSslConfiguration>

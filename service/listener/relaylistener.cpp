@@ -1,10 +1,10 @@
-#include "relaylistener.h"
+#include "service/listener/relaylistener.h"
 
-#include "app/logging.h"
-#include "contract/refusalnames.h"
-#include "listenerhandshake.h"
-#include "sockethandoffserver.h"
-#include "tlsservercontext.h"
+#include "service/core/logging.h"
+#include "shared/contract/refusalnames.h"
+#include "service/listener/listenerhandshake.h"
+#include "service/transport/sockethandoffserver.h"
+#include "service/transport/tlsservercontext.h"
 
 #include <QHostInfo>
 

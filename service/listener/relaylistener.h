@@ -12,10 +12,10 @@
 //
 // The bind address and port are daemon-local facts (COREFLOW_RELAY_BIND_HOSTNAME/_PORT), never cluster
 // state. listen() failures are named (listener-bind-failed) with address, port and the socket error.
-#include "contract/envelope.h"
-#include "contract/result.h"
-#include "listenerhttpconnection.h"
-#include "websocketsession.h"
+#include "shared/contract/envelope.h"
+#include "shared/contract/result.h"
+#include "service/listener/listenerhttpconnection.h"
+#include "service/transport/websocketsession.h"
 
 #include <QObject>
 #include <QPointer>

@@ -1,6 +1,6 @@
-#include "tlshttpresponder.h"
+#include "service/listener/tlshttpresponder.h"
 
-#include "listenerhttpconnection.h"
+#include "service/listener/listenerhttpconnection.h"
 
 namespace coreflow {
 

@@ -3,7 +3,7 @@
 // contract.md §17, D-53): the answer goes straight into the connection's TLS write queue. The
 // connection tells it when queued bytes left (connectionWritten) and when the client is gone
 // (connectionGone); after that it writes nothing and isConnected() is false.
-#include "listenerhttpresponder.h"
+#include "service/listener/listenerhttpresponder.h"
 
 namespace coreflow {
 

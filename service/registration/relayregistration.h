@@ -22,10 +22,10 @@
 //    and stands as the readiness refusal of hop "registration");
 //  - a transport failure is logged by class and custody is kept; the next renewal or reconnect
 //    registers again.
-#include "app/readinessboard.h"
-#include "cloudly/cloudlyconnector.h"
-#include "contract/timing.h"
-#include "util/clock.h"
+#include "service/core/readinessboard.h"
+#include "service/cloudly/cloudlyconnector.h"
+#include "shared/contract/timing.h"
+#include "shared/util/clock.h"
 
 #include <QObject>
 #include <optional>

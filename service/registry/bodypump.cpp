@@ -1,4 +1,4 @@
-#include "bodypump.h"
+#include "service/registry/bodypump.h"
 
 namespace coreflow {
 

@@ -1,10 +1,10 @@
-#include "registryexchange.h"
+#include "service/registry/registryexchange.h"
 
-#include "bodypump.h"
-#include "registrylog.h"
-#include "registryrefusal.h"
-#include "upstreampool.h"
-#include "wwwauthenticaterewriter.h"
+#include "service/registry/bodypump.h"
+#include "service/core/logging.h"
+#include "shared/contract/httprefusalbody.h"
+#include "service/registry/upstreampool.h"
+#include "service/registry/wwwauthenticaterewriter.h"
 
 #include "shared/contract/refusalnames.h"
 #include "shared/util/clock.h"
@@ -120,7 +120,7 @@ void RegistryExchange::upstreamFailed(const QByteArray &failureClass)
 
 void RegistryExchange::upstreamFailedMidBody(const QByteArray &failureClass)
 {
-    qCWarning(lcRegistry, "%s %s %d: registry failed mid-body (%s) after %lld bytes; node connection aborted",
+    qCWarning(logRegistry, "%s %s %d: registry failed mid-body (%s) after %lld bytes; node connection aborted",
               method(), m_setup.pathClass.constData(), m_status, failureClass.constData(),
               m_pump ? m_pump->bytesRelayed() : 0LL);
     m_done = true;
@@ -137,7 +137,7 @@ void RegistryExchange::sendHeaders(int status, const HeaderPairs &headers)
         return;
     }
     if (filtered.droppedForControlCharacters > 0)
-        qCWarning(lcRegistry, "%s %s: %d registry header(s) with a control character dropped", method(),
+        qCWarning(logRegistry, "%s %s: %d registry header(s) with a control character dropped", method(),
                   m_setup.pathClass.constData(), filtered.droppedForControlCharacters);
     const WwwAuthenticateRewrite challenges = m_rewriter.rewrite(filtered.wwwAuthenticate);
     if (!challenges.rewrittenRealmPaths.isEmpty() || !challenges.foreignRealmOrigins.isEmpty())
@@ -158,7 +158,7 @@ void RegistryExchange::sendHeaders(int status, const HeaderPairs &headers)
         head.append({QByteArrayLiteral("Transfer-Encoding"), QByteArrayLiteral("chunked")});
     m_responder->writeHead(status, head);
     m_headersSent = true;
-    qCInfo(lcRegistry, "%s %s -> %d (headers relayed after %lld ms)", method(), m_setup.pathClass.constData(),
+    qCInfo(logRegistry, "%s %s -> %d (headers relayed after %lld ms)", method(), m_setup.pathClass.constData(),
            status, m_clock.nowMs() - m_startedMs);
 
     if (noBody)
@@ -180,7 +180,7 @@ void RegistryExchange::onClientGone()
         return;
     m_done = true;
     const bool upstreamRunning = m_submitted && !m_upstreamOver;
-    qCInfo(lcRegistry, "%s %s: node left after %lld bytes; %s", method(), m_setup.pathClass.constData(),
+    qCInfo(logRegistry, "%s %s: node left after %lld bytes; %s", method(), m_setup.pathClass.constData(),
            m_pump ? m_pump->bytesRelayed() : 0LL,
            upstreamRunning ? "upstream request aborted" : "upstream request was already over");
     if (upstreamRunning) {
@@ -223,10 +223,10 @@ void RegistryExchange::fail(const QByteArray &failureClass)
     // An answer over the header bounds is named as such (§17); every other failure is unreachable.
     const QLatin1StringView name = failureClass == "HeadersTooLarge" ? contract::refusal::registryHeadersTooLarge
                                                                      : contract::refusal::registryUnreachable;
-    qCWarning(lcRegistry, "%s %s -> 502 %s (%s)", method(), m_setup.pathClass.constData(), name.data(),
+    qCWarning(logRegistry, "%s %s -> 502 %s (%s)", method(), m_setup.pathClass.constData(), name.data(),
               failureClass.constData());
     if (socketUsable() && !m_headersSent) {
-        const QByteArray body = RegistryRefusal::body(QLatin1StringView("UNAVAILABLE"),
+        const QByteArray body = contract::httpRefusalBody(QLatin1StringView("UNAVAILABLE"),
                                                       name,
                                                       "the registry did not answer (" + failureClass + ")",
                                                       failureClass);
@@ -252,7 +252,7 @@ void RegistryExchange::complete()
     // The answer is over (a no-op after abort() or the node leaving): the node's connection goes on.
     m_responder->finish();
     if (m_pump && m_pump->isDrained())
-        qCInfo(lcRegistry, "%s %s %d: body relayed, %lld bytes in %lld ms", method(),
+        qCInfo(logRegistry, "%s %s %d: body relayed, %lld bytes in %lld ms", method(),
                m_setup.pathClass.constData(), m_status, m_pump->bytesRelayed(), m_clock.nowMs() - m_startedMs);
     Q_EMIT finished();
     deleteLater();

@@ -24,8 +24,8 @@
 //     have not been sent yet; a failure mid-body aborts the node's connection (the body cannot be
 //     completed, and a truncated body must not look complete). No registry status line within
 //     headerTimeoutMs (measured on the injected Clock) is the class Timeout.
-#include "registryheaders.h"
-#include "upstreamresponsehandler.h"
+#include "service/registry/registryheaders.h"
+#include "service/registry/upstreamresponsehandler.h"
 
 #include "service/listener/listenerhttpresponder.h"
 

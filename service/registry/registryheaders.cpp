@@ -1,4 +1,4 @@
-#include "registryheaders.h"
+#include "service/registry/registryheaders.h"
 
 #include <array>
 

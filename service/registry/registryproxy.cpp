@@ -1,11 +1,11 @@
-#include "registryproxy.h"
+#include "service/registry/registryproxy.h"
 
-#include "registryexchange.h"
-#include "registryheaders.h"
-#include "registrylog.h"
-#include "registryrefusal.h"
-#include "upstreampool.h"
-#include "wwwauthenticaterewriter.h"
+#include "service/registry/registryexchange.h"
+#include "service/registry/registryheaders.h"
+#include "service/core/logging.h"
+#include "shared/contract/httprefusalbody.h"
+#include "service/registry/upstreampool.h"
+#include "service/registry/wwwauthenticaterewriter.h"
 
 
 #include "service/transport/tlsclientcontext.h"
@@ -69,7 +69,7 @@ bool hasRefusedEncoding(const QString &encodedPath)
 void refuse(ListenerHttpResponder &responder, bool head, int status, QLatin1StringView code, QLatin1StringView name,
             const QByteArray &reason, bool allowHeader = false)
 {
-    const QByteArray body = RegistryRefusal::body(code, name, reason);
+    const QByteArray body = contract::httpRefusalBody(code, name, reason);
     HeaderPairs headers{{"Content-Type", "application/json"},
                         {"Content-Length", QByteArray::number(body.size())},
                         {"Docker-Distribution-API-Version", "registry/2.0"}};
@@ -92,7 +92,7 @@ RegistryProxy::RegistryProxy(QUrl cloudlyUrl, QUrl relayOrigin, QList<QSslCertif
     if (context.ok())
         tls = context.value();
     else // every https pull then fails as TlsHandshake (502); the line names what failed, never key material
-        qCWarning(lcRegistry, "no TLS client context for the registry connection: %s",
+        qCWarning(logRegistry, "no TLS client context for the registry connection: %s",
                   qUtf8Printable(context.refusal().reason));
     m_pool = std::make_unique<UpstreamPool>(m_registryOrigin, std::move(tls));
     m_rewriter = std::make_unique<WwwAuthenticateRewriter>(m_registryOrigin, m_relayOrigin);
@@ -142,21 +142,21 @@ void RegistryProxy::handleHttp(const ListenerHttpRequest &request, std::unique_p
         return;
     if ((!underV2 && !tokenPath) || hasDotSegment(path) || hasRefusedEncoding(path)) {
         if (refusalLogAllowed())
-            qCInfo(lcRegistry, "%s %s -> 404 %s", method, cls.constData(), refusal::pathNotServed.data());
+            qCInfo(logRegistry, "%s %s -> 404 %s", method, cls.constData(), refusal::pathNotServed.data());
         refuse(*responder, head, 404, QLatin1StringView("UNSUPPORTED"), refusal::pathNotServed,
                "this listener serves the image pull API under /v2/ and the WebSocket upgrade at /");
         return;
     }
     if (request.method != "GET" && !head) {
         if (refusalLogAllowed())
-            qCInfo(lcRegistry, "%s %s -> 405 %s", method, cls.constData(), refusal::registryMethodRefused.data());
+            qCInfo(logRegistry, "%s %s -> 405 %s", method, cls.constData(), refusal::registryMethodRefused.data());
         refuse(*responder, false, 405, QLatin1StringView("UNSUPPORTED"), refusal::registryMethodRefused,
                "only GET and HEAD are forwarded; a registry write is not relayed", true);
         return;
     }
     if (request.hasBody) {
         if (refusalLogAllowed())
-            qCInfo(lcRegistry, "%s %s -> 400 %s (request body)", method, cls.constData(), refusal::requestInvalid.data());
+            qCInfo(logRegistry, "%s %s -> 400 %s (request body)", method, cls.constData(), refusal::requestInvalid.data());
         refuse(*responder, head, 400, QLatin1StringView("UNSUPPORTED"), refusal::requestInvalid,
                "a pull carries no request body");
         return;
@@ -166,7 +166,7 @@ void RegistryProxy::handleHttp(const ListenerHttpRequest &request, std::unique_p
         const int status = headers.tooLarge ? 431 : 400;
         const QLatin1StringView name = headers.tooLarge ? refusal::registryHeadersTooLarge : refusal::requestInvalid;
         if (refusalLogAllowed())
-            qCInfo(lcRegistry, "%s %s -> %d %s (%s)", method, cls.constData(), status, name.data(), headers.why.constData());
+            qCInfo(logRegistry, "%s %s -> %d %s (%s)", method, cls.constData(), status, name.data(), headers.why.constData());
         refuse(*responder, head, status, QLatin1StringView("UNSUPPORTED"), name, headers.why);
         return;
     }
@@ -212,7 +212,7 @@ bool RegistryProxy::refusalLogAllowed()
         return false;
     }
     if (m_refusalsNotLogged > 0)
-        qCInfo(lcRegistry, "%lld more refused requests were not logged in the last second", qint64(m_refusalsNotLogged));
+        qCInfo(logRegistry, "%lld more refused requests were not logged in the last second", qint64(m_refusalsNotLogged));
     m_refusalsNotLogged = 0;
     m_refusalLog.start();
     return true;
@@ -227,14 +227,14 @@ void RegistryProxy::noteChallenges(const QList<QString> &rewrittenRealmPaths, co
         while (m_tokenPaths.size() > kMaxTokenPaths)
             m_tokenPaths.removeFirst();
         // A fixed line: neither the path nor any token, challenge or header value is printed.
-        qCInfo(lcRegistry, "one more realm path now served (learned from a rewritten challenge)");
+        qCInfo(logRegistry, "one more realm path now served (learned from a rewritten challenge)");
     }
     for (const QString &origin : foreignOrigins) {
         if (m_loggedForeignOrigins.contains(origin))
             continue;
         if (m_loggedForeignOrigins.size() < kMaxRememberedForeignOrigins)
             m_loggedForeignOrigins.insert(origin);
-        qCWarning(lcRegistry,
+        qCWarning(logRegistry,
                   "registry challenge realm names %s, not Cloudly's origin %s: left unrewritten, so nodes "
                   "leave the cluster for their pull token there. If that origin is Cloudly under another "
                   "name, CLOUDLY_URL names Cloudly differently from the public origin its realm is composed "

@@ -1,8 +1,8 @@
-#include "upstreamconnection.h"
+#include "service/registry/upstreamconnection.h"
 
-#include "registrylog.h"
-#include "registryrefusal.h"
-#include "upstreamresponsehandler.h"
+#include "service/core/logging.h"
+#include "shared/contract/httprefusalbody.h"
+#include "service/registry/upstreamresponsehandler.h"
 
 #include "service/transport/tcpdialer.h"
 #include "service/transport/tlsclientcontext.h"

@@ -33,10 +33,10 @@
 //    the registry had closed meanwhile); the pool decides about the retry and tells the handler;
 //  - abort() (the node left, the exchange gave up): closed at once, the handler hears nothing more.
 // An idle connection closes itself after kIdleTimeoutMs, or when the registry closes it.
-#include "registryheaders.h"
-#include "upstreamresponseparser.h"
+#include "service/registry/registryheaders.h"
+#include "service/registry/upstreamresponseparser.h"
 
-#include "service/listener/tlsconnection.h"
+#include "service/transport/tlsconnection.h"
 
 #include <QByteArray>
 #include <QObject>

@@ -1,7 +1,7 @@
-#include "upstreampool.h"
+#include "service/registry/upstreampool.h"
 
-#include "registrylog.h"
-#include "upstreamresponsehandler.h"
+#include "service/core/logging.h"
+#include "service/registry/upstreamresponsehandler.h"
 
 namespace coreflow {
 
@@ -115,7 +115,7 @@ void UpstreamPool::onFailed(UpstreamConnection *connection, UpstreamResponseHand
     Running running = std::move(*it);
     m_running.erase(it);
     if (retryable && !running.retried) {
-        qCInfo(lcRegistry, "a kept-alive registry connection was closed under a request (%s): sent again on a new one",
+        qCInfo(logRegistry, "a kept-alive registry connection was closed under a request (%s): sent again on a new one",
                failureClass.constData());
         m_waiting.push_front({handler, std::move(running.request), true});
         QMetaObject::invokeMethod(this, &UpstreamPool::dispatch, Qt::QueuedConnection);

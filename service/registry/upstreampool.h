@@ -16,7 +16,7 @@
 // Every call delivers its answer to the handler given to submit() (see UpstreamResponseHandler).
 // cancel() is the only way to withdraw a handler before its answer is over; after it (or after
 // upstreamComplete/upstreamFailed) the pool never calls that handler again.
-#include "upstreamconnection.h"
+#include "service/registry/upstreamconnection.h"
 
 #include <QHash>
 #include <QList>

@@ -6,7 +6,7 @@
 // Order for one request: zero or one upstreamHead(), then zero or more upstreamBody(), then exactly one
 // of upstreamComplete() or upstreamFailed(); nothing after that. upstreamFailed() may come before any
 // upstreamHead() (no answer: refused, unreachable, TLS, closed, unparsable) or mid-body.
-#include "registryheaders.h"
+#include "service/registry/registryheaders.h"
 
 #include <QByteArray>
 
@@ -26,7 +26,7 @@ public:
     virtual void upstreamBody(const char *data, qsizetype size) = 0;
     // The whole answer was handed over.
     virtual void upstreamComplete() = 0;
-    // The exchange with the registry failed. failureClass: one of RegistryRefusal's failure classes
+    // The exchange with the registry failed. failureClass: a failure class (contract §17)
     // (ConnectionRefused, HostNotFound, Timeout, TlsHandshake, RemoteClosed, Proxy, Protocol,
     // HeadersTooLarge, Network); never an error message.
     virtual void upstreamFailed(const QByteArray &failureClass) = 0;

@@ -1,4 +1,4 @@
-#include "upstreamresponseparser.h"
+#include "service/registry/upstreamresponseparser.h"
 
 namespace coreflow {
 

@@ -1,4 +1,4 @@
-#include "wwwauthenticaterewriter.h"
+#include "service/registry/wwwauthenticaterewriter.h"
 
 namespace coreflow {
 

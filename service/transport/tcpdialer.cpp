@@ -1,4 +1,4 @@
-#include "tcpdialer.h"
+#include "service/transport/tcpdialer.h"
 
 #include <QHostInfo>
 #include <QSocketNotifier>

@@ -1,6 +1,6 @@
-#include "tlsclientcontext.h"
+#include "service/transport/tlsclientcontext.h"
 
-#include "contract/refusalnames.h"
+#include "shared/contract/refusalnames.h"
 
 #include <QHostAddress>
 

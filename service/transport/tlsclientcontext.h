@@ -12,7 +12,7 @@
 // 16 KiB records, and each read of one record alone also cost a window-update ACK), ALPN "http/1.1"
 // (the WebSocket upgrade and the registry pulls are HTTP/1.1).
 // create() fails with a Refusal naming what failed (never certificate or key bytes).
-#include "contract/result.h"
+#include "shared/contract/result.h"
 
 #include <QList>
 #include <QSslCertificate>

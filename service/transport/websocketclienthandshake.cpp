@@ -1,7 +1,7 @@
-#include "websocketclienthandshake.h"
+#include "service/transport/websocketclienthandshake.h"
 
-#include "listener/httpheadercollector.h"
-#include "listener/listenerhandshake.h"
+#include "service/transport/httpheadercollector.h"
+#include "service/transport/websocketacceptkey.h"
 
 #include <QTimer>
 
@@ -116,7 +116,7 @@ void WebSocketClientHandshake::decide()
         connectionUpgrade = connectionUpgrade || token.trimmed() == "upgrade";
     if (answer.headers.last("upgrade").toLower() != "websocket" || !connectionUpgrade)
         return fail(QStringLiteral("the 101 answer does not name the websocket upgrade"));
-    if (answer.headers.last("sec-websocket-accept") != ListenerHandshake::acceptKey(m_key))
+    if (answer.headers.last("sec-websocket-accept") != webSocketAcceptKey(m_key))
         return fail(QStringLiteral("the 101 answer carries the wrong Sec-WebSocket-Accept"));
     if (answer.headers.has("sec-websocket-extensions") || answer.headers.has("sec-websocket-protocol"))
         return fail(QStringLiteral("the 101 answer names an extension or subprotocol that was not offered"));

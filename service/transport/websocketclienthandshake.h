@@ -14,7 +14,7 @@
 // block, the server's first frames), or failed(reason) after the connection was closed; reason
 // names the step and, for an answer, its status code only (never a header value or body byte).
 // The handshake holds no timer: the Cloudly handshake bound (cloudlyHandshakeTimeoutMs) covers it.
-#include "listener/tlsconnection.h"
+#include "service/transport/tlsconnection.h"
 
 #include <QObject>
 

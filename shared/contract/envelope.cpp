@@ -1,10 +1,10 @@
-#include "envelope.h"
+#include "shared/contract/envelope.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <simdjson.h>
 
-#include "refusalnames.h"
+#include "shared/contract/refusalnames.h"
 
 namespace coreflow::contract {
 

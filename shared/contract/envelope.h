@@ -10,7 +10,7 @@
 //
 // Refusals: request-invalid (not a JSON object, missing/mistyped method or correlation, unknown phase),
 // frame-too-large (above maxFrameBytes).
-#include "result.h"
+#include "shared/contract/result.h"
 
 #include <QByteArray>
 #include <QByteArrayView>

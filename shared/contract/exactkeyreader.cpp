@@ -1,6 +1,6 @@
-#include "exactkeyreader.h"
+#include "shared/contract/exactkeyreader.h"
 
-#include "refusalnames.h"
+#include "shared/contract/refusalnames.h"
 
 #include <cmath>
 

@@ -11,7 +11,7 @@
 //
 // The first problem wins; later reads return defaults. Values are reasons-safe: a refusal names the
 // field and the expected type, never the value it found.
-#include "refusal.h"
+#include "shared/contract/refusal.h"
 
 #include <QJsonArray>
 #include <QJsonObject>

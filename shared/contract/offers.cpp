@@ -1,7 +1,7 @@
-#include "offers.h"
+#include "shared/contract/offers.h"
 
-#include "exactkeyreader.h"
-#include "refusalnames.h"
+#include "shared/contract/exactkeyreader.h"
+#include "shared/contract/refusalnames.h"
 
 #include <QRegularExpression>
 

@@ -5,7 +5,7 @@
 //   palletRuntime  - nodes on the listener, oldest accepted peer release 32.10.1
 //   clusterIngress - the ingress on the listener, oldest accepted peer release 32.0.0
 // Wire shape: { "sessionKind": string, "release": "MAJOR.MINOR.PATCH" }.
-#include "result.h"
+#include "shared/contract/result.h"
 
 #include <QJsonObject>
 #include <QJsonValue>

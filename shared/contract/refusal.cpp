@@ -1,4 +1,4 @@
-#include "refusal.h"
+#include "shared/contract/refusal.h"
 
 namespace coreflow::contract {
 

@@ -1,7 +1,7 @@
 #pragma once
 // Result<T>: a value or the Refusal that explains why there is none. Used by every fallible reader and
 // by calls whose failure is answered on the wire.
-#include "refusal.h"
+#include "shared/contract/refusal.h"
 
 #include <utility>
 #include <variant>

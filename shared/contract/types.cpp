@@ -1,6 +1,6 @@
-#include "types.h"
+#include "shared/contract/types.h"
 
-#include "exactkeyreader.h"
+#include "shared/contract/exactkeyreader.h"
 
 namespace coreflow::contract {
 

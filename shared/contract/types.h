@@ -1,8 +1,8 @@
 #pragma once
 // Contract types the relay reads, each with an exact-key reader. Shapes are documented in
 // docs/contract.md; units are stated per field.
-#include "result.h"
-#include "../secret.h"
+#include "shared/contract/result.h"
+#include "shared/secret.h"
 
 #include <QJsonObject>
 #include <QList>

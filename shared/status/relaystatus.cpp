@@ -1,4 +1,4 @@
-#include "relaystatus.h"
+#include "shared/status/relaystatus.h"
 
 #include <QJsonArray>
 

@@ -1,4 +1,4 @@
-#include "statussocketpath.h"
+#include "shared/status/statussocketpath.h"
 
 #include <QDir>
 #include <QFileInfo>

@@ -1,4 +1,4 @@
-#include "clock.h"
+#include "shared/util/clock.h"
 
 #include <QDateTime>
 #include <QTimer>

@@ -1,4 +1,4 @@
-#include "deadlinequeue.h"
+#include "shared/util/deadlinequeue.h"
 
 namespace coreflow {
 

@@ -10,7 +10,7 @@
 // schedule(delayMs, onExpiry) returns a handle; cancel(handle) forgets it (no-op when it already
 // fired or was cancelled). Expired entries fire in deadline order (equal deadlines in scheduling
 // order); a callback may schedule or cancel others. Deadlines are clock ms; delayMs < 0 counts as 0.
-#include "clock.h"
+#include "shared/util/clock.h"
 
 #include <functional>
 #include <map>

@@ -1,4 +1,4 @@
-#include "manualclock.h"
+#include "shared/util/manualclock.h"
 
 namespace coreflow {
 

@@ -1,7 +1,7 @@
 #pragma once
 // ManualClock: a Clock that moves only when a test calls advance(). Timers fire in deadline order, each
 // with the clock set to its own deadline, so timer rules are tested exactly and without sleeping.
-#include "clock.h"
+#include "shared/util/clock.h"
 
 #include <QList>
 #include <QPointer>

@@ -1,9 +1,9 @@
 // console_cli: the coreflow-console executable's terminal modes and documented exit codes
 // (0 ok, 2 usage, 3 cannot connect, 4 access refused, 5 protocol error), run as a real process.
-#include "consoleexitcodes.h"
-#include "consolefixtures.h"
-#include "statusserver.h"
-#include "util/clock.h"
+#include "console/consoleexitcodes.h"
+#include "tests/console/consolefixtures.h"
+#include "service/statussocket/statusserver.h"
+#include "shared/util/clock.h"
 
 #include <QFile>
 #include <QLocalServer>

@@ -1,9 +1,9 @@
 // console_client: StatusClient states, snapshots and events against the real StatusServer; reconnect
 // with backoff (on a ManualClock) when the relay restarts; refused and protocol-error states.
-#include "consolefixtures.h"
-#include "statusclient.h"
-#include "statusserver.h"
-#include "util/manualclock.h"
+#include "tests/console/consolefixtures.h"
+#include "console/statusclient.h"
+#include "service/statussocket/statusserver.h"
+#include "shared/util/manualclock.h"
 
 #include <QLocalServer>
 #include <QLocalSocket>

@@ -1,12 +1,12 @@
 // console_gui: the main window, rendered offscreen for fixture snapshots (ready, refused, parked,
 // 50 nodes) to PNGs under ${CMAKE_BINARY_DIR}/artifacts/, with assertions on the widgets' contents;
 // sorting and filtering; connection states; live updates through a real status socket.
-#include "consolefixtures.h"
-#include "mainwindow.h"
-#include "rowtablemodel.h"
-#include "statusserver.h"
-#include "tablepane.h"
-#include "util/manualclock.h"
+#include "tests/console/consolefixtures.h"
+#include "console/mainwindow.h"
+#include "console/rowtablemodel.h"
+#include "service/statussocket/statusserver.h"
+#include "console/tablepane.h"
+#include "shared/util/manualclock.h"
 
 #include <QApplication>
 #include <QDir>

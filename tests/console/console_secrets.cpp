@@ -4,15 +4,15 @@
 // status is built the way the service builds it, from those holdings; then the canaries are looked for
 // in the raw socket bytes (snapshot and events), --text, --json (in-process and the real executable)
 // and every text the rendered GUI shows.
-#include "consolefixtures.h"
-#include "mainwindow.h"
-#include "secret.h"
-#include "statusserver.h"
-#include "tablepane.h"
+#include "tests/console/consolefixtures.h"
+#include "console/mainwindow.h"
+#include "shared/secret.h"
+#include "service/statussocket/statusserver.h"
+#include "console/tablepane.h"
 
 #include <QSortFilterProxyModel>
-#include "terminalview.h"
-#include "util/manualclock.h"
+#include "console/terminalview.h"
+#include "shared/util/manualclock.h"
 
 #include <QJsonValue>
 #include <QLocalSocket>

@@ -1,12 +1,12 @@
 // console_text: --text and --json renderings of fixture snapshots against golden files
 // (tests/console/golden/), directly and end to end through a live status socket.
 // Regenerate goldens after an intended layout change: COREFLOW_UPDATE_GOLDEN=1 ./console_text
-#include "consolefixtures.h"
-#include "consoleexitcodes.h"
-#include "statusserver.h"
-#include "terminalrunner.h"
-#include "terminalview.h"
-#include "util/manualclock.h"
+#include "tests/console/consolefixtures.h"
+#include "console/consoleexitcodes.h"
+#include "service/statussocket/statusserver.h"
+#include "console/terminalrunner.h"
+#include "console/terminalview.h"
+#include "shared/util/manualclock.h"
 
 #include <QBuffer>
 #include <QJsonDocument>

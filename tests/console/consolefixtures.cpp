@@ -1,4 +1,4 @@
-#include "consolefixtures.h"
+#include "tests/console/consolefixtures.h"
 
 namespace coreflow::consoletest {
 

@@ -1,7 +1,7 @@
 #pragma once
 // Fixture snapshots for the console tests: fixed times and values, so text/JSON goldens and GUI
 // assertions are stable.
-#include "status/relaystatus.h"
+#include "shared/status/relaystatus.h"
 
 namespace coreflow::consoletest {
 

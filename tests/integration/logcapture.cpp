@@ -1,4 +1,4 @@
-#include "logcapture.h"
+#include "tests/integration/logcapture.h"
 
 #include <QMutex>
 

@@ -1,7 +1,7 @@
-#include "relayfixture.h"
+#include "tests/integration/relayfixture.h"
 #include "tests/peers/reservedloopbackport.h"
 
-#include "cloudly/cloudlyconnector.h"
+#include "service/cloudly/cloudlyconnector.h"
 
 #include <QDateTime>
 #include <QSignalSpy>

@@ -3,11 +3,11 @@
 // and any number of SimulatedPalletNodes, all on real TLS sockets on 127.0.0.1. The clock starts at the
 // real time (certificates are checked against it) and moves only when a test advances it, so the
 // forwarding budgets are tested exactly, without sleeping.
-#include "app/coreflow.h"
-#include "loopbackcloudly.h"
-#include "simulatedpalletnode.h"
-#include "testcertificateauthority.h"
-#include "util/manualclock.h"
+#include "service/app/coreflow.h"
+#include "tests/peers/loopbackcloudly.h"
+#include "tests/peers/simulatedpalletnode.h"
+#include "tests/peers/testcertificateauthority.h"
+#include "shared/util/manualclock.h"
 
 #include <QTemporaryDir>
 #include <functional>

@@ -4,17 +4,17 @@
 //
 // Peers: Qt's QWebSocketServer (an independent WebSocket implementation) over real TLS with a test CA
 // made at test time, and raw loopback TCP servers for answers Qt would never send.
-#include "app/methodtable.h"
-#include "cloudly/cloudlyconnector.h"
-#include "cloudly/cloudlysocket.h"
-#include "listener/listenerhandshake.h"
-#include "listener/websocketframedecoder.h"
-#include "listener/websocketframeencoder.h"
-#include "logcapture.h"
-#include "reservedloopbackport.h"
-#include "testcertificateauthority.h"
-#include "transport/tlsclientcontext.h"
-#include "util/manualclock.h"
+#include "service/core/methodtable.h"
+#include "service/cloudly/cloudlyconnector.h"
+#include "service/cloudly/cloudlysocket.h"
+#include "service/transport/websocketacceptkey.h"
+#include "service/transport/websocketframedecoder.h"
+#include "service/transport/websocketframeencoder.h"
+#include "tests/integration/logcapture.h"
+#include "tests/peers/reservedloopbackport.h"
+#include "tests/peers/testcertificateauthority.h"
+#include "service/transport/tlsclientcontext.h"
+#include "shared/util/manualclock.h"
 
 #include <QSignalSpy>
 #include <QSslConfiguration>
@@ -267,7 +267,7 @@ private Q_SLOTS:
         peer.answer = [](const QByteArray &request) {
             return QByteArray("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                               "Sec-WebSocket-Accept: ")
-                   + ListenerHandshake::acceptKey(RawServer::keyOf(request)) + "\r\n\r\n"
+                   + webSocketAcceptKey(RawServer::keyOf(request)) + "\r\n\r\n"
                    + QByteArray("\x81\x85\x01\x02\x03\x04", 6) + QByteArray("igohn"); // "hello" masked
         };
         const quint16 port = peer.listen();
@@ -320,7 +320,7 @@ private Q_SLOTS:
             QObject::disconnect(peer.socket, &QTcpSocket::readyRead, nullptr, nullptr);
             return QByteArray("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                               "Sec-WebSocket-Accept: ")
-                   + ListenerHandshake::acceptKey(RawServer::keyOf(request)) + "\r\n\r\n";
+                   + webSocketAcceptKey(RawServer::keyOf(request)) + "\r\n\r\n";
         };
         const quint16 port = peer.listen();
         CloudlySocket socket(nullptr, kMaxMessage);

@@ -2,15 +2,15 @@
 // ingress"; docs/contract.md §10, §6.7). A LoopbackIngress dials the relay's real TLS listener; a
 // LoopbackCloudly pushes and answers; the relay runs in-process on a ManualClock.
 // Rules: CI-01..CI-24, PV-06, PV-07, PV-09, PV-24.
-#include "logcapture.h"
-#include "loopbackingress.h"
-#include "relayfixture.h"
+#include "tests/integration/logcapture.h"
+#include "tests/peers/loopbackingress.h"
+#include "tests/integration/relayfixture.h"
 
-#include "cloudly/cloudlyconnector.h"
-#include "contract/methods.h"
-#include "contract/refusalnames.h"
-#include "forwarding/sessionforwarder.h"
-#include "ingress/clusteringress.h"
+#include "service/cloudly/cloudlyconnector.h"
+#include "shared/contract/methods.h"
+#include "shared/contract/refusalnames.h"
+#include "service/forwarding/sessionforwarder.h"
+#include "service/ingress/clusteringress.h"
 
 #include <QDir>
 #include <QDirIterator>

@@ -2,15 +2,15 @@
 // goes away, and SimulatedPalletNodes that admit a renewal only when its window is current by their own
 // clock (the fixture's ManualClock). Rules: ES-03, ES-04, ES-08, ES-18..ES-27, ES-30..ES-32, ES-38,
 // OC-11 (renewal bytes never logged), FW-24.
-#include "dnsleaserenewalrunbuilder.h"
-#include "logcapture.h"
-#include "relayfixture.h"
+#include "tests/peers/dnsleaserenewalrunbuilder.h"
+#include "tests/integration/logcapture.h"
+#include "tests/integration/relayfixture.h"
 
-#include "cloudly/cloudlyconnector.h"
-#include "contract/methods.h"
-#include "contract/refusalnames.h"
-#include "escrow/leaseescrow.h"
-#include "registration/relayregistration.h"
+#include "service/cloudly/cloudlyconnector.h"
+#include "shared/contract/methods.h"
+#include "shared/contract/refusalnames.h"
+#include "service/escrow/leaseescrow.h"
+#include "service/registration/relayregistration.h"
 
 #include <QDateTime>
 #include <algorithm>

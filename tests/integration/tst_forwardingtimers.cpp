@@ -1,9 +1,9 @@
 // Forwarding budgets on an injected clock: nothing here sleeps for the budgets' real seconds.
 // Rules: FW-02, FW-03, FW-04, FW-05, FW-14, FW-25 (and D-05: the 9000 ms budget counts from arrival).
-#include "logcapture.h"
-#include "relayfixture.h"
+#include "tests/integration/logcapture.h"
+#include "tests/integration/relayfixture.h"
 
-#include "cloudly/cloudlyconnector.h"
+#include "service/cloudly/cloudlyconnector.h"
 
 #include <QJsonDocument>
 #include <QTest>

@@ -2,12 +2,12 @@
 // relay functions", "Corestore through the relay"; docs/contract.md §16). Rules: PF-01 (pending
 // functions: prompt named refusal), PF-02..PF-05 (why each is pending), PF-06 (retired Swarm methods
 // name capability and new owner), CS-83 and OV-04 (removed methods are not registered at all).
-#include "logcapture.h"
-#include "relayfixture.h"
+#include "tests/integration/logcapture.h"
+#include "tests/integration/relayfixture.h"
 
-#include "app/namedrefusals.h"
-#include "contract/methods.h"
-#include "contract/refusalnames.h"
+#include "service/namedrefusals/namedrefusals.h"
+#include "shared/contract/methods.h"
+#include "shared/contract/refusalnames.h"
 
 #include <QJsonDocument>
 #include <QTest>

@@ -2,11 +2,11 @@
 // carrier are asked to register again, spaced on the injected clock; an identity renewal on the
 // unbroken socket and a session that is still away close nobody.
 // Rules: OC-02, OC-03, OC-04, OC-05, OC-06, OC-07, OC-08, OC-09, OC-12.
-#include "logcapture.h"
-#include "relayfixture.h"
+#include "tests/integration/logcapture.h"
+#include "tests/integration/relayfixture.h"
 
-#include "cloudly/cloudlyconnector.h"
-#include "forwarding/reregistrationwave.h"
+#include "service/cloudly/cloudlyconnector.h"
+#include "service/forwarding/reregistrationwave.h"
 
 #include <QSignalSpy>
 #include <QTest>

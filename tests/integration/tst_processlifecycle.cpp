@@ -1,7 +1,7 @@
 // The `coreflow` executable as an operator runs it: --help/--version, configuration refusals, boot,
 // SIGTERM/SIGINT exit codes, the second signal, a failed start. The Cloudly peer runs in this process.
 // Rules: ST-06, ST-07, UC-13, UC-14, CF-02, CF-04, CF-08, UC-09, OV-08.
-#include "relayfixture.h"
+#include "tests/integration/relayfixture.h"
 
 #include <QProcess>
 #include <QSignalSpy>

@@ -2,12 +2,12 @@
 // version", "Registering this relay"; docs/contract.md §2, §6.6, §6.6.1).
 // Rules: PV-02, PV-03, PV-05..PV-10, PV-12..PV-24, RR-01..RR-10, RR-15, RR-16, RR-18..RR-20, RR-23,
 // RR-25..RR-33, ON-01.
-#include "logcapture.h"
-#include "relayfixture.h"
+#include "tests/integration/logcapture.h"
+#include "tests/integration/relayfixture.h"
 
-#include "app/readinessboard.h"
-#include "cloudly/cloudlyconnector.h"
-#include "registration/relayregistration.h"
+#include "service/core/readinessboard.h"
+#include "service/cloudly/cloudlyconnector.h"
+#include "service/registration/relayregistration.h"
 
 #include <QJsonDocument>
 #include <QTest>

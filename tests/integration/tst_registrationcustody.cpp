@@ -1,13 +1,13 @@
 // Registration outcomes and escrow custody, through the real wiring of the composition root
 // (seed "DNS lease renewal escrow" drop rules; "Registering this relay" parking).
 // Rules: ES-33, ES-34, ES-35, ES-36, RR-28, RR-29, RR-30, WD-11 (custody part).
-#include "logcapture.h"
-#include "relayfixture.h"
+#include "tests/integration/logcapture.h"
+#include "tests/integration/relayfixture.h"
 
-#include "cloudly/cloudlyconnector.h"
-#include "contract/refusalnames.h"
-#include "dnsleaserenewalrunbuilder.h"
-#include "registration/relayregistration.h"
+#include "service/cloudly/cloudlyconnector.h"
+#include "shared/contract/refusalnames.h"
+#include "tests/peers/dnsleaserenewalrunbuilder.h"
+#include "service/registration/relayregistration.h"
 
 #include <QTest>
 

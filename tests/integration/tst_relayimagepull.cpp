@@ -13,8 +13,8 @@
 //
 // Needs: docker-registry, skopeo, openssl, /usr/bin/python3 (Debian packages docker-registry, skopeo,
 // openssl, python3). Skips when docker-registry or skopeo is not installed.
-#include "logcapture.h"
-#include "relayfixture.h"
+#include "tests/integration/logcapture.h"
+#include "tests/integration/relayfixture.h"
 
 #include <QCryptographicHash>
 #include <QDir>

@@ -2,10 +2,10 @@
 // the nodes' own bearers) never appear in any log line, status output or error, across a whole
 // scenario: boot, registrations, forwards, refusals, an identity renewal, a reconnect and a stop.
 // Rules: OV-08, OV-09, OV-10, FW-19, FW-22, LO-07, UC-16.
-#include "logcapture.h"
-#include "relayfixture.h"
+#include "tests/integration/logcapture.h"
+#include "tests/integration/relayfixture.h"
 
-#include "cloudly/cloudlyconnector.h"
+#include "service/cloudly/cloudlyconnector.h"
 
 #include <QDir>
 #include <QDirIterator>

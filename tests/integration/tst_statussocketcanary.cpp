@@ -4,15 +4,15 @@
 // and a raw client on its real status socket, plus the console's --text/--json renderings of what it
 // received, show none of them (raw, base64 or hex). Also: a client that never reads is dropped at the
 // queue bound while the relay keeps forwarding node calls.
-#include "logcapture.h"
-#include "relayfixture.h"
+#include "tests/integration/logcapture.h"
+#include "tests/integration/relayfixture.h"
 
-#include "cloudly/cloudlyconnector.h"
-#include "escrow/leaseescrow.h"
-#include "contract/envelope.h"
-#include "dnsleaserenewalrunbuilder.h"
-#include "status/statusserver.h"
-#include "terminalview.h"
+#include "service/cloudly/cloudlyconnector.h"
+#include "service/escrow/leaseescrow.h"
+#include "shared/contract/envelope.h"
+#include "tests/peers/dnsleaserenewalrunbuilder.h"
+#include "service/statussocket/statusserver.h"
+#include "console/terminalview.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,4 +1,4 @@
-#include "answer.h"
+#include "tests/peers/answer.h"
 
 #include <QTimer>
 #include <QWebSocket>

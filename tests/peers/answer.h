@@ -12,8 +12,8 @@
 //   any of the above .after(ms)                    answer after ms milliseconds (QTimer; 0 = at once)
 //
 // The answered frame always echoes the request's method, correlation id and raw request bytes.
-#include "contract/envelope.h"
-#include "contract/refusal.h"
+#include "shared/contract/envelope.h"
+#include "shared/contract/refusal.h"
 
 #include <QByteArray>
 #include <QJsonObject>

@@ -1,4 +1,4 @@
-#include "dnsleaserenewalrunbuilder.h"
+#include "tests/peers/dnsleaserenewalrunbuilder.h"
 
 #include <QCryptographicHash>
 

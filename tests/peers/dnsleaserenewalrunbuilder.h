@@ -11,9 +11,9 @@
 //                                      { projection, sequence, state: "admitted" } when the renewal's window
 //                                      is current by the node's clock (notBefore <= now < expiresAt), else
 //                                      the refusal dns-lease-window-not-current (a node's own name)
-#include "answer.h"
+#include "tests/peers/answer.h"
 
-#include "contract/types.h"
+#include "shared/contract/types.h"
 
 #include <QJsonArray>
 #include <QJsonObject>

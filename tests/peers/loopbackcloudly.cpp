@@ -1,10 +1,10 @@
-#include "loopbackcloudly.h"
+#include "tests/peers/loopbackcloudly.h"
 
-#include "loopbackhttpfront.h"
+#include "tests/peers/loopbackhttpfront.h"
 
-#include "contract/methods.h"
-#include "contract/offers.h"
-#include "contract/refusalnames.h"
+#include "shared/contract/methods.h"
+#include "shared/contract/offers.h"
+#include "shared/contract/refusalnames.h"
 
 #include <QDateTime>
 #include <QJsonDocument>

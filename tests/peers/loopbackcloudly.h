@@ -49,12 +49,12 @@
 //   QVERIFY(cloudly.listen());
 //   ... start the relay with CLOUDLY_URL = cloudly.url(), CA file from ca.writeCaPem(...)
 //   QTRY_COMPARE(cloudly.callCount("registerCloudlyClientSession"), 1);
-#include "answer.h"
-#include "receivedframe.h"
-#include "testcertificateauthority.h"
+#include "tests/peers/answer.h"
+#include "tests/peers/receivedframe.h"
+#include "tests/peers/testcertificateauthority.h"
 
-#include "contract/envelope.h"
-#include "contract/types.h"
+#include "shared/contract/envelope.h"
+#include "shared/contract/types.h"
 
 #include <QHash>
 #include <QHostAddress>

@@ -8,12 +8,12 @@
 // that node through the relay and prints "node <id> acknowledged applyRuntimeAssignment" per ack;
 // with --nodes N it prints "all N nodes acknowledged applyRuntimeAssignment" once N nodes have.
 // Exits 0 on SIGTERM/SIGINT, 2 on bad arguments, 1 when it cannot listen.
-#include "loopbackcloudly.h"
-#include "quitonsignal.h"
-#include "testcertificateauthority.h"
+#include "tests/peers/loopbackcloudly.h"
+#include "tests/peers/quitonsignal.h"
+#include "tests/peers/testcertificateauthority.h"
 
-#include "contract/methods.h"
-#include "contract/refusalnames.h"
+#include "shared/contract/methods.h"
+#include "shared/contract/refusalnames.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

@@ -1,4 +1,4 @@
-#include "loopbackhttpfront.h"
+#include "tests/peers/loopbackhttpfront.h"
 
 #include <QLoggingCategory>
 #include <QPointer>

@@ -15,10 +15,10 @@
 //   pushClusterIngressRouteTableChanged { revision } -> {} and then, when Options.pullOnHint, a pull.
 //   getClusterTrafficStatistics { sinceMs, cursor, limit } -> trafficPage() (a fixed page of two items).
 //   any other method -> "method-not-served: clusterIngress serves no method <name>".
-#include "answer.h"
-#include "receivedframe.h"
+#include "tests/peers/answer.h"
+#include "tests/peers/receivedframe.h"
 
-#include "contract/envelope.h"
+#include "shared/contract/envelope.h"
 
 #include <QHash>
 #include <QJsonObject>

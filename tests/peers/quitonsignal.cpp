@@ -1,4 +1,4 @@
-#include "quitonsignal.h"
+#include "tests/peers/quitonsignal.h"
 
 #include <QCoreApplication>
 #include <QSocketNotifier>

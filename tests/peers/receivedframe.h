@@ -1,6 +1,6 @@
 #pragma once
 // ReceivedFrame: one entry of a loopback peer's observation log (every text frame it received).
-#include "contract/envelope.h"
+#include "shared/contract/envelope.h"
 
 #include <QByteArray>
 #include <QString>

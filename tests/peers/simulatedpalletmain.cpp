@@ -6,8 +6,8 @@
 // Dials the relay, registers (registerPalletRuntimeSession), answers pushes ({ acknowledged: true,
 // nodeId }) and prints one line per event on stdout. Redials every second after a failed dial or a
 // lost connection. Exits 0 on SIGTERM/SIGINT, 2 on bad arguments.
-#include "quitonsignal.h"
-#include "simulatedpalletnode.h"
+#include "tests/peers/quitonsignal.h"
+#include "tests/peers/simulatedpalletnode.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

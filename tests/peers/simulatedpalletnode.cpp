@@ -1,8 +1,8 @@
-#include "simulatedpalletnode.h"
+#include "tests/peers/simulatedpalletnode.h"
 
-#include "contract/methods.h"
-#include "contract/offers.h"
-#include "contract/refusalnames.h"
+#include "shared/contract/methods.h"
+#include "shared/contract/offers.h"
+#include "shared/contract/refusalnames.h"
 
 #include <QDateTime>
 #include <QLoggingCategory>

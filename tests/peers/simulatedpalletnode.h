@@ -16,11 +16,11 @@
 //   { acknowledged: true, nodeId: Options.nodeId }; any other method with
 //   "method-not-served: palletRuntime serves no method <name>". Scriptable per method (setPushHandler /
 //   setPushAnswer, the same Answer type as LoopbackCloudly: response, refusal, silence, drop, delay).
-#include "answer.h"
-#include "receivedframe.h"
+#include "tests/peers/answer.h"
+#include "tests/peers/receivedframe.h"
 
-#include "contract/envelope.h"
-#include "contract/types.h"
+#include "shared/contract/envelope.h"
+#include "shared/contract/types.h"
 
 #include <QHash>
 #include <QJsonObject>

@@ -1,4 +1,4 @@
-#include "testcertificateauthority.h"
+#include "tests/peers/testcertificateauthority.h"
 
 #include <QDateTime>
 #include <QFile>

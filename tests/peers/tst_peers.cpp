@@ -1,12 +1,12 @@
 // peers_selftest: the loopback peers checked against each other, without the relay. A
 // SimulatedPalletNode dials LoopbackCloudly directly (Cloudly serves the node methods too).
-#include "loopbackcloudly.h"
-#include "simulatedpalletnode.h"
-#include "testcertificateauthority.h"
+#include "tests/peers/loopbackcloudly.h"
+#include "tests/peers/simulatedpalletnode.h"
+#include "tests/peers/testcertificateauthority.h"
 
-#include "contract/methods.h"
-#include "contract/offers.h"
-#include "contract/refusalnames.h"
+#include "shared/contract/methods.h"
+#include "shared/contract/offers.h"
+#include "shared/contract/refusalnames.h"
 
 #include <QDateTime>
 #include <QJsonDocument>

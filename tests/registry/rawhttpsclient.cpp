@@ -1,6 +1,6 @@
-#include "rawhttpsclient.h"
+#include "tests/registry/rawhttpsclient.h"
 
-#include "testwait.h"
+#include "tests/registry/testwait.h"
 
 #include <QHostAddress>
 #include <QTest>

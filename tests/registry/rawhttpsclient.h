@@ -2,7 +2,7 @@
 // RawHttpsClient: a node stand-in that speaks raw HTTP/1.1 over TLS to the test listener, so tests see
 // the relay's answer byte for byte: every header line (repeated ones too), the framing (Content-Length
 // or chunked), and can read slowly, stop reading, or leave mid-body.
-#include "peers/fakeregistry.h"
+#include "tests/registry/peers/fakeregistry.h"
 
 #include <QByteArray>
 #include <QObject>

@@ -1,4 +1,4 @@
-#include "testpki.h"
+#include "tests/registry/testpki.h"
 
 #include <QFile>
 #include <QProcess>

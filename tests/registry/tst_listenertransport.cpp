@@ -6,10 +6,10 @@
 //   CL-06  text arrives and leaves as the exact UTF-8 bytes
 //   FW-14  a node that stops reading only fills its own bounded queue (closed 1008 beyond it)
 //   OC-*   close codes (the wave's 4000) reach the node; a node's close is echoed
-#include "listener/relaylistener.h"
-#include "rawhttpsclient.h"
-#include "testpki.h"
-#include "testwait.h"
+#include "service/listener/relaylistener.h"
+#include "tests/registry/rawhttpsclient.h"
+#include "tests/registry/testpki.h"
+#include "tests/registry/testwait.h"
 
 #include <QSslConfiguration>
 #include <QTest>

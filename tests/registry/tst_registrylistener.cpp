@@ -6,15 +6,13 @@
 //   - keep-alive and pipelined pulls work on it;
 //   - a node WebSocket session at "/" (the node lane) keeps working while a large blob streams on the
 //     same port, large frames included (an upgrade never passes through the HTTP bounds);
-//   - installQtRequestLoggingFilter keeps qt.httpserver / qt.network.* debug output off whatever the
-//     rules say.
-#include "peers/fakeregistry.h"
-#include "rawhttpsclient.h"
-#include "testpki.h"
-#include "testwait.h"
+#include "tests/registry/peers/fakeregistry.h"
+#include "tests/registry/rawhttpsclient.h"
+#include "tests/registry/testpki.h"
+#include "tests/registry/testwait.h"
 
 #include "service/listener/relaylistener.h"
-#include "service/registry/registrylog.h"
+#include "service/core/logging.h"
 #include "service/registry/registryproxy.h"
 #include "shared/util/clock.h"
 
@@ -102,7 +100,6 @@ private Q_SLOTS:
     void refusesBodyOnLaterRequestByClosing();
     void keepAliveAndPipelinedPullsPass();
     void nodeSessionKeepsFlowingWhileBlobStreams();
-    void qtRequestLoggingStaysOff();
     void slowNodeSlowsTheUpstreamThroughTheListener_IP();
     void nodeLeavingMidBlobAbortsTheUpstreamThroughTheListener_IP();
 
@@ -336,23 +333,6 @@ void TstRegistryListener::nodeSessionKeepsFlowingWhileBlobStreams()
     QVERIFY(spinUntil([&] { return puller.discarded() == size; }, 90000));
     QVERIFY(puller.patternOk());
     ws.close();
-}
-
-void TstRegistryListener::qtRequestLoggingStaysOff()
-{
-    installQtRequestLoggingFilter();
-    installQtRequestLoggingFilter(); // idempotent
-    QLoggingCategory::setFilterRules(QStringLiteral("*.debug=true"));
-    for (const char *name : {"qt.httpserver", "qt.network.http2", "qt.network.ssl", "qt.network.access.manager"}) {
-        QLoggingCategory category(name);
-        QVERIFY2(!category.isDebugEnabled(), name);
-        QVERIFY2(!category.isInfoEnabled(), name);
-        QVERIFY2(category.isWarningEnabled(), name);
-    }
-    QVERIFY(!isSilencedQtCategory("qt.networkx"));
-    QLoggingCategory ours("coreflow.registry");
-    QVERIFY(ours.isDebugEnabled()); // the rules still rule everything else
-    QLoggingCategory::setFilterRules(QString());
 }
 
 

@@ -2,10 +2,10 @@
 // relay's own TLS listener (RelayListener and its HTTP server loop, ListenerHttpConnection), with a raw
 // HTTPS node (RawHttpsClient) so every header line and framing byte is visible. Rules IP-01..IP-22 of
 // seed "Image pulls through the relay".
-#include "peers/fakeregistry.h"
-#include "rawhttpsclient.h"
-#include "testpki.h"
-#include "testwait.h"
+#include "tests/registry/peers/fakeregistry.h"
+#include "tests/registry/rawhttpsclient.h"
+#include "tests/registry/testpki.h"
+#include "tests/registry/testwait.h"
 
 #include "service/listener/listenerhttpconnection.h"
 #include "service/listener/relaylistener.h"

@@ -7,10 +7,10 @@
 //
 // Needs: docker-registry, skopeo, openssl, /usr/bin/python3 (Debian packages docker-registry, skopeo,
 // openssl, python3). Skips when docker-registry or skopeo is not installed.
-#include "rawhttpsclient.h"
+#include "tests/registry/rawhttpsclient.h"
 #include "tests/peers/reservedloopbackport.h"
-#include "testpki.h"
-#include "testwait.h"
+#include "tests/registry/testpki.h"
+#include "tests/registry/testwait.h"
 
 #include "service/listener/relaylistener.h"
 #include "service/registry/registryproxy.h"

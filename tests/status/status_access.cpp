@@ -1,8 +1,8 @@
 // status_access: who may read the status socket. The policy itself (pure), SO_PEERCRED on a real socket,
 // and — when the test runs as root and setpriv exists — a real client running as uid 65534.
-#include "statusaccesspolicy.h"
-#include "statusserver.h"
-#include "util/manualclock.h"
+#include "service/statussocket/statusaccesspolicy.h"
+#include "service/statussocket/statusserver.h"
+#include "shared/util/manualclock.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>

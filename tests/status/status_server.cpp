@@ -1,10 +1,10 @@
 // status_server: the status socket protocol — snapshot on connect, subscription events, coalesced
 // snapshots on the injected clock, read-only refusals that change nothing, bounded queues for slow
 // consumers (the relay keeps forwarding), socket file handling and the default path.
-#include "contract/refusalnames.h"
-#include "statusserver.h"
-#include "status/statussocketpath.h"
-#include "util/manualclock.h"
+#include "shared/contract/refusalnames.h"
+#include "service/statussocket/statusserver.h"
+#include "shared/status/statussocketpath.h"
+#include "shared/util/manualclock.h"
 
 #include <QElapsedTimer>
 #include <QJsonDocument>

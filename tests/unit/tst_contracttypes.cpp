@@ -1,7 +1,7 @@
 // Contract types and offers (docs/contract.md; seed "Protocol version" PV-01, PV-02, PV-05, PV-06).
-#include "contract/offers.h"
-#include "contract/refusalnames.h"
-#include "contract/types.h"
+#include "shared/contract/offers.h"
+#include "shared/contract/refusalnames.h"
+#include "shared/contract/types.h"
 
 #include <QJsonDocument>
 #include <QTest>

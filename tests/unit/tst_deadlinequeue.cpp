@@ -1,8 +1,8 @@
 // tst_deadlinequeue: many per-request deadlines on one clock timer (shared/util/deadlinequeue.h).
 // The forwarding timeouts that use it (FW-03/FW-04 8000 ms to Cloudly, FW-14 8000 ms per push) must
 // fire exactly at their deadline on fake time, never a millisecond early, and never after a cancel.
-#include "util/deadlinequeue.h"
-#include "util/manualclock.h"
+#include "shared/util/deadlinequeue.h"
+#include "shared/util/manualclock.h"
 
 #include <QTest>
 

@@ -1,10 +1,10 @@
 // DnsLeaseRenewalRun (validateHoldRuntimeNetworkDnsLeaseRenewalsRequest, scope, verbatim bytes, ACK
 // binding) and RunPrecedence. Rules: ES-02, ES-05, ES-06, ES-07, ES-10, ES-13..ES-17, ES-22, ES-30.
-#include "contract/envelope.h"
-#include "contract/refusalnames.h"
-#include "dnsleaserenewalrunbuilder.h"
-#include "escrow/dnsleaserenewalrun.h"
-#include "escrow/runprecedence.h"
+#include "shared/contract/envelope.h"
+#include "shared/contract/refusalnames.h"
+#include "tests/peers/dnsleaserenewalrunbuilder.h"
+#include "service/escrow/dnsleaserenewalrun.h"
+#include "service/escrow/runprecedence.h"
 
 #include <QJsonDocument>
 #include <QTest>

@@ -1,6 +1,6 @@
 // Envelope decoding and building (../shared/reference/envelope.md; rules CL-06, FW-20/21 context).
-#include "contract/envelope.h"
-#include "contract/refusalnames.h"
+#include "shared/contract/envelope.h"
+#include "shared/contract/refusalnames.h"
 
 #include <QJsonDocument>
 #include <QTest>

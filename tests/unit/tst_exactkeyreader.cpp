@@ -1,7 +1,7 @@
 // Exact-key reading: a missing key, an unknown key or a wrong type is a named refusal naming the
 // field by path (docs/contract.md "Reading bodies"; seed "Protocol version": the validators are exact-key).
-#include "contract/exactkeyreader.h"
-#include "contract/refusalnames.h"
+#include "shared/contract/exactkeyreader.h"
+#include "shared/contract/refusalnames.h"
 
 #include <QJsonDocument>
 #include <QTest>

@@ -1,9 +1,9 @@
 // The ingress lane's pure readers: RouteTable (the project's validateClusterRouteTable, docs/contract.md
 // §10.5) and IngressRegistration (validateClusterIngressRegistration, §10.1). Rules: CI-02 (reasons and
 // descriptions never quote material), CI-05 (the first reason wins), CI-24 (registration shape).
-#include "contract/refusalnames.h"
-#include "ingress/ingressregistration.h"
-#include "ingress/routetable.h"
+#include "shared/contract/refusalnames.h"
+#include "service/ingress/ingressregistration.h"
+#include "service/ingress/routetable.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,11 +1,11 @@
 // LeaseEscrow on a ManualClock with a fake courier (no sockets): custody, precedence, release timing,
 // drops. Rules: ES-03, ES-08, ES-09, ES-10, ES-11, ES-13..ES-38 (each test names its rules).
-#include "contract/envelope.h"
-#include "contract/methods.h"
-#include "contract/refusalnames.h"
-#include "dnsleaserenewalrunbuilder.h"
-#include "escrow/leaseescrow.h"
-#include "util/manualclock.h"
+#include "shared/contract/envelope.h"
+#include "shared/contract/methods.h"
+#include "shared/contract/refusalnames.h"
+#include "tests/peers/dnsleaserenewalrunbuilder.h"
+#include "service/escrow/leaseescrow.h"
+#include "shared/util/manualclock.h"
 
 #include <QCoreApplication>
 #include <QDateTime>

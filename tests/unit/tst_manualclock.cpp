@@ -1,5 +1,5 @@
 // ManualClock: the deterministic clock every timer rule is tested with.
-#include "util/manualclock.h"
+#include "shared/util/manualclock.h"
 
 #include <QTest>
 

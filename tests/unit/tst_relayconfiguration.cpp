@@ -1,5 +1,5 @@
 // Configuration (seed "Configuration", rules CF-02, CF-04, CF-08, CF-11, UC-06, ON-02).
-#include "app/relayconfiguration.h"
+#include "service/app/relayconfiguration.h"
 
 #include <QTemporaryDir>
 #include <QTest>

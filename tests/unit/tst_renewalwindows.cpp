@@ -1,7 +1,7 @@
 // RenewalWindows: which renewal is due and when, as pure functions of the windows and the relay clock.
 // Rules: ES-12 (grid), ES-19 (margin boundary, overlap choice), ES-21 (next opening), ES-25 (re-offer
 // deadline), ES-37 (a window's end is exclusive).
-#include "escrow/renewalwindows.h"
+#include "service/escrow/renewalwindows.h"
 
 #include <QTest>
 

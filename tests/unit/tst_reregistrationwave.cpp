@@ -1,7 +1,7 @@
 // ReregistrationWave on a ManualClock with a fake registry: who is closed, when, and when not.
 // Rules: OC-02, OC-04, OC-05, OC-06, OC-07, OC-08, OC-09 (and D-11: spacing min(75, 5000/N) ms).
-#include "forwarding/reregistrationwave.h"
-#include "util/manualclock.h"
+#include "service/forwarding/reregistrationwave.h"
+#include "shared/util/manualclock.h"
 
 #include <QDateTime>
 #include <QHash>

@@ -1,5 +1,5 @@
 // Secret: cannot be printed, logged or put into an error (DEVELOPERS.md "Secrets"; OV-08).
-#include "secret.h"
+#include "shared/secret.h"
 
 #include <QTest>
 #include <type_traits>

@@ -1,9 +1,9 @@
 // tst_websocketframes: the listener's RFC 6455 framing (WebSocketFrameDecoder / WebSocketFrameEncoder),
 // which carries every node lane (CL-02: the one TLS WebSocket at "/"; CL-06: bodies untouched, so
 // text arrives as the exact UTF-8 bytes sent). docs/contract.md D-53.
-#include "listener/websocketframedecoder.h"
-#include "listener/websocketframeencoder.h"
-#include "listener/websocketmask.h"
+#include "service/transport/websocketframedecoder.h"
+#include "service/transport/websocketframeencoder.h"
+#include "service/transport/websocketmask.h"
 
 #include <QRandomGenerator>
 #include <QSet>

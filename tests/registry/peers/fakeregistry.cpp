@@ -1,4 +1,4 @@
-#include "fakeregistry.h"
+#include "tests/registry/peers/fakeregistry.h"
 
 #include <QHostAddress>
 #include <QPointer>

@@ -1,8 +1,8 @@
-#include "forwardercourier.h"
+#include "service/forwarding/forwardercourier.h"
 
-#include "contract/methods.h"
-#include "contract/refusalnames.h"
-#include "forwarding/sessionforwarder.h"
+#include "shared/contract/methods.h"
+#include "shared/contract/refusalnames.h"
+#include "service/forwarding/sessionforwarder.h"
 
 namespace coreflow {
 

@@ -1,4 +1,4 @@
-#include "readinessboard.h"
+#include "service/core/readinessboard.h"
 
 namespace coreflow {
 

@@ -10,7 +10,7 @@
 //
 // Hops: "cloudly" (registerCloudlyClientSession), "registration" (registerClusterRelay),
 // "palletRuntime" and "clusterIngress" (the cluster hop's two session kinds).
-#include "status/relaystatus.h"
+#include "shared/status/relaystatus.h"
 
 #include <QMap>
 #include <QObject>

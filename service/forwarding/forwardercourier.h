@@ -2,7 +2,7 @@
 // ForwarderCourier: the relay's EscrowCourier — reads a carried node's binding from the SessionForwarder
 // registry and delivers renewals through SessionForwarder::requestConnection (the same bounded,
 // by-name path as Cloudly's pushes; docs/contract.md §9.4).
-#include "escrowcourier.h"
+#include "service/escrow/escrowcourier.h"
 
 namespace coreflow {
 

@@ -1,4 +1,4 @@
-#include "logging.h"
+#include "service/core/logging.h"
 
 Q_LOGGING_CATEGORY(logApp, "coreflow.app")
 Q_LOGGING_CATEGORY(logConfig, "coreflow.config")
@@ -9,3 +9,4 @@ Q_LOGGING_CATEGORY(logForwarder, "coreflow.forwarder")
 Q_LOGGING_CATEGORY(logRegistration, "coreflow.registration")
 Q_LOGGING_CATEGORY(logIngress, "coreflow.ingress")
 Q_LOGGING_CATEGORY(logEscrow, "coreflow.escrow")
+Q_LOGGING_CATEGORY(logRegistry, "coreflow.registry")

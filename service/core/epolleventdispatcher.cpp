@@ -1,4 +1,4 @@
-#include "epolleventdispatcher.h"
+#include "service/core/epolleventdispatcher.h"
 
 #include <QCoreApplication>
 #include <QSocketNotifier>

@@ -6,7 +6,7 @@
 // A handler receives the parsed request frame and a Reply that sends exactly one answer frame on the
 // lane the request came from. A method without a handler is answered
 // "method-not-served: <lane> serves no method <name>" (envelope.md: never silence).
-#include "contract/envelope.h"
+#include "shared/contract/envelope.h"
 
 #include <QHash>
 #include <optional>

@@ -1,6 +1,6 @@
-#include "tlsconnection.h"
+#include "service/transport/tlsconnection.h"
 
-#include "app/logging.h"
+#include "service/core/logging.h"
 
 #include <QSocketNotifier>
 #include <QTimerEvent>

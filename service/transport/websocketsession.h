@@ -25,10 +25,10 @@
 // holders without a receiver (tests).
 // closed(code) is emitted once when the session ends (the peer's Close code, ours if we closed
 // first, 1006 when the transport went without a Close). The owner deletes the session later.
-#include "tlsconnection.h"
-#include "receivebudget.h"
-#include "websocketframedecoder.h"
-#include "websocketmask.h"
+#include "service/transport/tlsconnection.h"
+#include "service/transport/receivebudget.h"
+#include "service/transport/websocketframedecoder.h"
+#include "service/transport/websocketmask.h"
 
 #include <QBasicTimer>
 #include <QObject>

@@ -1,6 +1,6 @@
-#include "websocketframeencoder.h"
+#include "service/transport/websocketframeencoder.h"
 
-#include "websocketmask.h"
+#include "service/transport/websocketmask.h"
 
 #include <cstring>
 

@@ -16,8 +16,8 @@
 // The removed methods (method::removedMethods, §16.2: coreflowGetTrafficStats and the four node-tag
 // Corestore methods) are deliberately not registered: they answer method-not-served like any unknown
 // method. One log line per refused dispatch, naming the method and the refusal.
-#include "app/methodtable.h"
-#include "app/relaycounters.h"
+#include "service/core/methodtable.h"
+#include "service/core/relaycounters.h"
 
 #include <QJsonObject>
 #include <QList>

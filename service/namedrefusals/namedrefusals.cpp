@@ -1,8 +1,8 @@
-#include "namedrefusals.h"
+#include "service/namedrefusals/namedrefusals.h"
 
-#include "app/logging.h"
-#include "contract/methods.h"
-#include "contract/refusalnames.h"
+#include "service/core/logging.h"
+#include "shared/contract/methods.h"
+#include "shared/contract/refusalnames.h"
 
 namespace coreflow {
 

@@ -1,4 +1,4 @@
-#include "statusaccesspolicy.h"
+#include "service/statussocket/statusaccesspolicy.h"
 
 #include <QFile>
 

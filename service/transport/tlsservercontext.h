@@ -12,7 +12,7 @@
 // (TlsConnection keeps unsent bytes in its own queue). The private key passes through a
 // wiped temporary only. create() failures name what failed (listener-bind-failed at the caller),
 // never key material.
-#include "contract/result.h"
+#include "shared/contract/result.h"
 
 #include <QSslConfiguration>
 

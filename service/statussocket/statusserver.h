@@ -47,8 +47,8 @@
 // (events are not part of RelayStatus, so --json/--text output stays the status model only).
 //
 // Threading: lives in the thread that runs the relay's event loop; all calls from that thread.
-#include "status/relaystatus.h"
-#include "util/clock.h"
+#include "shared/status/relaystatus.h"
+#include "shared/util/clock.h"
 
 #include <QHash>
 #include <QObject>

@@ -1,8 +1,8 @@
-#include "websocketsession.h"
+#include "service/transport/websocketsession.h"
 
-#include "websocketframeencoder.h"
+#include "service/transport/websocketframeencoder.h"
 
-#include "contract/refusalnames.h"
+#include "shared/contract/refusalnames.h"
 
 #include <QTimer>
 #include <QTimerEvent>

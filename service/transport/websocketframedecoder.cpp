@@ -1,6 +1,6 @@
-#include "websocketframedecoder.h"
+#include "service/transport/websocketframedecoder.h"
 
-#include "websocketmask.h"
+#include "service/transport/websocketmask.h"
 
 #include <simdjson.h>
 

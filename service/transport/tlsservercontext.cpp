@@ -1,6 +1,6 @@
-#include "tlsservercontext.h"
+#include "service/transport/tlsservercontext.h"
 
-#include "contract/refusalnames.h"
+#include "shared/contract/refusalnames.h"
 
 #include <openssl/err.h>
 #include <openssl/pem.h>

@@ -1,8 +1,8 @@
-#include "statusserver.h"
+#include "service/statussocket/statusserver.h"
 
-#include "contract/refusalnames.h"
-#include "status/statussocketpath.h"
-#include "statusaccesspolicy.h"
+#include "shared/contract/refusalnames.h"
+#include "shared/status/statussocketpath.h"
+#include "service/statussocket/statusaccesspolicy.h"
 
 #include <QFile>
 #include <QFileInfo>

@@ -1,6 +1,6 @@
-#include "methodtable.h"
+#include "service/core/methodtable.h"
 
-#include "contract/refusalnames.h"
+#include "shared/contract/refusalnames.h"
 
 namespace coreflow {
 

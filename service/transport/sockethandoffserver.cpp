@@ -1,4 +1,4 @@
-#include "sockethandoffserver.h"
+#include "service/transport/sockethandoffserver.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>

@@ -1,4 +1,4 @@
-#include "websocketmask.h"
+#include "service/transport/websocketmask.h"
 
 #include <sodium.h>
 

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""The layering check (docs/architecture.md "Layers"): every quoted #include in the tree is rooted at the
+repository, and no file includes a header of a layer above its own.
+
+Layers, bottom to top (a file may include its own layer and the layers below it):
+  0 shared/                       the contract library
+  1 service/core/                 logging categories, method table, counters, readiness board, dispatcher
+  2 service/transport/            bytes on sockets in both roles (TCP, TLS, WebSocket, HTTP/1.1)
+  3 service/cloudly/, service/listener/   the two hops (neither includes the other)
+  4 lane folders under service/   each lane includes another lane only through ALLOWED_CROSS_LANE
+  5 service/app/, service/main.cpp        the composition root
+Outside service/: console/ includes shared/ and console/ only; tests/peers/ includes no service/ code;
+bench/harness/ includes nothing of the project.
+
+Usage: check_layers.py REPOSITORY_ROOT   (exit 0: clean; exit 1: every violation printed, one a line)
+"""
+import os
+import re
+import sys
+
+HOPS = {'cloudly', 'listener'}
+# Narrow interfaces through which one lane may use another (docs/architecture.md "Lanes").
+ALLOWED_CROSS_LANE = {
+    # The forwarding lane carries the escrow's offers to nodes: it implements the escrow's courier.
+    ('forwarding', 'service/escrow/escrowcourier.h'),
+    # Ingress connections are node sessions of the clusterIngress kind, carried by the forwarding lane.
+    ('ingress', 'service/forwarding/sessionforwarder.h'),
+    ('ingress', 'service/forwarding/nodeconnection.h'),
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def service_part(path):
+    parts = path.split('/')
+    if parts[0] != 'service':
+        return None
+    return parts[1] if len(parts) > 2 else 'main'
+
+
+def rank(path):
+    """(rank, lane or None) of a file under service/ or shared/; None for anything else."""
+    if path.startswith('shared/'):
+        return 0, None
+    part = service_part(path)
+    if part is None:
+        return None
+    if part == 'core':
+        return 1, None
+    if part == 'transport':
+        return 2, None
+    if part in HOPS:
+        return 3, part
+    if part in ('app', 'main'):
+        return 5, None
+    return 4, part
+
+
+def violations(root):
+    found = []
+    for top in ('shared', 'service', 'console', 'tests', 'bench'):
+        for dirpath, _, names in os.walk(os.path.join(root, top)):
+            for name in names:
+                if not name.endswith(('.h', '.cpp')):
+                    continue
+                full = os.path.join(dirpath, name)
+                path = os.path.relpath(full, root)
+                if path.startswith('bench/baseline'):
+                    continue
+                with open(full, encoding='utf-8') as f:
+                    text = f.read()
+                for inc in INCLUDE.findall(text):
+                    if inc.endswith('.moc'):
+                        continue
+                    problem = judge(root, path, inc)
+                    if problem:
+                        found.append(f'{path}: #include "{inc}": {problem}')
+    return found
+
+
+def judge(root, path, inc):
+    if not os.path.isfile(os.path.join(root, inc)):
+        return 'not a path from the repository root (one include style: root-relative)'
+    if path.startswith('console/'):
+        if not inc.startswith(('shared/', 'console/')):
+            return 'the console includes shared/ and console/ only'
+        return None
+    if path.startswith('tests/peers/'):
+        if inc.startswith('service/'):
+            return 'a loopback peer shares no code with the relay'
+        return None
+    if path.startswith('bench/harness/'):
+        if not inc.startswith('bench/harness/'):
+            return 'the benchmark harness is independent of the project'
+        return None
+    own = rank(path)
+    if own is None:
+        return None  # tests and benchmarks may use any product header
+    other = rank(inc)
+    if other is None:
+        return 'product code includes something outside shared/ and service/'
+    (own_rank, own_part), (inc_rank, inc_part) = own, other
+    if inc_rank > own_rank:
+        return f'layer {own_rank} includes layer {inc_rank} (arrows point down only)'
+    if inc_rank == own_rank and own_part != inc_part:
+        if own_rank == 3:
+            return 'the two hops do not include each other'
+        if own_rank == 4 and (own_part, inc) not in ALLOWED_CROSS_LANE:
+            return f'lane {own_part} uses lane {inc_part} outside the allowed narrow interfaces'
+    return None
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else '.'
+    found = violations(root)
+    for line in found:
+        print(line)
+    print(f'layering: {len(found)} violation(s)')
+    return 1 if found else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
