@@ -308,6 +308,51 @@ private Q_SLOTS:
     }
 
     // RR-09: one registration in flight at a time, however many renewals arrive meanwhile.
+    // docs/contract.md §6.6.1: the stale-generation refusal parks also before any acceptance pinned a
+    // credential, with the park line that names no credential.
+    void staleGenerationParksBeforeAnyPin_RR29_D17()
+    {
+        RelayFixture f;
+        f.cloudly->setAnswer("registerClusterRelay", Answer::refuse(QLatin1StringView("relay-credential-generation-stale"), "rotated"));
+        QVERIFY(f.startRelay());
+        QTRY_VERIFY(f.relay->readiness()->isParked());
+        QVERIFY(!f.relay->registration()->pinnedCredential().has_value());
+        const QString line = QStringLiteral(
+            "relay parked: Cloudly no longer accepts the cluster relay credential generation this relay holds; "
+            "only a restart holding the bearer of the current generation serves this cluster again");
+        QCOMPARE(f.relay->readiness()->parkedLine(), line);
+        QCOMPARE(log.count(line), 1);
+        const auto snapshot = f.relay->statusSnapshot();
+        QVERIFY(snapshot.parked);
+        QCOMPARE(snapshot.parkedLine, line);
+        QVERIFY(lines(f.relay->checkReadiness()).contains("registration: " + line));
+        QCOMPARE(f.relay->registration()->retryDueMs(), 0);
+        QCOMPARE(f.relay->cloudly()->identityRenewalDueMs(), 0);
+    }
+
+    // docs/contract.md §6.0 (D-11): renewal is due at max(min(expiresAt - 60000, issuedAt + 0.8 L),
+    // issuedAt + L/2); short lifetimes renew at half their lifetime, never at once.
+    void identityRenewalDueTime_WD01_D11_data()
+    {
+        QTest::addColumn<qint64>("lifetimeMs");
+        QTest::addColumn<qint64>("dueAfterMs");
+        QTest::newRow("1 h: 80 % of the lifetime") << qint64(3600000) << qint64(2880000);
+        QTest::newRow("250 s: 60 s before expiry") << qint64(250000) << qint64(190000);
+        QTest::newRow("100 s: half the lifetime") << qint64(100000) << qint64(50000);
+        QTest::newRow("60 s: half the lifetime") << qint64(60000) << qint64(30000);
+    }
+    void identityRenewalDueTime_WD01_D11()
+    {
+        QFETCH(qint64, lifetimeMs);
+        QFETCH(qint64, dueAfterMs);
+        RelayFixture f(true, [lifetimeMs](peers::LoopbackCloudly::Options &o) { o.identityLifetimeMs = lifetimeMs; });
+        const qint64 issuedAt = f.clock.nowMs(); // the manual clock stands still during the start
+        QVERIFY(f.startRelay());
+        QTRY_VERIFY(f.relay->cloudly()->identityRenewalDueMs() > 0);
+        QCOMPARE(f.relay->cloudly()->identityRenewalDueMs(), issuedAt + dueAfterMs);
+        QCOMPARE(f.cloudly->callCount("refreshClusterIdentity"), 0);
+    }
+
     void oneRegistrationInFlight_RR09()
     {
         RelayFixture f;
