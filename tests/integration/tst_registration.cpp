@@ -10,6 +10,7 @@
 #include "service/registration/relayregistration.h"
 
 #include <QJsonDocument>
+#include <QSignalSpy>
 #include <QTest>
 
 using namespace coreflow;
@@ -481,6 +482,43 @@ private Q_SLOTS:
         f.clock.advance(300000);
         QTRY_VERIFY(f.relay->checkReadiness().ready);
         QCOMPARE(f.cloudly->totalConnections(), 1); // nothing was torn down
+    }
+
+    // docs/contract.md §2.3 "During the start": an unservable registerCloudlyClientSession answer on the
+    // first socket holds the start at that step (no cluster config, no listener, no failure); the
+    // offer goes again on the same socket every 300000 ms and the first servable answer continues.
+    void startWaitsOnAnUnservableClientSessionOffer_PV22()
+    {
+        RelayFixture f;
+        contract::Refusal refused{QStringLiteral("protocol-offer-refused"), QStringLiteral("no"),
+                                  QJsonObject{{"ownOffer", QJsonObject{{"sessionKind", "cloudlyClient"}, {"release", "34.0.0"}}}}};
+        f.cloudly->setAnswer("registerCloudlyClientSession", Answer::refuse(refused));
+        f.makeRelay(f.configuration());
+        QSignalSpy started(f.relay.get(), &Coreflow::started);
+        QSignalSpy failed(f.relay.get(), &Coreflow::startFailed);
+        f.relay->start();
+        QTRY_COMPARE(f.cloudly->callCount("registerCloudlyClientSession"), 1);
+        QTRY_VERIFY(f.relay->cloudly()->reofferDueMs() > 0);
+        QCOMPARE(f.relay->cloudly()->reofferDueMs() - f.clock.nowMs(), 300000);
+        QTest::qWait(200);
+        QVERIFY(started.isEmpty());
+        QVERIFY(failed.isEmpty());
+        QVERIFY(!f.relay->cloudly()->isDispatchable());
+        QCOMPARE(f.cloudly->callCount("getClusterConfig"), 0);
+        QCOMPARE(f.relay->listenerPort(), quint16(0));
+        const Readiness waiting = f.relay->checkReadiness();
+        QVERIFY(!waiting.ready);
+        QCOMPARE(waiting.refusals.first().hop, QStringLiteral("cloudly"));
+        QCOMPARE(waiting.refusals.first().peerOffer.value_or(""), QStringLiteral("cloudlyClient@34.0.0"));
+        QVERIFY(lines(waiting).contains("relay: the relay is not open for dispatch"));
+        f.cloudly->setAnswer("registerCloudlyClientSession", Answer::useDefault());
+        f.clock.advance(300000);
+        QTRY_COMPARE(started.size(), 1);
+        QVERIFY(failed.isEmpty());
+        QCOMPARE(f.cloudly->callCount("registerCloudlyClientSession"), 2);
+        QCOMPARE(f.cloudly->callCount("getClusterConfig"), 1);
+        QVERIFY(f.relay->listenerPort() != 0);
+        QCOMPARE(f.cloudly->totalConnections(), 1); // the same socket all along
     }
 
     // CI-06: every acceptance (not only the first) re-reads the route table; a refused registration does not.
