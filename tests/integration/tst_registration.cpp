@@ -1,5 +1,5 @@
-// Protocol negotiation on both hops, relay registration, readiness and parking (seed "Protocol
-// version", "Registering this relay"; docs/contract.md §2, §6.6, §6.6.1).
+// Protocol negotiation on both hops, relay registration, readiness and parking (docs/contract.md §2, §6.6,
+// §6.6.1).
 // Rules: PV-02, PV-03, PV-05..PV-10, PV-12..PV-24, RR-01..RR-10, RR-15, RR-16, RR-18..RR-20, RR-23,
 // RR-25..RR-33, ON-01.
 #include "tests/integration/logcapture.h"
