@@ -1,5 +1,5 @@
 // coreflow: the serve.zone cluster relay service (the host release's ExecStart).
-// Exit codes (seed "Unit contract"): 0 stopped on a signal and the stop completed (also during the
+// Exit codes (docs/contract.md §19.3): 0 stopped on a signal and the stop completed (also during the
 // start); 1 the start failed (cause on stderr), the stop failed, or a second signal arrived while
 // stopping; 2 usage error.
 #include "service/app/coreflow.h"

@@ -1,7 +1,7 @@
 #pragma once
 // Secret: the one type that holds secret material (bearers, identity tokens, private keys, route-table
-// key material, controls). DEVELOPERS.md "Secrets"; seed "Runtime position" (the bearer is never
-// logged, never written, never sent in a registration body).
+// key material, controls). docs/contract.md §1 "Secret" (the bearer is never
+// logged, never written, never sent in a registration body; §6.0, D-30).
 //
 // A Secret cannot be printed, logged, converted to a QString, put into a Refusal or serialised into the
 // status model: it has no conversion operators, its QDebug operator is deleted, and the only way to the

@@ -37,7 +37,7 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     m_cloudly = std::make_unique<CloudlyConnector>(m_config.cloudlyUrl, m_config.bearer, m_config.extraCaCertificates,
                                                    m_cloudlyMethods, m_clock, m_timing);
     m_registration = std::make_unique<RelayRegistration>(*m_cloudly, *m_readiness, m_clock, m_timing);
-    // Negotiation on both hops only changes what the relay says about itself (seed "Protocol version").
+    // Negotiation on both hops only changes what the relay says about itself (docs/contract.md §2).
     connect(m_readiness.get(), &ReadinessBoard::changed, this, &Coreflow::notifyStatus);
     connect(m_cloudly.get(), &CloudlyConnector::cloudlyOfferRefused, m_readiness.get(),
             [this](const QString &peer, const QString &own, const QString &line) {
@@ -59,8 +59,7 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
             });
     connect(m_forwarder.get(), &SessionForwarder::offerServed, m_readiness.get(),
             [this] { m_readiness->clearHop(QStringLiteral("palletRuntime")); });
-    // Outage continuity and the DNS lease renewal escrow (seed "Outage continuity", "DNS lease renewal
-    // escrow"; docs/contract.md §8.4, §9).
+    // Outage continuity and the DNS lease renewal escrow (docs/contract.md §8.4, §9).
     m_escrowCourier = std::make_unique<ForwarderCourier>(*m_forwarder);
     m_escrow = std::make_unique<LeaseEscrow>(*m_escrowCourier, m_clock, m_timing, &m_counters);
     m_wave = std::make_unique<ReregistrationWave>(
@@ -99,12 +98,12 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
             m_statusServer->publishEvent(QStringLiteral("node"),
                                          QStringLiteral("node %1 asked to re-register: this relay's Cloudly session changed").arg(nodeId));
     });
-    // The cluster ingress lane and route table custody (seed "Cluster ingress"); the retired Swarm and
-    // pending-function methods answered by name (seed "Pending relay functions").
+    // The cluster ingress lane and route table custody (docs/contract.md §10); the retired Swarm and
+    // pending-function methods answered by name (docs/contract.md §16).
     m_ingress = std::make_unique<ClusterIngress>(*m_cloudly, *m_forwarder, m_nodeMethods, m_cloudlyMethods, m_counters, m_timing);
     connect(m_ingress.get(), &ClusterIngress::statusChanged, this, &Coreflow::notifyStatus);
     m_namedRefusals = std::make_unique<NamedRefusals>(m_cloudlyMethods, m_counters);
-    // Registering this relay (seed "Registering this relay"): what an acceptance re-reads, what the
+    // Registering this relay (docs/contract.md §6.6): what an acceptance re-reads, what the
     // refusals end, and the park (docs/contract.md §6.6).
     connect(m_ingress.get(), &ClusterIngress::offerRefused, m_readiness.get(),
             [this](const QString &peer, const QString &own, const QString &line) {
@@ -124,7 +123,7 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
             m_statusServer->publishEvent(QStringLiteral("registration"), line);
     });
     // The node lane answers the escrow hold by name: custody is Cloudly's to hand over, on its own
-    // session only (seed "DNS lease renewal escrow", ES-04).
+    // session only (docs/contract.md §9, ES-04).
     m_nodeMethods.add(QString(method::holdRuntimeNetworkDnsLeaseRenewals), [this](const Frame &frame, const Caller &, MethodTable::Reply reply) {
         m_counters.countRefusal(QString(refusal::escrowCloudlyOnly));
         reply(MethodTable::refusalFor(frame, Refusal{QString(refusal::escrowCloudlyOnly),
@@ -283,7 +282,7 @@ void Coreflow::startListener(const RelayCertificate &certificate)
     m_step = Step::Listener;
     m_listener = std::make_unique<RelayListener>();
     // The listener's whole HTTP surface beside the upgrade is the image pull endpoint; the registry is
-    // CLOUDLY_URL's origin (seed "Image pulls through the relay").
+    // CLOUDLY_URL's origin (docs/contract.md §17).
     QUrl registry = m_config.cloudlyUrl;
     registry.setScheme(registry.scheme() == QLatin1String("ws") ? QStringLiteral("http") : QStringLiteral("https"));
     m_registryProxy = std::make_unique<RegistryProxy>(registry, m_clusterConfig->relay->origin, m_config.extraCaCertificates, m_clock);

@@ -1,6 +1,6 @@
 #pragma once
-// Coreflow: the composition root. It owns every part of the relay and starts them in the order the
-// seed states (seed "Starting the relay", "Unit contract"; rules ST-02..ST-05, UC-08/09):
+// Coreflow: the composition root. It owns every part of the relay and starts them in the order
+// docs/contract.md §19.3 states (rules ST-02..ST-05, UC-08/09):
 //   configuration (read by main) -> status socket -> Cloudly session -> cluster config ->
 //   listener certificate -> listener -> handlers -> "the relay is open for Cloudly dispatch".
 // A failure in any step rolls the started parts back in reverse order and ends in startFailed(reason)
@@ -51,7 +51,7 @@ public:
     void start();
     void stop();
 
-    // seed "Protocol version": { ready, refusals }.
+    // docs/contract.md §2: { ready, refusals }.
     Readiness checkReadiness() const;
     status::RelayStatus statusSnapshot() const;
 

@@ -1,5 +1,5 @@
 #pragma once
-// RelayConfiguration: the launch facts of one relay process (seed "Configuration", "Unit contract").
+// RelayConfiguration: the launch facts of one relay process (docs/contract.md §19.1, §19.3).
 //
 // Sources, highest precedence first (Decision D-21): the process environment,
 // $CREDENTIALS_DIRECTORY/<NAME> (systemd credentials, read byte for byte, no trimming), and

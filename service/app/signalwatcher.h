@@ -1,7 +1,7 @@
 #pragma once
 // SignalWatcher: SIGTERM/SIGINT delivered to the event loop through a self-pipe and a QSocketNotifier;
 // no Qt call runs inside the signal handler. The first signal is reported with signalReceived(); a
-// second one ends the process at once with exit code 1 (seed "Starting the relay", ST-07), from the
+// second one ends the process at once with exit code 1 (docs/contract.md §19.3, ST-07), from the
 // handler itself, so a stuck stop cannot hold it.
 #include <QObject>
 #include <QSocketNotifier>

@@ -1,6 +1,5 @@
 #pragma once
-// CloudlyConnector: the relay's one outbound session to Cloudly (seed "Runtime position", "What the
-// relay does today"; docs/contract.md "Cloudly session").
+// CloudlyConnector: the relay's one outbound session to Cloudly (docs/contract.md §5, §6).
 //
 // On every new socket: exchangeClusterRelayAuthorization (the bearer, sent only here) ->
 // registerCloudlyClientSession (identity token + the Cloudly-hop offer) -> dispatchable. The identity is

@@ -1,6 +1,6 @@
 #pragma once
 // CloudlySocket: one attempt at the relay's WebSocket to Cloudly, on the relay's own transport
-// (docs/contract.md D-54; seed "Runtime position"): TcpDialer -> TlsConnection (client, verified
+// (docs/contract.md §6.0.1, D-54): TcpDialer -> TlsConnection (client, verified
 // against CLOUDLY_URL's host with a TlsClientContext; plaintext for a loopback ws:// URL) ->
 // WebSocketClientHandshake -> WebSocketSession in the client role (masked frames out, at most
 // maxMessageBytes per incoming message, the 32 MiB send bound). CloudlyConnector makes a new one for

@@ -1,7 +1,7 @@
 #pragma once
 // MethodTable: the methods one lane serves. The relay has two, as separate objects — the
 // Cloudly-facing table of its outbound session and the node-facing table of its listener — so neither
-// lane can answer the other's methods (seed "Cluster-side listener", CL-01).
+// lane can answer the other's methods (docs/contract.md §5, CL-01).
 //
 // A handler receives the parsed request frame and a Reply that sends exactly one answer frame on the
 // lane the request came from. A method without a handler is answered

@@ -1,6 +1,6 @@
 #pragma once
-// ReadinessBoard: what stands between this relay and serving, per hop (seed "Protocol version";
-// docs/contract.md §2.2, §2.3, §6.6.1; rules PV-12, PV-17, PV-19..PV-21, PV-24).
+// ReadinessBoard: what stands between this relay and serving, per hop (docs/contract.md §2.2, §2.3, §6.6.1;
+// rules PV-12, PV-17, PV-19..PV-21, PV-24).
 //
 // Two independent refusals can stand on one hop and are held apart because they end apart:
 //  - offer disagreement: the peer's build and this one disagree about the contract (both offers named);

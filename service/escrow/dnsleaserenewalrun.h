@@ -1,7 +1,7 @@
 #pragma once
 // DnsLeaseRenewalRun: one validated holdRuntimeNetworkDnsLeaseRenewals request — the run of
-// IRuntimeNetworkDnsLeaseRenewals Cloudly signed ahead for one node (seed "DNS lease renewal escrow";
-// docs/contract.md §9.1, §9.2; rules ES-02, ES-05..07, ES-10, ES-22, ES-30).
+// IRuntimeNetworkDnsLeaseRenewals Cloudly signed ahead for one node (docs/contract.md §9.1, §9.2; rules
+// ES-02, ES-05..07, ES-10, ES-22, ES-30).
 //
 // read() is validateHoldRuntimeNetworkDnsLeaseRenewalsRequest: exact keys
 //   { session: SessionBinding, projection: ProjectionReference, renewals: RuntimeNetworkDnsLeaseRenewal[] }

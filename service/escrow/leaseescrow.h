@@ -1,6 +1,6 @@
 #pragma once
 // LeaseEscrow: custody of the DNS lease renewal runs Cloudly signs ahead for each carried node, and
-// their release while the relay has no Cloudly session (seed "DNS lease renewal escrow"; docs/contract.md
+// their release while the relay has no Cloudly session (docs/contract.md
 // §9; rules ES-01..ES-38, FW-24, D-07, D-08, D-10, D-11).
 //
 // Custody (ES-01, ES-02). Memory only, one run per node, nothing on disk; no key, no signature check.

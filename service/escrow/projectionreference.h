@@ -1,6 +1,6 @@
 #pragma once
-// ProjectionReference: names one signed runtime network projection (docs/contract.md §4; seed "DNS
-// lease renewal escrow"). Value-free: an id, a generation and a digest.
+// ProjectionReference: names one signed runtime network projection (docs/contract.md §4,
+// §9). Value-free: an id, a generation and a digest.
 // Wire: { id: string (non-empty, <= 256 chars), generation: integer >= 0, digest: string (64 lowercase hex) }
 // read() is an exact-key reader; a problem is refused under refusalName (request-invalid by default,
 // escrow-run-invalid when it reads a hold) naming the field, never the value found.

@@ -1,7 +1,7 @@
 #pragma once
 // RenewalWindows: which renewal of a held run is due, and when the next thing happens — pure functions
 // of the run's windows and the relay's clock, so every timing rule is unit-tested without a socket
-// (seed "DNS lease renewal escrow", Release; docs/contract.md §9.4; rules ES-19, ES-21, ES-25, ES-37).
+// (docs/contract.md §9.4; rules ES-19, ES-21, ES-25, ES-37).
 //
 // All times are Unix ms by the relay's clock; a window is [notBefore, expiresAt). The relay's clock only
 // chooses which renewal to offer (ES-30): nothing here shifts or extends a window.

@@ -1,6 +1,6 @@
 #pragma once
-// RunPrecedence: whether an incoming run may replace the run held for the same node (seed "DNS lease
-// renewal escrow", Precedence; docs/contract.md §9.3; rules ES-13..ES-17). A pure function.
+// RunPrecedence: whether an incoming run may replace the run held for the same node (docs/contract.md
+// §9.3; rules ES-13..ES-17). A pure function.
 //
 //   nothing held                                              -> replaces
 //   different projection id, or same id and generation with

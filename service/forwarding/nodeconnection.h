@@ -1,6 +1,6 @@
 #pragma once
 // NodeConnection: one WebSocket session on the relay listener (a Pallet node, or later the ingress).
-// It keeps exactly what the seed allows per carried node (seed "Outage continuity", OC-10): the
+// It keeps exactly what docs/contract.md §8.4 allows per carried node (OC-10): the
 // connection, the Cloudly-issued binding and the carrier count it registered under — plus value-free
 // activity facts for the status model. No body, no bearer, nothing on disk.
 #include "shared/contract/types.h"

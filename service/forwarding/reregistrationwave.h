@@ -1,5 +1,5 @@
 #pragma once
-// ReregistrationWave: outage continuity (seed "Outage continuity"; docs/contract.md §8.4; rules
+// ReregistrationWave: outage continuity (docs/contract.md §8.4; rules
 // OC-01..OC-09, D-11). Cloudly keys a node's session by the carrier that registered it, so after this
 // relay's Cloudly session reconnects every node registered under an older carrier count is asked to
 // register again by closing its socket.

@@ -1,6 +1,6 @@
 #pragma once
-// SessionForwarder: carries node runtime sessions both ways and caches nothing (seed "Forwarding a
-// runtime session", rules FW-01..FW-25).
+// SessionForwarder: carries node runtime sessions both ways and caches nothing (docs/contract.md §8, rules
+// FW-01..FW-25).
 //
 // Upstream (node -> Cloudly), the six node methods, request bytes untouched, correlation ids mapped
 // per hop:

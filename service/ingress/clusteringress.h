@@ -1,5 +1,5 @@
 #pragma once
-// ClusterIngress: the relay's side of the cluster ingress (seed "Cluster ingress"; docs/contract.md §10,
+// ClusterIngress: the relay's side of the cluster ingress (docs/contract.md §10,
 // §6.7; rules CI-01..CI-24, PV-06, PV-07, PV-09).
 //
 // Route table custody. The one table Cloudly computes for this cluster is held in memory only, as a

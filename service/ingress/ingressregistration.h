@@ -1,6 +1,6 @@
 #pragma once
 // IngressRegistration: the project's validateClusterIngressRegistration (docs/contract.md §10.1;
-// seed "Cluster ingress"; CI-15, CI-24). Pure.
+// CI-15, CI-24). Pure.
 //
 // Wire shape (exact keys): { offer: ProtocolOffer, ingressId: id, nodeId: id, authorization: string }
 // "id": non-empty, at most 256 characters, no control characters. authorization is the ingress'

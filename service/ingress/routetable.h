@@ -1,6 +1,6 @@
 #pragma once
 // RouteTable: one ClusterRouteTable as the relay holds it — read and validated by read(), the
-// project's validateClusterRouteTable (docs/contract.md §10.5; seed "Cluster ingress"; CI-01, CI-02,
+// project's validateClusterRouteTable (docs/contract.md §10.5; CI-01, CI-02,
 // CI-05). Pure: no socket, no clock, no log line.
 //
 // Wire shape (exact keys at every level):

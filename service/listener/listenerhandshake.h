@@ -1,6 +1,6 @@
 #pragma once
 // ListenerHandshake: what happens on a listener connection before it is a node session or an HTTP
-// exchange (seed "Cluster-side listener": one TLS port; a WebSocket upgrade at "/", image pulls
+// exchange (docs/contract.md §5: one TLS port; a WebSocket upgrade at "/", image pulls
 // under /v2/). It runs the TLS handshake, reads the first request's header block with
 // http_parser (Debian libhttp-parser) and decides:
 //  - Upgrade: websocket at "/" (GET, Sec-WebSocket-Version 13, a 16-byte Sec-WebSocket-Key):

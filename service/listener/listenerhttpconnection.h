@@ -1,6 +1,6 @@
 #pragma once
 // ListenerHttpConnection: the relay listener's own HTTP/1.1 server loop for one connection that is
-// not a WebSocket session (seed "Cluster-side listener"; docs/contract.md §17, D-49, D-53). It reads
+// not a WebSocket session (docs/contract.md §17, D-49, D-53). It reads
 // requests from the connection's TlsConnection with http_parser (Debian libhttp-parser; never by
 // hand), hands each to the ListenerHttpHandler (the /v2/ pull endpoint) with a TlsHttpResponder that
 // writes the answer straight into the TLS connection, and keeps answers in request order.

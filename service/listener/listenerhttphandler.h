@@ -1,7 +1,7 @@
 #pragma once
 // ListenerHttpHandler: what the relay listener hands a plain HTTP request to (everything on the one TLS
-// port that is not the WebSocket upgrade at "/"). Seed "Cluster-side listener": the listener's whole
-// HTTP surface beside the upgrade is the image pull endpoint under /v2/.
+// port that is not the WebSocket upgrade at "/"). docs/contract.md §5, §17: the listener's whole HTTP
+// surface beside the upgrade is the image pull endpoint at /v2 and under /v2/.
 //
 // The handler owns the exchange from here: it answers through the responder now or later (see
 // ListenerHttpResponder). The listener hands out a connection's next request only after the

@@ -1,6 +1,6 @@
 #pragma once
 // RelayCertificate: the listener's TLS material, obtained from Cloudly over the session and checked
-// before any listener is built (seed "Outage continuity" / rules LO-02..LO-07).
+// before any listener is built (docs/contract.md §6.5; rules LO-02..LO-07).
 //
 // fromMaterial() accepts the material only when: it is for the origin's domain; the PEM holds a leaf
 // certificate (then its chain) and a private key; the leaf names exactly that domain (OpenSSL

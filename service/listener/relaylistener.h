@@ -1,5 +1,5 @@
 #pragma once
-// RelayListener: the relay's one TLS port (seed "Cluster-side listener"; docs/contract.md §3, §17,
+// RelayListener: the relay's one TLS port (docs/contract.md §3, §17,
 // D-53). A WebSocket upgrade at "/" becomes a node (or ingress) session handed out by
 // nodeSessionAccepted(); every other HTTP request goes to the ListenerHttpHandler (the /v2/ image
 // pull endpoint) through the listener's own HTTP/1.1 server loop on the same TLS connection

@@ -1,6 +1,6 @@
 #pragma once
 // NamedRefusals: the one registrar for every method Cloudly may dispatch that this relay answers with a
-// named refusal instead of a service (seed "Pending relay functions"; docs/contract.md §16; PF-01..PF-06,
+// named refusal instead of a service (docs/contract.md §16; PF-01..PF-06,
 // CS-83, OV-04, D-14, D-35).
 //
 // Two sets, registered on the Cloudly-facing MethodTable at construction (they answer on any relay,

@@ -1,6 +1,6 @@
 #pragma once
-// RelayRegistration: telling Cloudly which relay this is and where it listens (seed "Registering this
-// relay"; docs/contract.md §6.6, §6.6.1; rules RR-01..RR-33, PV-14..PV-18, PV-22/23).
+// RelayRegistration: telling Cloudly which relay this is and where it listens (docs/contract.md §6.6, §6.6.1;
+// rules RR-01..RR-33, PV-14..PV-18, PV-22/23).
 //
 // On every registration of the relay's own Cloudly session (a reconnect and an identity renewal alike)
 // a relay with a listener sends registerClusterRelay { relay: { version, nodeId, listenAddress,

@@ -1,5 +1,5 @@
 #pragma once
-// RegistryProxy: the cluster's image pull endpoint (seed "Image pulls through the relay", rules
+// RegistryProxy: the cluster's image pull endpoint (docs/contract.md §17, rules
 // IP-01..IP-22). The relay listener hands it every plain HTTP request on its one TLS port (everything
 // but the WebSocket upgrade at "/"); it forwards pulls to the registry Cloudly publishes and streams
 // the answers back.
@@ -19,7 +19,7 @@
 //      the header block announces it, before a body byte is read.
 //   4. headers: allow-listed and bounded (RegistryHeaders); over a bound is 400 request-invalid.
 //   Then the exchange is forwarded (RegistryExchange) to <registry origin><path>?<query>, path and
-//   query unchanged (IP-07). Every GET/HEAD under /v2/ is forwarded (seed IP-01): manifests, blobs
+//   query unchanged (IP-07). Every GET/HEAD under /v2/ is forwarded (IP-01): manifests, blobs
 //   (Range passes), tags list, and whatever else the registry serves for reading; the relay decides
 //   nothing about who may pull what (IP-05) and caches nothing (IP-06).
 //

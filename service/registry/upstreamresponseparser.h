@@ -1,7 +1,7 @@
 #pragma once
 // UpstreamResponseParser: reads the registry's HTTP/1.1 answers on one upstream connection with the
 // http_parser library (Debian libhttp-parser-dev, response mode); the relay never parses HTTP by hand.
-// Used by UpstreamConnection only (seed "Image pulls through the relay", IP-12, IP-13, IP-21).
+// Used by UpstreamConnection only (docs/contract.md §17, IP-12, IP-13, IP-21).
 //
 // Input: the connection's bytes as they arrive, in any split (feed()), and the end of the stream
 // (feedEof()). Output: calls on the Events given at construction, in this order for one answer:

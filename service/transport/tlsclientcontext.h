@@ -1,6 +1,6 @@
 #pragma once
 // TlsClientContext: the OpenSSL client context for the relay's own outbound TLS connections (the
-// Cloudly session, docs/contract.md D-54; seed "Runtime position": the relay dials out, nothing dials
+// Cloudly session, docs/contract.md §6.0.1, D-54: the relay dials out, nothing dials
 // in from Cloudly's side).
 //
 // Trust: the system's CA store (OpenSSL's default paths; SSL_CERT_FILE / SSL_CERT_DIR honoured) plus

@@ -1,7 +1,7 @@
 #pragma once
 // TlsConnection: one TCP socket with TLS, non-blocking OpenSSL on the descriptor, driven by
 // level-triggered socket notifiers on the relay's event loop. Server side: an accepted listener
-// socket over the shared TlsServerContext (seed "Cluster-side listener"; docs/contract.md D-53).
+// socket over the shared TlsServerContext (docs/contract.md §3.0, D-53).
 // Client side: an outbound socket from TcpDialer over a TlsClientContext (the Cloudly session, D-54),
 // whose owner calls startHandshake() once it set its receiver; tlsOpen() reports the finished
 // handshake. Plaintext (ssl == nullptr): the same interface over plain TCP, open from the start — for

@@ -1,6 +1,6 @@
 #pragma once
-// TlsServerContext: the one OpenSSL server context every listener connection shares (seed
-// "Cluster-side listener": one TLS port, one certificate from Cloudly; docs/contract.md D-53).
+// TlsServerContext: the one OpenSSL server context every listener connection shares
+// (docs/contract.md §5, §6.5: one TLS port, one certificate from Cloudly; D-53).
 //
 // Why not QSslServer: Qt 6.4 builds an SSL_CTX per accepted socket and keeps OpenSSL's 16 KiB
 // record buffers for the socket's life, so an idle node cost ~80 KiB (bench/README.md). Here the

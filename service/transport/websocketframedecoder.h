@@ -1,7 +1,7 @@
 #pragma once
 // WebSocketFrameDecoder: RFC 6455 framing, read side, for the relay listener's node lane (Role::Server:
 // frames from clients) and the relay's own Cloudly session (Role::Client: frames from a server)
-// (seed "Cluster-side listener", "Runtime position"; docs/contract.md §3 and Decisions D-53, D-54).
+// (docs/contract.md §3.0, §6.0.1; D-53, D-54).
 //
 // Pure: bytes in, whole messages and control frames out, no socket. It keeps only what a partial
 // frame or a fragmented message needs (nothing at all between messages), which is why the listener

@@ -1,7 +1,7 @@
 #pragma once
 // WebSocketSession: one upgraded WebSocket over a TlsConnection, with RFC 6455 framing from
 // WebSocketFrameDecoder / WebSocketFrameEncoder. Role::Server: a node's or the ingress's lane on the
-// relay listener (seed "Cluster-side listener"; docs/contract.md §3, D-53). Role::Client: the relay's
+// relay listener (docs/contract.md §3.0, D-53). Role::Client: the relay's
 // own Cloudly session (CloudlySocket; D-54): every frame it sends is masked with a fresh key
 // (WebSocketMask), frames it receives must be unmasked.
 //

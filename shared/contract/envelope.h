@@ -4,9 +4,9 @@
 //
 // parse() is a pure decoder with no socket inside. It locates the top-level members without
 // re-serialising anything: request/response/error/retry are kept as the exact byte ranges the peer
-// sent, so a forwarded body is byte-for-byte the body that arrived (seed "Forwarding a runtime
-// session"; Decision D-02: simdjson's raw_json() is used for that reason). authInfo, localData and
-// serverData are read over and never forwarded.
+// sent, so a forwarded body is byte-for-byte the body that arrived (docs/contract.md §8; Decision D-02:
+// simdjson's raw_json() is used for that reason). authInfo, localData and serverData are read over and never
+// forwarded.
 //
 // Refusals: request-invalid (not a JSON object, missing/mistyped method or correlation, unknown phase),
 // frame-too-large (above maxFrameBytes).

@@ -1,6 +1,6 @@
 #pragma once
-// Method names of every lane, verbatim from the seed where the seed names them. docs/contract.md lists
-// each with lane, direction, shapes, refusals and source section.
+// Method names of every lane, verbatim from the upstream contract where it names them. docs/contract.md
+// §23 lists each with lane, direction and the section that states its shapes and refusals.
 #include <QLatin1StringView>
 #include <array>
 
@@ -18,7 +18,7 @@ inline constexpr Name registerClusterRelay{"registerClusterRelay"};
 inline constexpr Name getClusterRouteTable{"getClusterRouteTable"};
 inline constexpr Name getClusterVpnNetwork{"getClusterVpnNetwork"};
 
-// --- Node lane: node -> relay -> Cloudly (the six node methods, seed "Cluster-side listener") ---
+// --- Node lane: node -> relay -> Cloudly (the six node methods, docs/contract.md §5) ---
 inline constexpr Name registerPalletRuntimeSession{"registerPalletRuntimeSession"};
 inline constexpr Name getRuntimeManagedVpnCredential{"getRuntimeManagedVpnCredential"};
 inline constexpr Name getRuntimeRegistryCredential{"getRuntimeRegistryCredential"};
@@ -55,7 +55,7 @@ inline constexpr Name applyClusterVpnNetwork{"applyClusterVpnNetwork"};
 
 
 // ===== Appended with the full contract (docs/contract.md). Names marked (project) are this project's;
-// ===== the others are the seed's, verbatim.
+// ===== the others are the upstream contract's, verbatim.
 
 // --- Cloudly session: relay -> Cloudly (docs/contract.md §6, §12, §13.4) ---------------------------
 inline constexpr Name getClusterPlatformDesiredState{"getClusterPlatformDesiredState"};

@@ -1,5 +1,5 @@
 #pragma once
-// Protocol offers (seed "Protocol version"). The protocol version is the contract release; there is no
+// Protocol offers (docs/contract.md §2). The protocol version is the contract release; there is no
 // other number beside it. One offer per session kind:
 //   cloudlyClient  - the relay's own Cloudly session (both carriers use offerForCloudlySession())
 //   palletRuntime  - nodes on the listener, oldest accepted peer release 32.10.1

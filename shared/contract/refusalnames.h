@@ -1,8 +1,7 @@
 #pragma once
-// Every refusal name the relay answers or reads, verbatim. docs/contract.md "Refusals" lists each with
-// the lane, the seed section it comes from and its reason text. Seed names are copied exactly; names
-// the seed leaves unnamed ("refused by name") are this project's and marked (project) — see
-// docs/contract.md "Decisions".
+// Every refusal name the relay answers or reads, verbatim. docs/contract.md §22 lists each with the
+// lane and the section that states it. Upstream names are copied exactly; names this project had to
+// choose are marked (project) (docs/contract.md §3.1; docs/decisions.md D-10).
 #include <QLatin1StringView>
 #include <QString>
 #include <QStringView>
@@ -16,7 +15,7 @@ inline constexpr Name methodNotServed{"method-not-served"};         // unknown m
 inline constexpr Name requestInvalid{"request-invalid"};             // envelope/body fails exact-key reading
 inline constexpr Name frameTooLarge{"frame-too-large"};              // frame above the lane's bound
 
-// --- Forwarding a runtime session (seed "Forwarding a runtime session") -----------------------------
+// --- Forwarding a runtime session (docs/contract.md §8) -----------------------------
 inline constexpr Name cloudlySessionUnavailable{"cloudly-session-unavailable"}; // (project) FW-05 text
 inline constexpr Name cloudlyForwardTimeout{"cloudly-forward-timeout"};         // (project) FW-03/FW-04
 inline constexpr Name cloudlySessionLost{"cloudly-session-lost"};               // (project) socket dropped mid-forward
@@ -25,10 +24,10 @@ inline constexpr Name nodeNotConnected{"node-not-connected"};                   
 inline constexpr Name nodePushTimeout{"node-push-timeout"};                     // (project) FW-14
 inline constexpr Name nodeConnectionLost{"node-connection-lost"};               // (project) node closed mid-push
 
-// --- Protocol version (seed "Protocol version") ---------------------------------------------------
+// --- Protocol version (docs/contract.md §2) ---------------------------------------------------
 inline constexpr Name protocolOfferRefused{"protocol-offer-refused"};           // (project) PV-08
 
-// --- Registering this relay (seed "Registering this relay"), answered by Cloudly -----------------
+// --- Registering this relay (docs/contract.md §6.6), answered by Cloudly -----------------
 inline constexpr Name relayClusterNotEnabled{"relay-cluster-not-enabled"};
 inline constexpr Name relayNodeForeign{"relay-node-foreign"};
 inline constexpr Name relayNodeUnknown{"relay-node-unknown"};
@@ -48,7 +47,7 @@ inline bool statesThisRelayIsNotDispatchedTo(QStringView name) noexcept
            || name == relaySequenceNotAdvancing || name == relayCredentialGenerationStale;
 }
 
-// --- DNS lease renewal escrow (seed "DNS lease renewal escrow") -----------------------------------
+// --- DNS lease renewal escrow (docs/contract.md §9) -----------------------------------
 inline constexpr Name escrowCloudlyOnly{"escrow-cloudly-only"};
 inline constexpr Name escrowRunInvalid{"escrow-run-invalid"};
 inline constexpr Name escrowNodeNotCarried{"escrow-node-not-carried"};
@@ -57,7 +56,7 @@ inline constexpr Name escrowRunStale{"escrow-run-stale"};
 inline constexpr Name escrowRunUnordered{"escrow-run-unordered"};
 inline constexpr Name escrowRelayParked{"escrow-relay-parked"};                 // (project) ES-35
 
-// --- Cluster ingress (seed "Cluster ingress") -----------------------------------------------------
+// --- Cluster ingress (docs/contract.md §10) -----------------------------------------------------
 inline constexpr Name clusterIngressRegistrationRefused{"cluster-ingress-registration-refused"};
 inline constexpr Name ingressReasonNotReady{"not-ready"};                       // reason inside the above
 inline constexpr Name ingressReasonRegistrationInvalid{"registration-invalid"}; // reason inside the above
@@ -65,15 +64,15 @@ inline constexpr Name ingressNotBound{"ingress-not-bound"};                     
 inline constexpr Name ingressCallerNotBound{"ingress-caller-not-bound"};        // (project) CI-19
 inline constexpr Name routeTableInvalid{"route-table-invalid"};                 // (project) CI-05
 
-// --- Retired and pending methods (seed "Pending relay functions") -------------------------------
+// --- Retired and pending methods (docs/contract.md §16) -------------------------------
 inline constexpr Name retiredSwarmMethod{"retired-swarm-method"};               // (project) PF-06
 inline constexpr Name relayFunctionPending{"relay-function-pending"};           // (project) PF-01
 
-// --- Managed VPN hub (seed "The cluster's managed VPN hub") ---------------------------------------
+// --- Managed VPN hub (docs/contract.md §11) ---------------------------------------
 inline constexpr Name vpnNetworkAuthorityForeign{"vpn-network-authority-foreign"};
 inline constexpr Name vpnNetworkRevisionStale{"vpn-network-revision-stale"};
 
-// --- Corestore and restore (seed "Corestore through the relay", "Isolated restore") ---------------
+// --- Corestore and restore (docs/contract.md §12, §14) ---------------
 inline constexpr Name corestoreEndpointUnknown{"CORESTORE_ENDPOINT_UNKNOWN"};
 inline constexpr Name corestoreUnreachable{"CORESTORE_UNREACHABLE"};
 inline constexpr Name corestoreCredentialEnrollmentError{"CorestoreCredentialEnrollmentError"};
@@ -84,7 +83,7 @@ inline constexpr Name restoreNodeUnreachable{"restore-node-unreachable"};
 inline constexpr Name restoreNodeRefused{"restore-node-refused"};
 inline constexpr Name corestoreCredentialMissing{"corestore-credential-missing"}; // (project) CS-64
 
-// --- Listener HTTP surface (seed "Image pulls through the relay") --------------------------------
+// --- Listener HTTP surface (docs/contract.md §17) --------------------------------
 inline constexpr Name registryMethodRefused{"registry-method-refused"};         // (project) IP-02
 inline constexpr Name pathNotServed{"path-not-served"};                         // (project) IP-03
 inline constexpr Name registryUnreachable{"registry-unreachable"};              // (project) IP-21

@@ -7,24 +7,24 @@
 namespace coreflow::contract {
 
 struct RelayTiming {
-    // seed "Forwarding a runtime session"
+    // docs/contract.md §8
     qint64 registrationWaitMs = 5000;   // FW-02: wait for a reconnecting Cloudly session
     qint64 registrationBudgetMs = 9000; // FW-03: whole budget of a registration, counted from arrival
                                         //        (includes the wait; Decision D-05)
     qint64 forwardTimeoutMs = 8000;     // FW-04: every other node -> Cloudly forward
     qint64 pushTimeoutMs = 8000;        // FW-14: Cloudly -> node push
-    // seed "Protocol version": the contract's refusedOfferRetryIntervalMs
+    // docs/contract.md §2: the contract's refusedOfferRetryIntervalMs
     qint64 refusedOfferRetryIntervalMs = 300000;
-    // seed "Outage continuity"
+    // docs/contract.md §8.4
     qint64 reregistrationSpacingMs = 75;
     qint64 reregistrationWindowMs = 5000;
-    // seed "DNS lease renewal escrow"
+    // docs/contract.md §9
     qint64 escrowAdmissionMarginMs = 30000;
     qint64 escrowReofferIntervalMs = 30000;
-    // seed "Cluster ingress"
+    // docs/contract.md §10
     qint64 ingressRetryAfterMs = 5000;
     qint64 ingressRequestTimeoutMs = 8000; // route-table hint and traffic-statistics bound (CI-11, CI-20)
-    // Cloudly session (seed leaves these open; Decision D-11)
+    // Cloudly session (docs/contract.md §20.1; D-11)
     qint64 reconnectInitialBackoffMs = 500;
     qint64 reconnectMaxBackoffMs = 30000;
     double reconnectJitter = 0.2;            // +/- 20 %

@@ -12,8 +12,8 @@
 
 namespace coreflow::contract {
 
-// The binding Cloudly issues for one physical node runtime session (seed "Forwarding a runtime
-// session"). Value-free: it names, it does not authorise. Wire:
+// The binding Cloudly issues for one physical node runtime session (docs/contract.md §8). Value-free: it
+// names, it does not authorise. Wire:
 //   { nodeId: string, clusterId: string, sessionId: string, relayRegistrationGeneration: integer >= 0 }
 struct SessionBinding {
     QString nodeId;
@@ -36,7 +36,7 @@ struct ClusterIdentity {
     static Result<ClusterIdentity> read(const QJsonObject &object, const QString &path);
 };
 
-// ICluster.data.relay (seed "Outage continuity" / LO-08). Wire: { origin: "https://host[:port]" }
+// ICluster.data.relay (docs/contract.md §4, §6.4; LO-08). Wire: { origin: "https://host[:port]" }
 struct ClusterRelayBlock {
     QUrl origin;
     QString domain() const { return origin.host(); }

@@ -1,5 +1,5 @@
 // tst_cloudlysocket: the relay's own client transport for its one Cloudly session (docs/contract.md
-// D-54; seed "Runtime position", OV-01: the relay dials out, one session): TcpDialer, TlsConnection in
+// §6.0.1, D-54, OV-01: the relay dials out, one session): TcpDialer, TlsConnection in
 // the client role over TlsClientContext, WebSocketClientHandshake, WebSocketSession (client role).
 //
 // Peers: Qt's QWebSocketServer (an independent WebSocket implementation) over real TLS with a test CA

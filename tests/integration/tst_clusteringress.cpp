@@ -1,6 +1,6 @@
-// Cluster ingress: route table custody, the ingress lane and traffic statistics (seed "Cluster
-// ingress"; docs/contract.md §10, §6.7). A LoopbackIngress dials the relay's real TLS listener; a
-// LoopbackCloudly pushes and answers; the relay runs in-process on a ManualClock.
+// Cluster ingress: route table custody, the ingress lane and traffic statistics (docs/contract.md §10, §6.7).
+// A LoopbackIngress dials the relay's real TLS listener; a LoopbackCloudly pushes and answers; the relay runs
+// in-process on a ManualClock.
 // Rules: CI-01..CI-24, PV-06, PV-07, PV-09, PV-24.
 #include "tests/integration/logcapture.h"
 #include "tests/peers/loopbackingress.h"

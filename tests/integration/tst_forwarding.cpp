@@ -1,6 +1,5 @@
-// Forwarding a runtime session, both directions (seed "Forwarding a runtime session",
-// "Cluster-side listener"). Rules: CL-05, CL-06, CL-07, FW-01, FW-06, FW-07, FW-08, FW-09, FW-10,
-// FW-11, FW-13, FW-15, FW-16, FW-17, FW-22, ES-04.
+// Forwarding a runtime session, both directions (docs/contract.md §8, §5). Rules: CL-05, CL-06, CL-07, FW-01,
+// FW-06, FW-07, FW-08, FW-09, FW-10, FW-11, FW-13, FW-15, FW-16, FW-17, FW-22, ES-04.
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 

@@ -1,7 +1,6 @@
-// Every method Cloudly may dispatch that the relay does not serve is answered by name (seed "Pending
-// relay functions", "Corestore through the relay"; docs/contract.md §16). Rules: PF-01 (pending
-// functions: prompt named refusal), PF-02..PF-05 (why each is pending), PF-06 (retired Swarm methods
-// name capability and new owner), CS-83 and OV-04 (removed methods are not registered at all).
+// Every method Cloudly may dispatch that the relay does not serve is answered by name (docs/contract.md §16).
+// Rules: PF-01 (pending functions: prompt named refusal), PF-02..PF-05 (why each is pending), PF-06 (retired
+// Swarm methods name capability and new owner), CS-83 and OV-04 (removed methods are not registered at all).
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 

@@ -1,5 +1,5 @@
-// Protocol negotiation on both hops, relay registration, readiness and parking (seed "Protocol
-// version", "Registering this relay"; docs/contract.md §2, §6.6, §6.6.1).
+// Protocol negotiation on both hops, relay registration, readiness and parking (docs/contract.md §2, §6.6,
+// §6.6.1).
 // Rules: PV-02, PV-03, PV-05..PV-10, PV-12..PV-24, RR-01..RR-10, RR-15, RR-16, RR-18..RR-20, RR-23,
 // RR-25..RR-33, ON-01.
 #include "tests/integration/logcapture.h"
@@ -10,6 +10,7 @@
 #include "service/registration/relayregistration.h"
 
 #include <QJsonDocument>
+#include <QSignalSpy>
 #include <QTest>
 
 using namespace coreflow;
@@ -308,6 +309,51 @@ private Q_SLOTS:
     }
 
     // RR-09: one registration in flight at a time, however many renewals arrive meanwhile.
+    // docs/contract.md §6.6.1: the stale-generation refusal parks also before any acceptance pinned a
+    // credential, with the park line that names no credential.
+    void staleGenerationParksBeforeAnyPin_RR29_D17()
+    {
+        RelayFixture f;
+        f.cloudly->setAnswer("registerClusterRelay", Answer::refuse(QLatin1StringView("relay-credential-generation-stale"), "rotated"));
+        QVERIFY(f.startRelay());
+        QTRY_VERIFY(f.relay->readiness()->isParked());
+        QVERIFY(!f.relay->registration()->pinnedCredential().has_value());
+        const QString line = QStringLiteral(
+            "relay parked: Cloudly no longer accepts the cluster relay credential generation this relay holds; "
+            "only a restart holding the bearer of the current generation serves this cluster again");
+        QCOMPARE(f.relay->readiness()->parkedLine(), line);
+        QCOMPARE(log.count(line), 1);
+        const auto snapshot = f.relay->statusSnapshot();
+        QVERIFY(snapshot.parked);
+        QCOMPARE(snapshot.parkedLine, line);
+        QVERIFY(lines(f.relay->checkReadiness()).contains("registration: " + line));
+        QCOMPARE(f.relay->registration()->retryDueMs(), 0);
+        QCOMPARE(f.relay->cloudly()->identityRenewalDueMs(), 0);
+    }
+
+    // docs/contract.md §6.0 (D-11): renewal is due at max(min(expiresAt - 60000, issuedAt + 0.8 L),
+    // issuedAt + L/2); short lifetimes renew at half their lifetime, never at once.
+    void identityRenewalDueTime_WD01_D11_data()
+    {
+        QTest::addColumn<qint64>("lifetimeMs");
+        QTest::addColumn<qint64>("dueAfterMs");
+        QTest::newRow("1 h: 80 % of the lifetime") << qint64(3600000) << qint64(2880000);
+        QTest::newRow("250 s: 60 s before expiry") << qint64(250000) << qint64(190000);
+        QTest::newRow("100 s: half the lifetime") << qint64(100000) << qint64(50000);
+        QTest::newRow("60 s: half the lifetime") << qint64(60000) << qint64(30000);
+    }
+    void identityRenewalDueTime_WD01_D11()
+    {
+        QFETCH(qint64, lifetimeMs);
+        QFETCH(qint64, dueAfterMs);
+        RelayFixture f(true, [lifetimeMs](peers::LoopbackCloudly::Options &o) { o.identityLifetimeMs = lifetimeMs; });
+        const qint64 issuedAt = f.clock.nowMs(); // the manual clock stands still during the start
+        QVERIFY(f.startRelay());
+        QTRY_VERIFY(f.relay->cloudly()->identityRenewalDueMs() > 0);
+        QCOMPARE(f.relay->cloudly()->identityRenewalDueMs(), issuedAt + dueAfterMs);
+        QCOMPARE(f.cloudly->callCount("refreshClusterIdentity"), 0);
+    }
+
     void oneRegistrationInFlight_RR09()
     {
         RelayFixture f;
@@ -436,6 +482,43 @@ private Q_SLOTS:
         f.clock.advance(300000);
         QTRY_VERIFY(f.relay->checkReadiness().ready);
         QCOMPARE(f.cloudly->totalConnections(), 1); // nothing was torn down
+    }
+
+    // docs/contract.md §2.3 "During the start": an unservable registerCloudlyClientSession answer on the
+    // first socket holds the start at that step (no cluster config, no listener, no failure); the
+    // offer goes again on the same socket every 300000 ms and the first servable answer continues.
+    void startWaitsOnAnUnservableClientSessionOffer_PV22()
+    {
+        RelayFixture f;
+        contract::Refusal refused{QStringLiteral("protocol-offer-refused"), QStringLiteral("no"),
+                                  QJsonObject{{"ownOffer", QJsonObject{{"sessionKind", "cloudlyClient"}, {"release", "34.0.0"}}}}};
+        f.cloudly->setAnswer("registerCloudlyClientSession", Answer::refuse(refused));
+        f.makeRelay(f.configuration());
+        QSignalSpy started(f.relay.get(), &Coreflow::started);
+        QSignalSpy failed(f.relay.get(), &Coreflow::startFailed);
+        f.relay->start();
+        QTRY_COMPARE(f.cloudly->callCount("registerCloudlyClientSession"), 1);
+        QTRY_VERIFY(f.relay->cloudly()->reofferDueMs() > 0);
+        QCOMPARE(f.relay->cloudly()->reofferDueMs() - f.clock.nowMs(), 300000);
+        QTest::qWait(200);
+        QVERIFY(started.isEmpty());
+        QVERIFY(failed.isEmpty());
+        QVERIFY(!f.relay->cloudly()->isDispatchable());
+        QCOMPARE(f.cloudly->callCount("getClusterConfig"), 0);
+        QCOMPARE(f.relay->listenerPort(), quint16(0));
+        const Readiness waiting = f.relay->checkReadiness();
+        QVERIFY(!waiting.ready);
+        QCOMPARE(waiting.refusals.first().hop, QStringLiteral("cloudly"));
+        QCOMPARE(waiting.refusals.first().peerOffer.value_or(""), QStringLiteral("cloudlyClient@34.0.0"));
+        QVERIFY(lines(waiting).contains("relay: the relay is not open for dispatch"));
+        f.cloudly->setAnswer("registerCloudlyClientSession", Answer::useDefault());
+        f.clock.advance(300000);
+        QTRY_COMPARE(started.size(), 1);
+        QVERIFY(failed.isEmpty());
+        QCOMPARE(f.cloudly->callCount("registerCloudlyClientSession"), 2);
+        QCOMPARE(f.cloudly->callCount("getClusterConfig"), 1);
+        QVERIFY(f.relay->listenerPort() != 0);
+        QCOMPARE(f.cloudly->totalConnections(), 1); // the same socket all along
     }
 
     // CI-06: every acceptance (not only the first) re-reads the route table; a refused registration does not.

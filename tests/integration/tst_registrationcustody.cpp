@@ -1,5 +1,5 @@
 // Registration outcomes and escrow custody, through the real wiring of the composition root
-// (seed "DNS lease renewal escrow" drop rules; "Registering this relay" parking).
+// (docs/contract.md §9.5 drop rules; §6.6.1 parking).
 // Rules: ES-33, ES-34, ES-35, ES-36, RR-28, RR-29, RR-30, WD-11 (custody part).
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"

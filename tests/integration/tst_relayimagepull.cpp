@@ -1,9 +1,8 @@
-// Image pulls through a FULL running relay (seed "Image pulls through the relay", "Cluster-side
-// listener"): the in-process composition root (Coreflow) with its real listener, Cloudly session and
-// registry proxy, a loopback Cloudly whose one origin serves the WebSocket session AND the registry
-// (LoopbackCloudly with httpFront: /v2/ and the token realm path piped to
-// tests/registry/peers/cloudly_registry_peer.py --plain, which signs pull tokens and forwards /v2/ to
-// Debian's docker-registry with token auth), and skopeo pulling through the relay's listener.
+// Image pulls through a FULL running relay (docs/contract.md §17, §5): the in-process composition root
+// (Coreflow) with its real listener, Cloudly session and registry proxy, a loopback Cloudly whose one origin
+// serves the WebSocket session AND the registry (LoopbackCloudly with httpFront: /v2/ and the token realm
+// path piped to tests/registry/peers/cloudly_registry_peer.py --plain, which signs pull tokens and forwards
+// /v2/ to Debian's docker-registry with token auth), and skopeo pulling through the relay's listener.
 // Rules: IP-01, IP-04, IP-07, IP-08, IP-09, IP-20, IP-22, CL-04; the node sessions on the same port
 // keep working meanwhile (CL-02, CL-05).
 //

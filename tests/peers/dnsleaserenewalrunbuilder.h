@@ -1,6 +1,6 @@
 #pragma once
 // DnsLeaseRenewalRunBuilder: what Cloudly signs ahead for a node, as the loopback peers need it
-// (docs/contract.md §9.1, §9.2, §8.3; seed "DNS lease renewal escrow"). Written against the contract
+// (docs/contract.md §9.1, §9.2, §8.3). Written against the contract
 // only. Signatures are opaque placeholders: the relay verifies none (ES-02).
 //
 //   projection("proj-1", 3)         -> { id, generation, digest: sha256-hex of "<id>/<generation>/<salt>" }

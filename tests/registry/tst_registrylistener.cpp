@@ -336,9 +336,8 @@ void TstRegistryListener::nodeSessionKeepsFlowingWhileBlobStreams()
 }
 
 
-// The listener keeps the pull endpoint's backpressure (seed "Image pulls through the
-// relay": a slow client slows the upstream read, memory stays flat): a node that stops reading
-// holds the registry back instead of growing the relay.
+// The listener keeps the pull endpoint's backpressure (docs/contract.md §17: a slow client slows the upstream
+// read, memory stays flat): a node that stops reading holds the registry back instead of growing the relay.
 void TstRegistryListener::slowNodeSlowsTheUpstreamThroughTheListener_IP()
 {
     const qint64 size = 512ll * 1024 * 1024;

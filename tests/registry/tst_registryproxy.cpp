@@ -1,7 +1,7 @@
 // tst_registryproxy: the pull endpoint against a loopback fake registry (peers/fakeregistry), behind the
 // relay's own TLS listener (RelayListener and its HTTP server loop, ListenerHttpConnection), with a raw
 // HTTPS node (RawHttpsClient) so every header line and framing byte is visible. Rules IP-01..IP-22 of
-// seed "Image pulls through the relay".
+// docs/contract.md §17.
 #include "tests/registry/peers/fakeregistry.h"
 #include "tests/registry/rawhttpsclient.h"
 #include "tests/registry/testpki.h"

@@ -1,4 +1,4 @@
-// Contract types and offers (docs/contract.md; seed "Protocol version" PV-01, PV-02, PV-05, PV-06).
+// Contract types and offers (docs/contract.md §2, §4; PV-01, PV-02, PV-05, PV-06).
 #include "shared/contract/offers.h"
 #include "shared/contract/refusalnames.h"
 #include "shared/contract/types.h"

@@ -1,5 +1,5 @@
 // Exact-key reading: a missing key, an unknown key or a wrong type is a named refusal naming the
-// field by path (docs/contract.md "Reading bodies"; seed "Protocol version": the validators are exact-key).
+// field by path (docs/contract.md §1 "Exact keys"; §2: the validators are exact-key).
 #include "shared/contract/exactkeyreader.h"
 #include "shared/contract/refusalnames.h"
 

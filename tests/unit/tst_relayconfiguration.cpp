@@ -1,4 +1,4 @@
-// Configuration (seed "Configuration", rules CF-02, CF-04, CF-08, CF-11, UC-06, ON-02).
+// Configuration (docs/contract.md §19.1, rules CF-02, CF-04, CF-08, CF-11, UC-06, ON-02).
 #include "service/app/relayconfiguration.h"
 
 #include <QTemporaryDir>

@@ -70,6 +70,23 @@ private Q_SLOTS:
         QVERIFY(!r.wave.isRunning());
     }
 
+    // docs/contract.md §8.4: closes go in node-id order, ascending by UTF-16 code unit (byte order
+    // for ASCII ids: upper case before lower case, "node-10" before "node-9").
+    void closesInNodeIdOrder_OC05()
+    {
+        Rig r;
+        r.wave.carrierDispatchable(1, true);
+        const QStringList ids{"node-9", "b", "node-10", "Z", "a", "A"};
+        for (int i = 0; i < ids.size(); ++i)
+            r.carried.insert(ids.at(i), ReregistrationWave::Member{ids.at(i), quint64(i + 1), 1});
+        r.wave.carrierDispatchable(2, true);
+        r.clock.advance(5000);
+        QStringList order;
+        for (const auto &c : r.closed)
+            order << c.first;
+        QCOMPARE(order, (QStringList{"A", "Z", "a", "b", "node-10", "node-9"}));
+    }
+
     // OC-06: however many nodes, the wave fits the 5000 ms window.
     void largeWaveFitsTheWindow_OC06()
     {
