@@ -1,6 +1,5 @@
 #pragma once
-// ReregistrationWave: outage continuity (seed "Outage continuity"; docs/contract.md §8.4; rules
-// OC-01..OC-09, D-11). Cloudly keys a node's session by the carrier that registered it, so after this
+// ReregistrationWave: outage continuity (docs/contract.md §8.4; rules OC-01..OC-09, D-11). Cloudly keys a node's session by the carrier that registered it, so after this
 // relay's Cloudly session reconnects every node registered under an older carrier count is asked to
 // register again by closing its socket.
 //
@@ -24,6 +23,8 @@
 
 namespace coreflow {
 
+class NodeRegistry;
+
 class ReregistrationWave : public QObject {
     Q_OBJECT
 public:
@@ -40,6 +41,11 @@ public:
     using Closer = std::function<bool(const Member &member, qint64 olderThan)>;
 
     ReregistrationWave(Clock &clock, const contract::RelayTiming &timing, Lister lister, Closer closer,
+                       QObject *parent = nullptr);
+    // The relay's wave: the members are the nodes registry carries; a member is closed with code 4000
+    // and reason "cloudly session changed; register again" (§8.4) when registry still carries it on
+    // the same open connection under a count below olderThan.
+    ReregistrationWave(Clock &clock, const contract::RelayTiming &timing, const NodeRegistry &registry,
                        QObject *parent = nullptr);
     ~ReregistrationWave() override;
 
