@@ -50,6 +50,19 @@ public:
     std::vector<int> farEnds;
 };
 
+// Two connections the registry holds, neither bound yet.
+struct TwoConnections {
+    TwoConnections() : a(sessions.open(1)), b(sessions.open(2))
+    {
+        registry.add(a);
+        registry.add(b);
+    }
+    Sessions sessions;
+    NodeRegistry registry;
+    NodeConnection *a;
+    NodeConnection *b;
+};
+
 SessionBinding binding(const QString &nodeId, const QString &sessionId, qint64 generation = 1)
 {
     return SessionBinding{nodeId, QStringLiteral("cluster-1"), sessionId, generation};
@@ -90,14 +103,11 @@ private Q_SLOTS:
     // nothing and its close does not end the node.
     void registrySupersedesTheOlderConnection()
     {
-        Sessions sessions;
-        NodeRegistry registry;
+        TwoConnections two;
+        NodeRegistry &registry = two.registry;
+        NodeConnection *a = two.a, *b = two.b;
         QSignalSpy registered(&registry, &NodeRegistry::nodeRegistered);
         QSignalSpy gone(&registry, &NodeRegistry::nodeGone);
-        NodeConnection *a = sessions.open(1);
-        NodeConnection *b = sessions.open(2);
-        registry.add(a);
-        registry.add(b);
         QCOMPARE(registry.connectionCount(), 2);
         QCOMPARE(a->describe(), QStringLiteral("connection #1"));
 
@@ -142,13 +152,10 @@ private Q_SLOTS:
     // place in the registry.
     void bindingGateReasons()
     {
-        Sessions sessions;
-        NodeRegistry registry;
+        TwoConnections two;
+        NodeRegistry &registry = two.registry;
+        NodeConnection *a = two.a, *b = two.b;
         BindingGate gate(registry);
-        NodeConnection *a = sessions.open(1);
-        NodeConnection *b = sessions.open(2);
-        registry.add(a);
-        registry.add(b);
         const SessionBinding mine = binding("node-a", "s1");
 
         auto refused = gate.admit(sessionRequest(mine), a);
@@ -188,15 +195,11 @@ private Q_SLOTS:
     // §8.3: a request to a connection ends once — answered, timed out on the clock, or lost with it.
     void connectionRequestsEndOnce()
     {
-        Sessions sessions;
-        NodeRegistry registry;
+        TwoConnections two;
+        NodeConnection *a = two.a, *b = two.b;
         ManualClock clock;
         ConnectionRequests requests(clock);
-        NodeConnection *a = sessions.open(1);
-        NodeConnection *b = sessions.open(2);
-        registry.add(a);
-        registry.add(b);
-        registry.bind(a, binding("node-a", "s1"), 1, 0);
+        two.registry.bind(a, binding("node-a", "s1"), 1, 0);
 
         Outcome timedOut;
         requests.send(a, QStringLiteral("applyRuntimeAssignment"), "{}", 8000, record(timedOut));
