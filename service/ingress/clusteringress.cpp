@@ -367,16 +367,16 @@ void ClusterIngress::hint(qint64 revision)
     const QString hintMethod(method::pushClusterIngressRouteTableChanged);
     const qint64 timeoutMs = m_timing.ingressRequestTimeoutMs;
     m_sessions.requestConnection(connection, hintMethod, body, timeoutMs,
-                                  [revision, hintMethod, timeoutMs](const Frame *answer, const Refusal *refusal) {
-                                      // Never retried: the revision is the idempotency, the next pull catches up (CI-13).
-                                      if (refusal)
-                                          qCWarning(logIngress).noquote() << "hint for route table revision" << revision << "failed:"
-                                                                          << ingressRefusal(*refusal, hintMethod, timeoutMs).name
-                                                                          << "; not retried";
-                                      else if (answer->hasError())
-                                          qCWarning(logIngress).noquote() << "the cluster ingress refused the hint for route table revision"
-                                                                          << revision << ":" << answer->errorRefusal().name << "; not retried";
-                                  });
+                                 [revision, hintMethod, timeoutMs](const Frame *answer, const Refusal *refusal) {
+                                     // Never retried: the revision is the idempotency, the next pull catches up (CI-13).
+                                     if (refusal)
+                                         qCWarning(logIngress).noquote() << "hint for route table revision" << revision << "failed:"
+                                                                         << ingressRefusal(*refusal, hintMethod, timeoutMs).name
+                                                                         << "; not retried";
+                                     else if (answer->hasError())
+                                         qCWarning(logIngress).noquote() << "the cluster ingress refused the hint for route table revision"
+                                                                         << revision << ":" << answer->errorRefusal().name << "; not retried";
+                                 });
 }
 
 } // namespace coreflow
