@@ -53,41 +53,23 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     m_stopDeadline = m_clock.createTimer(this);
     connect(m_cloudly.get(), &CloudlyConnector::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_forwarder.get(), &SessionForwarder::statusChanged, this, &Coreflow::notifyStatus);
-    connect(m_forwarder.get(), &SessionForwarder::offerRefused, m_readiness.get(),
+    connect(&m_forwarder->upstream(), &UpstreamForwarder::statusChanged, this, &Coreflow::notifyStatus);
+    connect(&m_forwarder->upstream(), &UpstreamForwarder::offerRefused, m_readiness.get(),
             [this](const QString &peer, const QString &own, const QString &line) {
                 m_readiness->setOfferDisagreement(QStringLiteral("palletRuntime"), peer, own, line);
             });
-    connect(m_forwarder.get(), &SessionForwarder::offerServed, m_readiness.get(),
+    connect(&m_forwarder->upstream(), &UpstreamForwarder::offerServed, m_readiness.get(),
             [this] { m_readiness->clearHop(QStringLiteral("palletRuntime")); });
     // Outage continuity and the DNS lease renewal escrow (docs/contract.md §8.4, §9).
-    m_escrowCourier = std::make_unique<ForwarderCourier>(*m_forwarder);
+    m_escrowCourier = std::make_unique<ForwarderCourier>(m_forwarder->registry(), *m_forwarder);
     m_escrow = std::make_unique<LeaseEscrow>(*m_escrowCourier, m_clock, m_timing, &m_counters);
-    m_wave = std::make_unique<ReregistrationWave>(
-        m_clock, m_timing,
-        [this] {
-            QList<ReregistrationWave::Member> members;
-            for (NodeConnection *c : m_forwarder->carriedConnections())
-                if (c->binding)
-                    members.append(ReregistrationWave::Member{c->binding->nodeId, c->connectionId(), c->registeredUnderCarrier});
-            return members;
-        },
-        [this](const ReregistrationWave::Member &member, qint64 olderThan) {
-            NodeConnection *c = m_forwarder->carriedNode(member.nodeId);
-            if (!c || c->connectionId() != member.connectionId || c->registeredUnderCarrier >= olderThan || !c->isOpen())
-                return false;
-            c->close(QWebSocketProtocol::CloseCode(4000), QStringLiteral("cloudly session changed; register again"));
-            return true;
-        });
+    m_wave = std::make_unique<ReregistrationWave>(m_clock, m_timing, m_forwarder->registry());
     connect(m_cloudly.get(), &CloudlyConnector::sessionLost, m_escrow.get(), &LeaseEscrow::sessionLost);
     connect(m_cloudly.get(), &CloudlyConnector::sessionLost, m_wave.get(), &ReregistrationWave::sessionLost);
     connect(m_cloudly.get(), &CloudlyConnector::dispatchable, m_escrow.get(), [this](qint64, bool) { m_escrow->sessionDispatchable(); });
     connect(m_cloudly.get(), &CloudlyConnector::dispatchable, m_wave.get(), &ReregistrationWave::carrierDispatchable);
-    connect(m_forwarder.get(), &SessionForwarder::nodeRegistered, m_escrow.get(), [this](const QString &nodeId) {
-        const NodeConnection *c = m_forwarder->carriedNode(nodeId);
-        if (c && c->binding)
-            m_escrow->nodeRegistered(*c->binding);
-    });
-    connect(m_forwarder.get(), &SessionForwarder::pushAnswered, m_escrow.get(), &LeaseEscrow::pushAnswered);
+    connect(&m_forwarder->registry(), &NodeRegistry::nodeRegistered, m_escrow.get(), &LeaseEscrow::nodeRegistered);
+    connect(&m_forwarder->pushes(), &PushRouter::pushAnswered, m_escrow.get(), &LeaseEscrow::pushAnswered);
     connect(m_escrow.get(), &LeaseEscrow::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_escrow.get(), &LeaseEscrow::eventLine, this, [this](const QString &line) {
         if (m_statusServer)

@@ -191,42 +191,36 @@ void CloudlyConnector::registerSession()
             Q_EMIT cloudlyOfferRefused(cloudlyOffer, own.describe(), line);
             return scheduleReoffer();
         }
-        std::optional<ProtocolOffer> answered;
         std::optional<Refusal> problem;
+        QJsonObject offerJson;
         auto response = r.answer.responseObject();
         if (!response) {
             problem = response.refusal();
         } else {
             ExactKeyReader reader(response.value(), QStringLiteral("response"));
-            const QJsonObject offerJson = reader.requiredObject(QStringLiteral("offer"));
+            offerJson = reader.requiredObject(QStringLiteral("offer"));
             problem = reader.finish();
-            if (!problem) {
-                auto offer = ProtocolOffer::read(offerJson, QStringLiteral("response.offer"));
-                if (!offer)
-                    problem = offer.refusal();
-                else
-                    answered = offer.value();
-            }
         }
-        if (problem) {
-            if (response && answerNamesServableOffer(response.value()))
+        const AnsweredOffer judged = judgeAnsweredOffer(response ? &response.value() : nullptr, offerJson, problem);
+        if (judged.verdict == AnsweredOffer::Verdict::NotContract) {
+            if (judged.namesServableOffer)
                 Q_EMIT cloudlyOfferAgreed();
             const QString line = QStringLiteral("Cloudly's answer to registerCloudlyClientSession is not the contract's: %1 (offered again every %2 ms)")
-                                     .arg(problem->reason)
+                                     .arg(judged.problem->reason)
                                      .arg(m_timing.refusedOfferRetryIntervalMs);
             qCWarning(logCloudly).noquote() << line;
             Q_EMIT cloudlyAnswerNotContract(line);
             return scheduleReoffer();
         }
-        if (!servesCloudlyOffer(*answered)) {
+        if (judged.verdict == AnsweredOffer::Verdict::NotServable) {
             const QString line = QStringLiteral("Cloudly answered with %1, which this relay (%2) cannot serve (offered again every %3 ms)")
-                                     .arg(answered->describe(), own.describe())
+                                     .arg(judged.offer->describe(), own.describe())
                                      .arg(m_timing.refusedOfferRetryIntervalMs);
             qCWarning(logCloudly).noquote() << line;
-            Q_EMIT cloudlyOfferRefused(answered->describe(), own.describe(), line);
+            Q_EMIT cloudlyOfferRefused(judged.offer->describe(), own.describe(), line);
             return scheduleReoffer();
         }
-        m_answeredOffer = answered;
+        m_answeredOffer = judged.offer;
         m_handshakeTimer->stop();
         m_reofferTimer->stop();
         m_backoffAttempt = 0;

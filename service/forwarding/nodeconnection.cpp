@@ -3,7 +3,7 @@
 namespace coreflow {
 
 NodeConnection::NodeConnection(WebSocketSession *session, quint64 connectionId, qint64 acceptedAt, Owner &owner, QObject *parent)
-    : QObject(parent), acceptedAtMs(acceptedAt), m_owner(owner), m_session(session), m_id(connectionId)
+    : QObject(parent), m_owner(owner), m_session(session), m_id(connectionId), m_acceptedAtMs(acceptedAt)
 {
     m_session->setParent(this);
     m_session->setReceiver(this);
@@ -61,7 +61,15 @@ bool NodeConnection::isOpen() const { return m_session && m_session->isOpen(); }
 
 QString NodeConnection::describe() const
 {
-    return binding ? QStringLiteral("node %1").arg(binding->nodeId) : QStringLiteral("connection #%1").arg(m_id);
+    return m_binding ? QStringLiteral("node %1").arg(m_binding->nodeId) : QStringLiteral("connection #%1").arg(m_id);
+}
+
+void NodeConnection::bindTo(const contract::SessionBinding &binding, qint64 carrierCount, qint64 atMs)
+{
+    m_binding = binding;
+    m_acceptedSessionRaw.clear();
+    m_registeredUnderCarrier = carrierCount;
+    m_registeredAtMs = atMs;
 }
 
 } // namespace coreflow

@@ -177,29 +177,22 @@ void RelayRegistration::onAnswer(const CloudlyConnector::CallResult &r)
         problem = recordProblem;
     if (!problem)
         problem = reader.finish();
-    std::optional<ProtocolOffer> answered;
-    if (!problem) {
-        auto offer = ProtocolOffer::read(offerJson, QStringLiteral("response.offer"));
-        if (!offer)
-            problem = offer.refusal();
-        else
-            answered = offer.value();
-    }
-    if (problem) {
+    const AnsweredOffer judged = judgeAnsweredOffer(&response.value(), offerJson, problem);
+    if (judged.verdict == AnsweredOffer::Verdict::NotContract) {
         // A servable offer in an answer that is otherwise not the contract's ends the disagreement only.
-        if (answerNamesServableOffer(response.value()))
+        if (judged.namesServableOffer)
             m_readiness.clearOfferDisagreement(kHop);
         refuseAnswer(QStringLiteral("Cloudly's acceptance of registerClusterRelay is not the contract's: %1 (offered again every %2 ms)")
-                         .arg(problem->reason)
+                         .arg(judged.problem->reason)
                          .arg(m_timing.refusedOfferRetryIntervalMs));
         return done();
     }
-    if (!servesCloudlyOffer(*answered)) {
+    if (judged.verdict == AnsweredOffer::Verdict::NotServable) {
         const QString line = QStringLiteral("Cloudly accepted registerClusterRelay in %1, which this relay (%2) cannot serve (offered again every %3 ms)")
-                                 .arg(answered->describe(), own.describe())
+                                 .arg(judged.offer->describe(), own.describe())
                                  .arg(m_timing.refusedOfferRetryIntervalMs);
         qCWarning(logRegistration).noquote() << line;
-        m_readiness.setOfferDisagreement(kHop, answered->describe(), own.describe(), line);
+        m_readiness.setOfferDisagreement(kHop, judged.offer->describe(), own.describe(), line);
         m_retryTimer->start(m_timing.refusedOfferRetryIntervalMs);
         return done();
     }
