@@ -122,7 +122,9 @@ void SessionForwarder::onClosed(NodeConnection *connection)
         return;
     if (connection->binding && m_registry.value(connection->binding->nodeId) == connection) {
         m_registry.remove(connection->binding->nodeId);
-        qCInfo(logForwarder).noquote() << connection->describe() << "disconnected; no longer carried";
+        qCInfo(logForwarder).noquote() << connection->describe()
+                                       << (connection->endedBySilence() ? "went silent (docs/contract.md §3.3); dropped, no longer carried"
+                                                                        : "disconnected; no longer carried");
         Q_EMIT nodeGone(connection->binding->nodeId);
     }
     // Its registrations still waiting for a session are never sent, and answers to its forwards in
@@ -390,8 +392,11 @@ void SessionForwarder::finishUpstream(const std::shared_ptr<Upstream> &op, const
         }
         if (binding) {
             NodeConnection *previous = m_registry.value(binding->nodeId);
-            if (previous && previous != connection)
-                qCInfo(logForwarder).noquote() << "node" << binding->nodeId << "registered again on a new connection; the older one is superseded";
+            if (previous && previous != connection) {
+                // The superseded socket is closed, not kept until its TCP flow ends (§3.3).
+                qCInfo(logForwarder).noquote() << "node" << binding->nodeId << "registered again on a new connection; the older one is superseded and closed";
+                previous->close(QWebSocketProtocol::CloseCodeNormal, QString(refusal::nodeSuperseded));
+            }
             if (connection->binding && connection->binding->nodeId != binding->nodeId
                 && m_registry.value(connection->binding->nodeId) == connection)
                 m_registry.remove(connection->binding->nodeId);
@@ -477,7 +482,7 @@ QList<status::CarriedNode> SessionForwarder::carriedNodes() const
     for (auto it = m_registry.constBegin(); it != m_registry.constEnd(); ++it) {
         const NodeConnection *c = it.value();
         nodes.append(status::CarriedNode{it.key(), c->registeredAtMs, c->registeredUnderCarrier, c->lastMethod,
-                                         c->lastForwardAtMs, c->forwardsInFlight});
+                                         c->lastForwardAtMs, c->forwardsInFlight, c->lastReceivedAtMs(), c->keepaliveState()});
     }
     std::sort(nodes.begin(), nodes.end(), [](const auto &a, const auto &b) { return a.nodeId < b.nodeId; });
     return nodes;
