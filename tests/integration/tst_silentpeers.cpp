@@ -7,6 +7,7 @@
 #include "tests/integration/relayfixture.h"
 #include "tests/peers/blackholingproxy.h"
 #include "tests/peers/dnsleaserenewalrunbuilder.h"
+#include "tests/peers/loopbackingress.h"
 
 #include "service/cloudly/cloudlyconnector.h"
 #include "service/forwarding/reregistrationwave.h"
@@ -335,8 +336,12 @@ private Q_SLOTS:
         for (auto &n : nodes)
             n->registerSession();
         QTRY_VERIFY_WITH_TIMEOUT(all([](auto &n) { return n.session().has_value(); }), 60000);
+        // One more that never registers goes silent too (and is dropped by the same rule).
+        peers::SimulatedPalletNode unregistered(f.nodeOptions(QStringLiteral("node-unregistered"), proxy.port()));
+        unregistered.open();
+        QTRY_VERIFY(unregistered.isConnected());
         QTRY_COMPARE(int(f.relay->statusSnapshot().nodes.size()), kNodes);
-        QCOMPARE(f.relay->forwarder()->connectionCount(), kNodes);
+        QTRY_COMPARE(f.relay->forwarder()->connectionCount(), kNodes + 1);
 
         const int before = openDescriptors();
         const qint64 cutAt = f.clock.nowMs();
@@ -349,7 +354,7 @@ private Q_SLOTS:
                         [&](const contract::Frame &x) { pushRefusal = x.errorRefusal().name; });
         QTest::qWait(100);
         stepClock(f, 4999, {}, 1000);
-        QCOMPARE(f.relay->forwarder()->connectionCount(), kNodes); // not one millisecond early
+        QCOMPARE(f.relay->forwarder()->connectionCount(), kNodes + 1); // not one millisecond early
         QVERIFY(pushRefusal.isEmpty());
         f.clock.advance(1); // cut + 45000: every node's last byte was before the cut
         QCOMPARE(f.relay->forwarder()->connectionCount(), 0);
@@ -358,12 +363,45 @@ private Q_SLOTS:
         QCOMPARE(f.relay->statusSnapshot().cloudly.keepalive, QStringLiteral("live")); // the Cloudly hop is fine
         // Gone: the relay's descriptor of each node and the proxy's relay-facing one (which closes when
         // the relay closes); the nodes' own sockets and the proxy's node-facing ones stay, never closed.
-        QTRY_COMPARE(openDescriptors(), before - 2 * kNodes);
+        QTRY_COMPARE(openDescriptors(), before - 2 * (kNodes + 1));
         qInfo("%d silent nodes dropped %lld ms after the cut; descriptors %d -> %d", kNodes, f.clock.nowMs() - cutAt, before,
               openDescriptors());
         QCOMPARE(log.count("went silent (docs/contract.md §3.3); dropped, no longer carried"), kNodes);
         for (auto &n : nodes)
             QVERIFY(n->isConnected()); // they never heard a thing: the blackhole passed nothing back
+    }
+
+    // The ingress connection follows the same rule: a silent ingress is dropped and its binding ends
+    // (the relay then has no bound ingress), exactly as when it closes.
+    void silentIngressIsDropped()
+    {
+        RelayFixture f;
+        f.keepalive = true;
+        f.makeRelay(f.configuration());
+        QVERIFY(f.startRelay());
+        peers::BlackholingProxy proxy(QStringLiteral("127.0.0.1"), f.relayPort);
+        QVERIFY(proxy.listen());
+        peers::LoopbackIngress::Options options;
+        options.url = QUrl(QStringLiteral("wss://localhost:%1/").arg(proxy.port()));
+        options.caCertificates = {f.ca.caCertificate()};
+        peers::LoopbackIngress ingress(options);
+        ingress.open();
+        QTRY_VERIFY(ingress.isConnected());
+        bool answered = false;
+        ingress.registerIngress([&](const contract::Frame &) { answered = true; });
+        QTRY_VERIFY(answered);
+        QTRY_VERIFY(f.relay->statusSnapshot().ingress.bound);
+        stepClock(f, 20000); // idle but alive: Pings answered, nothing dropped
+        QVERIFY(f.relay->statusSnapshot().ingress.bound);
+        QCOMPARE(f.relay->forwarder()->connectionCount(), 1);
+
+        proxy.setBlackholing(true);
+        const qint64 cutAt = f.clock.nowMs();
+        stepClock(f, kSilence + 1000, [&] { return f.relay->forwarder()->connectionCount() == 0; });
+        QCOMPARE(f.relay->forwarder()->connectionCount(), 0);
+        QVERIFY(f.clock.nowMs() - cutAt <= kSilence); // its last byte (a Pong) came before the cut
+        QTRY_VERIFY(!f.relay->statusSnapshot().ingress.bound);
+        QVERIFY(ingress.isConnected()); // it never heard a close
     }
 };
 
