@@ -193,7 +193,12 @@ void Coreflow::startCloudlySession()
     });
     connect(m_cloudly.get(), &CloudlyConnector::sessionLost, this, [this] {
         if (m_step == Step::Open && m_statusServer)
-            m_statusServer->publishEvent(QStringLiteral("cloudly"), QStringLiteral("Cloudly session lost; reconnecting"));
+            m_statusServer->publishEvent(QStringLiteral("cloudly"),
+                                         m_cloudly->lostToSilence()
+                                             ? QStringLiteral("Cloudly session lost: %1 (no frame for %2 ms); reconnecting")
+                                                   .arg(QLatin1StringView(refusal::cloudlySilent))
+                                                   .arg(m_timing.sessionSilenceDeadlineMs)
+                                             : QStringLiteral("Cloudly session lost; reconnecting"));
     });
     m_cloudly->start();
 }
