@@ -174,7 +174,12 @@ void Coreflow::startCloudlySession()
     });
     connect(m_cloudly.get(), &CloudlyConnector::sessionLost, this, [this] {
         if (m_step == Step::Open && m_statusServer)
-            m_statusServer->publishEvent(QStringLiteral("cloudly"), QStringLiteral("Cloudly session lost; reconnecting"));
+            m_statusServer->publishEvent(QStringLiteral("cloudly"),
+                                         m_cloudly->lostToSilence()
+                                             ? QStringLiteral("Cloudly session lost: %1 (no frame for %2 ms); reconnecting")
+                                                   .arg(QLatin1StringView(refusal::cloudlySilent))
+                                                   .arg(m_timing.sessionSilenceDeadlineMs)
+                                             : QStringLiteral("Cloudly session lost; reconnecting"));
     });
     m_cloudly->start();
 }
@@ -269,6 +274,8 @@ void Coreflow::startListener(const RelayCertificate &certificate)
     registry.setScheme(registry.scheme() == QLatin1String("ws") ? QStringLiteral("http") : QStringLiteral("https"));
     m_registryProxy = std::make_unique<RegistryProxy>(registry, m_clusterConfig->relay->origin, m_config.extraCaCertificates, m_clock);
     m_listener->setHttpHandler(m_httpHandler ? m_httpHandler : m_registryProxy.get());
+    // Silent nodes and ingress connections are dropped as closed ones (docs/contract.md §3.3, D-56).
+    m_listener->setSessionKeepalive(SessionKeepalive::create(m_clock, m_timing.sessionPingIntervalMs, m_timing.sessionSilenceDeadlineMs));
     connect(m_listener.get(), &RelayListener::nodeSessionAccepted, m_forwarder.get(), &SessionForwarder::adoptSession);
     if (auto refusal = m_listener->listen(m_config.bindHostname, m_config.bindPort, certificate.serverConfiguration())) {
         m_listener.reset();
@@ -379,8 +386,11 @@ Readiness Coreflow::checkReadiness() const
     Readiness r;
     if (!m_cloudly->isDispatchable() && m_readiness->hopServes(QStringLiteral("cloudly")))
         r.refusals.append(status::ReadinessRefusal{QStringLiteral("cloudly"), std::nullopt, std::nullopt,
-                                                   m_cloudly->isParked() ? QStringLiteral("no Cloudly session (parked: not reconnecting)")
-                                                                         : QStringLiteral("no Cloudly session")});
+                                                   m_cloudly->isParked()        ? QStringLiteral("no Cloudly session (parked: not reconnecting)")
+                                                   : m_cloudly->lostToSilence() ? QStringLiteral("%1: no frame from Cloudly for %2 ms; reconnecting")
+                                                                                      .arg(QLatin1StringView(refusal::cloudlySilent))
+                                                                                      .arg(m_timing.sessionSilenceDeadlineMs)
+                                                                                : QStringLiteral("no Cloudly session")});
     r.refusals += m_readiness->refusals();
     if (!m_open && m_step != Step::Open)
         r.refusals.append(status::ReadinessRefusal{QStringLiteral("relay"), std::nullopt, std::nullopt,
@@ -410,6 +420,8 @@ status::RelayStatus Coreflow::statusSnapshot() const
     s.cloudly.dispatchable = m_cloudly->isDispatchable();
     s.cloudly.carrierCount = m_cloudly->carrierCount();
     s.cloudly.identityRenewalDueMs = m_cloudly->identityRenewalDueMs();
+    s.cloudly.lastFrameAtMs = m_cloudly->lastFrameReceivedAtMs();
+    s.cloudly.keepalive = m_cloudly->keepaliveState();
     s.cloudly.url = m_config.cloudlyUrl.toString(QUrl::RemoveUserInfo | QUrl::RemoveQuery | QUrl::RemoveFragment);
     s.listener.listening = m_listener && m_listener->isListening();
     s.listener.address = m_listener ? m_listener->boundAddress() : m_config.bindHostname;

@@ -59,6 +59,21 @@ void NodeConnection::close(QWebSocketProtocol::CloseCode code, const QString &re
 
 bool NodeConnection::isOpen() const { return m_session && m_session->isOpen(); }
 
+QString NodeConnection::keepaliveState() const
+{
+    switch (m_session ? m_session->keepaliveState() : WebSocketSession::KeepaliveState::Off) {
+    case WebSocketSession::KeepaliveState::Live:
+        return QStringLiteral("live");
+    case WebSocketSession::KeepaliveState::AwaitingPong:
+        return QStringLiteral("awaiting-pong");
+    case WebSocketSession::KeepaliveState::Silent:
+        return QStringLiteral("silent");
+    case WebSocketSession::KeepaliveState::Off:
+        break;
+    }
+    return QStringLiteral("off");
+}
+
 QString NodeConnection::describe() const
 {
     return m_binding ? QStringLiteral("node %1").arg(m_binding->nodeId) : QStringLiteral("connection #%1").arg(m_id);

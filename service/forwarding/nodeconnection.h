@@ -47,6 +47,11 @@ public:
     bool isOpen() const;
     // Bytes sent to this node that its socket has not taken yet.
     qsizetype pendingBytes() const { return m_session ? m_session->pendingBytes() : 0; }
+    // The silence rule's facts (docs/contract.md §3.3): clock ms of the last byte from the node (0
+    // without a keepalive), and "live" | "awaiting-pong" | "silent" | "off".
+    qint64 lastReceivedAtMs() const { return m_session ? m_session->lastReceivedAtMs() : 0; }
+    QString keepaliveState() const;
+    bool endedBySilence() const { return m_session && m_session->endedBySilence(); }
     // "node node-a" once registered, else "connection #7" (for log lines).
     QString describe() const;
 

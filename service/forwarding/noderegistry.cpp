@@ -2,6 +2,7 @@
 
 #include "service/core/logging.h"
 #include "service/forwarding/nodeconnection.h"
+#include "shared/contract/refusalnames.h"
 
 #include <algorithm>
 
@@ -18,7 +19,9 @@ bool NodeRegistry::remove(NodeConnection *connection)
     const auto &binding = connection->binding();
     if (binding && m_carried.value(binding->nodeId) == connection) {
         m_carried.remove(binding->nodeId);
-        qCInfo(logForwarder).noquote() << connection->describe() << "disconnected; no longer carried";
+        qCInfo(logForwarder).noquote() << connection->describe()
+                                       << (connection->endedBySilence() ? "went silent (docs/contract.md §3.3); dropped, no longer carried"
+                                                                        : "disconnected; no longer carried");
         Q_EMIT nodeGone(binding->nodeId);
     }
     return true;
@@ -27,8 +30,11 @@ bool NodeRegistry::remove(NodeConnection *connection)
 void NodeRegistry::bind(NodeConnection *connection, const SessionBinding &binding, qint64 carrierCount, qint64 atMs)
 {
     NodeConnection *previous = m_carried.value(binding.nodeId);
-    if (previous && previous != connection)
-        qCInfo(logForwarder).noquote() << "node" << binding.nodeId << "registered again on a new connection; the older one is superseded";
+    if (previous && previous != connection) {
+        // The superseded socket is closed, not kept until its TCP flow ends (docs/contract.md §3.3).
+        qCInfo(logForwarder).noquote() << "node" << binding.nodeId << "registered again on a new connection; the older one is superseded and closed";
+        previous->close(QWebSocketProtocol::CloseCodeNormal, QString(refusal::nodeSuperseded));
+    }
     const auto &held = connection->binding();
     if (held && held->nodeId != binding.nodeId && m_carried.value(held->nodeId) == connection)
         m_carried.remove(held->nodeId);
@@ -50,7 +56,7 @@ QList<status::CarriedNode> NodeRegistry::carriedNodes() const
     for (auto it = m_carried.constBegin(); it != m_carried.constEnd(); ++it) {
         const NodeConnection *c = it.value();
         nodes.append(status::CarriedNode{it.key(), c->registeredAtMs(), c->registeredUnderCarrier(), c->lastMethod(),
-                                         c->lastForwardAtMs(), c->forwardsInFlight()});
+                                         c->lastForwardAtMs(), c->forwardsInFlight(), c->lastReceivedAtMs(), c->keepaliveState()});
     }
     std::sort(nodes.begin(), nodes.end(), [](const auto &a, const auto &b) { return a.nodeId < b.nodeId; });
     return nodes;

@@ -22,6 +22,8 @@
 #include <QMutex>
 #include <QTcpServer>
 #include <QTest>
+#include <QTimer>
+#include <QElapsedTimer>
 #include <QWebSocket>
 #include <memory>
 
@@ -149,6 +151,7 @@ private Q_SLOTS:
     void decodesAChunkedUpstreamAnswer();
     void closeDelimitedUpstreamAnswerIsRelayedWhole();
     void manyConcurrentPullsShareTheBudget();
+    void pingsAnsweredPromptlyDuringALargePull();
 
 private:
     void makeRelay(const QUrl &cloudlyUrl, bool trustRegistryCa = true, Clock *clock = nullptr);
@@ -1351,4 +1354,62 @@ void TstRegistryProxy::manyConcurrentPullsShareTheBudget()
 }
 
 QTEST_GUILESS_MAIN(TstRegistryProxy)
+// Silent peers (contract §3.3): a busy relay is never taken for a silent one. While a 1 GiB blob
+// streams through the relay, a node session's WebSocket Pings are answered at once (the Pong is not
+// deferred behind the stream), and the blob keeps streaming meanwhile.
+void TstRegistryProxy::pingsAnsweredPromptlyDuringALargePull()
+{
+    constexpr qint64 kBlob = 1024ll * 1024 * 1024;
+    makeRelay(registryUrl());
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.streamBytes = kBlob;
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    QWebSocket ws;
+    QSslConfiguration conf = QSslConfiguration::defaultConfiguration();
+    conf.setCaCertificates({m_relayPki->caCertificate()});
+    ws.setSslConfiguration(conf);
+    QList<qint64> pongMs;
+    connect(&ws, &QWebSocket::pong, this, [&](quint64 elapsed, const QByteArray &) { pongMs.append(qint64(elapsed)); });
+    ws.open(QUrl(QStringLiteral("wss://localhost:%1/").arg(m_listener->boundPort())));
+    QVERIFY(spinUntil([&] { return ws.state() == QAbstractSocket::ConnectedState; }, 10000));
+
+    QElapsedTimer pull;
+    pull.start();
+    node->sendRequest("GET", "/v2/team/app/blobs/sha256:busy");
+    RawResponse headers;
+    QVERIFY(node->waitForHeaders(headers));
+    node->discardBody(0);
+    int sent = 0;
+    QTimer pinger;
+    connect(&pinger, &QTimer::timeout, this, [&] {
+        if (sent == pongMs.size()) { // one Ping in flight at a time
+            ws.ping(QByteArray::number(sent));
+            ++sent;
+        }
+    });
+    pinger.start(20);
+    qint64 streamedWhilePinging = -1;
+    QVERIFY(spinUntil([&] {
+        if (pongMs.size() == 20 && streamedWhilePinging < 0)
+            streamedWhilePinging = node->discarded();
+        return node->discarded() == kBlob;
+    }, 110000));
+    pinger.stop();
+    const qint64 seconds = qMax<qint64>(1, pull.elapsed() / 1000);
+    QVERIFY2(pongMs.size() >= 20, qPrintable(QStringLiteral("only %1 pongs during the pull").arg(pongMs.size())));
+    QVERIFY(streamedWhilePinging > 0 && streamedWhilePinging < kBlob); // pings were answered mid-stream
+    QList<qint64> sorted = pongMs;
+    std::sort(sorted.begin(), sorted.end());
+    const qint64 median = sorted.at(sorted.size() / 2);
+    const qint64 worst = sorted.last();
+    qInfo("1 GiB pull in %lld s; %lld pongs, median %lld ms, max %lld ms", seconds, qint64(sorted.size()), median, worst);
+    QVERIFY2(worst < 1000, qPrintable(QStringLiteral("a Pong took %1 ms during the pull").arg(worst)));
+    QVERIFY(node->patternOk());
+    ws.close();
+}
+
 #include "tst_registryproxy.moc"
