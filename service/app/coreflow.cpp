@@ -264,10 +264,9 @@ void Coreflow::startListener(const RelayCertificate &certificate)
     m_step = Step::Listener;
     m_listener = std::make_unique<RelayListener>();
     // The listener's whole HTTP surface beside the upgrade is the image pull endpoint; the registry is
-    // CLOUDLY_URL's origin (docs/contract.md §17).
-    QUrl registry = m_config.cloudlyUrl;
-    registry.setScheme(registry.scheme() == QLatin1String("ws") ? QStringLiteral("http") : QStringLiteral("https"));
-    m_registryProxy = std::make_unique<RegistryProxy>(registry, m_clusterConfig->relay->origin, m_config.extraCaCertificates, m_clock);
+    // CLOUDLY_URL's origin (contract §17), which RegistryProxy derives from it.
+    m_registryProxy = std::make_unique<RegistryProxy>(m_config.cloudlyUrl, m_clusterConfig->relay->origin,
+                                                      m_config.extraCaCertificates, m_clock);
     m_listener->setHttpHandler(m_httpHandler ? m_httpHandler : m_registryProxy.get());
     connect(m_listener.get(), &RelayListener::nodeSessionAccepted, m_forwarder.get(), &SessionForwarder::adoptSession);
     if (auto refusal = m_listener->listen(m_config.bindHostname, m_config.bindPort, certificate.serverConfiguration())) {

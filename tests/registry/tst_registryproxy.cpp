@@ -10,7 +10,6 @@
 #include "service/listener/listenerhttpconnection.h"
 #include "service/listener/relaylistener.h"
 #include "service/registry/registryproxy.h"
-#include "service/registry/upstreampool.h"
 #include "shared/util/clock.h"
 #include "shared/util/manualclock.h"
 
@@ -1346,7 +1345,7 @@ void TstRegistryProxy::manyConcurrentPullsShareTheBudget()
         QVERIFY(node->patternOk());
     }
     QVERIFY(spinUntil([this] { return m_proxy->activeExchanges() == 0; }, 5000));
-    QVERIFY(m_registry->acceptedConnections <= UpstreamPool::kMaxConnections);
+    QVERIFY(m_registry->acceptedConnections <= RegistryProxy::kUpstreamLimits.maxConnections);
     QCOMPARE(m_registry->completedStreams, 40);
 }
 
