@@ -11,7 +11,7 @@
 namespace coreflow {
 
 ListenerHandshake::ListenerHandshake(TlsConnection *tls, QObject *parent)
-    : QObject(parent), m_tls(tls), m_head(std::make_unique<HttpMessageParser>(HttpMessageParser::Kind::Request))
+    : QObject(parent), m_tls(tls), m_head(HttpMessageParser::Kind::Request, kMaxHeadBytes)
 {
     m_tls->setParent(this);
     m_tls->setReceiver(this);
@@ -40,24 +40,16 @@ void ListenerHandshake::timerEvent(QTimerEvent *event)
 
 void ListenerHandshake::onReadyRead()
 {
-    char buffer[16 * 1024];
-    while (!m_done) {
-        const qsizetype n = m_tls->read(buffer, qsizetype(sizeof buffer));
-        if (n <= 0)
-            return;
-        m_bytes.append(buffer, n);
-        const HttpMessageParser::Event event = m_head->execute(buffer, n).event;
-        if (event == HttpMessageParser::Event::HeadersComplete || event == HttpMessageParser::Event::Failed
-            || m_bytes.size() > kMaxHeadBytes)
-            return decide();
-    }
+    if (!m_done && m_head.readFrom(*m_tls) != HttpHeadReader::Outcome::Waiting)
+        decide();
 }
 
 void ListenerHandshake::decide()
 {
     m_done = true;
     m_timeout.stop();
-    const HttpMessageParser &head = *m_head;
+    const HttpMessageParser &head = m_head.parser();
+    const QByteArray &bytes = m_head.bytes();
     const QByteArray upgrade = head.headers().last("upgrade");
     const QByteArray version = head.headers().last("sec-websocket-version");
     const QByteArray key = head.headers().last("sec-websocket-key");
@@ -65,7 +57,7 @@ void ListenerHandshake::decide()
     for (const QByteArray &token : upgrade.toLower().split(','))
         websocket = websocket || token.trimmed() == "websocket";
     // An oversize header block goes to the HTTP side, whose guard refuses it by name (431).
-    websocket = websocket && head.headersDone() && m_bytes.indexOf("\r\n\r\n") + 4 <= kMaxHeadBytes;
+    websocket = websocket && head.headersDone() && bytes.indexOf("\r\n\r\n") + 4 <= kMaxHeadBytes;
     if (!websocket)
         return handOver();
     const qsizetype query = head.url().indexOf('?');
@@ -74,7 +66,7 @@ void ListenerHandshake::decide()
         qCInfo(logListener) << "refused a WebSocket upgrade outside /";
         return refuse(404, contract::refusal::pathNotServed, "WebSocket sessions are served at / only");
     }
-    const qsizetype headEnd = m_bytes.indexOf("\r\n\r\n");
+    const qsizetype headEnd = bytes.indexOf("\r\n\r\n");
     const bool keyOk = key.size() == 24 && key.endsWith("==")
                        && QByteArray::fromBase64Encoding(key, QByteArray::AbortOnBase64DecodingErrors).decoded.size() == 16;
     if (head.method() != HTTP_GET || version != "13" || !keyOk || headEnd < 0) {
@@ -89,7 +81,7 @@ void ListenerHandshake::decide()
     m_tls->setReceiver(nullptr); // the next holder sets itself
     TlsConnection *tls = m_tls;
     m_tls = nullptr;
-    Q_EMIT upgraded(tls, m_bytes.mid(headEnd + 4));
+    Q_EMIT upgraded(tls, bytes.mid(headEnd + 4));
     deleteLater();
 }
 
@@ -98,7 +90,7 @@ void ListenerHandshake::handOver()
     m_tls->setReceiver(nullptr); // the next holder sets itself
     TlsConnection *tls = m_tls;
     m_tls = nullptr;
-    Q_EMIT httpRequest(tls, m_bytes);
+    Q_EMIT httpRequest(tls, m_head.bytes());
     deleteLater();
 }
 

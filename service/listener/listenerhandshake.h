@@ -13,13 +13,11 @@
 // A connection that has not reached a decision within kTimeoutMs (10000 ms, real time; TLS
 // handshake included) is dropped. After emitting, the handshake has handed the TlsConnection on
 // (reparented by the receiver) and deletes itself.
-#include "service/transport/httpmessageparser.h"
+#include "service/transport/httpheadreader.h"
 #include "service/transport/tlsconnection.h"
 
 #include <QBasicTimer>
 #include <QObject>
-
-#include <memory>
 
 namespace coreflow {
 
@@ -51,8 +49,7 @@ private:
 
     TlsConnection *m_tls;
     QBasicTimer m_timeout;
-    QByteArray m_bytes;
-    std::unique_ptr<HttpMessageParser> m_head; // the first request's header block
+    HttpHeadReader m_head; // the first request's header block, and every byte read so far
     bool m_done = false;
 };
 

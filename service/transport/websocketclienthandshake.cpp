@@ -12,7 +12,7 @@ namespace coreflow {
 WebSocketClientHandshake::WebSocketClientHandshake(TlsConnection *tls, QByteArray hostHeader, QByteArray target,
                                                    QObject *parent)
     : QObject(parent), m_tls(tls), m_hostHeader(std::move(hostHeader)), m_target(std::move(target)),
-      m_answer(std::make_unique<HttpMessageParser>(HttpMessageParser::Kind::Response))
+      m_answer(HttpMessageParser::Kind::Response, kMaxHeadBytes)
 {
     m_tls->setParent(this);
     unsigned char nonce[16];
@@ -69,28 +69,28 @@ void WebSocketClientHandshake::tlsClosed()
 
 void WebSocketClientHandshake::onReadyRead()
 {
-    char buffer[16 * 1024];
-    while (!m_done) {
-        const qsizetype n = m_tls->read(buffer, qsizetype(sizeof buffer));
-        if (n <= 0)
-            return;
-        m_bytes.append(buffer, n);
-        if (!m_requestSent)
-            return fail(QStringLiteral("the server spoke before the WebSocket upgrade request"));
-        const HttpMessageParser::Event event = m_answer->execute(buffer, n).event;
-        if (event == HttpMessageParser::Event::HeadersComplete)
-            return decide();
-        if (event == HttpMessageParser::Event::Failed)
-            return fail(QStringLiteral("the answer to the WebSocket upgrade is not HTTP/1.1"));
-        if (m_bytes.size() > kMaxHeadBytes)
-            return fail(QStringLiteral("the answer to the WebSocket upgrade has a header block over %1 bytes").arg(kMaxHeadBytes));
+    if (m_done)
+        return;
+    const HttpHeadReader::Outcome outcome = m_answer.readFrom(*m_tls);
+    if (!m_requestSent && !m_answer.bytes().isEmpty())
+        return fail(QStringLiteral("the server spoke before the WebSocket upgrade request"));
+    switch (outcome) {
+    case HttpHeadReader::Outcome::Waiting:
+        return;
+    case HttpHeadReader::Outcome::Complete:
+        return decide();
+    case HttpHeadReader::Outcome::Failed:
+        return fail(QStringLiteral("the answer to the WebSocket upgrade is not HTTP/1.1"));
+    case HttpHeadReader::Outcome::TooLarge:
+        return fail(QStringLiteral("the answer to the WebSocket upgrade has a header block over %1 bytes").arg(kMaxHeadBytes));
     }
 }
 
 void WebSocketClientHandshake::decide()
 {
-    const HttpMessageParser &answer = *m_answer;
-    const qsizetype headEnd = m_bytes.indexOf("\r\n\r\n");
+    const HttpMessageParser &answer = m_answer.parser();
+    const QByteArray &bytes = m_answer.bytes();
+    const qsizetype headEnd = bytes.indexOf("\r\n\r\n");
     if (answer.statusCode() != 101)
         return fail(QStringLiteral("the WebSocket upgrade was answered with HTTP status %1").arg(answer.statusCode()));
     if (headEnd < 0 || headEnd + 4 > kMaxHeadBytes)
@@ -108,7 +108,7 @@ void WebSocketClientHandshake::decide()
     m_tls->setReceiver(nullptr); // the session sets itself
     TlsConnection *tls = m_tls;
     m_tls = nullptr;
-    Q_EMIT upgraded(tls, m_bytes.mid(headEnd + 4));
+    Q_EMIT upgraded(tls, bytes.mid(headEnd + 4));
 }
 
 void WebSocketClientHandshake::fail(const QString &reason)
