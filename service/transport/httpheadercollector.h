@@ -88,9 +88,14 @@ public:
 private:
     void finishLast()
     {
-        if (!m_headers.isEmpty())
-            m_headers.last().second = m_headers.last().second.trimmed();
+        if (m_headers.isEmpty())
+            return;
+        QByteArray &value = m_headers.last().second;
+        // Trimmed in place, and only when there is something to trim (no copy per header line).
+        if (!value.isEmpty() && (isWhitespace(value.front()) || isWhitespace(value.back())))
+            value = std::move(value).trimmed();
     }
+    static bool isWhitespace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; }
 
     Pairs m_headers;
     qsizetype m_maxLines = -1;
