@@ -5,7 +5,7 @@
 // hand), hands each to the ListenerHttpHandler (the /v2/ pull endpoint) with a TlsHttpResponder that
 // writes the answer straight into the TLS connection, and keeps answers in request order.
 //
-// Bounds and refusals (HTTP refusal shape, contract::httpRefusalBody, contract §17), all before a handler sees the
+// Bounds and refusals (HTTP refusal shape, contract::httpRefusal, contract §17), all before a handler sees the
 // request:
 //  - a request's header block (request line, header lines, blank line; leading blank lines included)
 //    over kMaxHeaderBlockBytes (65536 bytes): 431 request-invalid;

@@ -5,7 +5,7 @@
 // the answers back.
 //
 // What is served (checked in this order; refusals use the registry API's error shape, see
-// contract::httpRefusalBody, and a HEAD refusal carries the headers but no body):
+// contract::httpRefusal, and a HEAD refusal carries the headers but no body):
 //   1. path: "/v2" or under "/v2/", or exactly a token realm path (below); otherwise
 //      404 path-not-served (IP-03). A path with a "." or ".." segment (also percent-encoded) is
 //      path-not-served too: it could name a path outside /v2/ on Cloudly's origin. So is a path with
