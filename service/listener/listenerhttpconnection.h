@@ -17,7 +17,7 @@
 //  A refusal is answered with Connection: close, then the connection is shut down (aborted if that
 //  has not completed within kCloseGraceMs, 2000 ms) - unless an earlier answer on the connection is
 //  in progress or requests wait behind it: then the connection is aborted unanswered, since an
-//  answer now would interleave with it. Refusal lines are logged (coreflow.registry) and counted in
+//  answer now would interleave with it. Refusal lines are logged (coreflow.listener) and counted in
 //  ListenerHttpSide::refusedRequests.
 // Pipelining: requests keep being read while an answer is in progress; at most kMaxPipelinedRequests
 // (16) wait (method, URL and headers copied), one more aborts the connection. The next waits until

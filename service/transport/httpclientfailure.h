@@ -1,7 +1,7 @@
 #pragma once
 // HttpClientFailure: why an exchange of the relay's HTTP client (HttpClientPool,
 // HttpClientConnection) ended without a whole answer. The lane names it on its own surface (the
-// registry lane: the failure classes of docs/contract.md §17, RegistryFailureClass).
+// registry lane: the failure classes of docs/contract.md §17, registryFailureClass).
 //   HostNotFound       the origin's name did not resolve (TcpDialer::Failure::HostNotFound)
 //   ConnectionRefused  the origin refused the TCP connection
 //   Network            any other dial failure
