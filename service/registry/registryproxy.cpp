@@ -90,7 +90,7 @@ RegistryProxy::RegistryProxy(QUrl cloudlyUrl, QUrl relayOrigin, QList<QSslCertif
     else // every https pull then fails as TlsHandshake (502); the line names what failed, never key material
         qCWarning(logRegistry, "no TLS client context for the registry connection: %s",
                   qUtf8Printable(context.refusal().reason));
-    m_pool = std::make_unique<HttpClientPool>(m_registryOrigin, std::move(tls), kUpstreamLimits);
+    m_pool = std::make_unique<HttpClientPool>(m_registryOrigin, std::move(tls), kUpstreamLimits, m_clock);
     connect(m_pool.get(), &HttpClientPool::requestRetried, this, [](HttpClientFailure failure) {
         qCInfo(logRegistry, "a kept-alive registry connection was closed under a request (%s): sent again on a new one",
                registryFailureClass(failure).constData());

@@ -4,6 +4,7 @@
 #include "service/transport/httpresponsereceiver.h"
 #include "service/transport/tcpdialer.h"
 #include "service/transport/tlsclientcontext.h"
+#include "shared/util/clock.h"
 
 #include <unistd.h>
 #include <utility>
@@ -32,14 +33,13 @@ private:
 };
 
 HttpClientConnection::HttpClientConnection(const QUrl &origin, std::shared_ptr<const TlsClientContext> tls,
-                                           const HttpClientLimits &limits, QObject *parent)
-    : QObject(parent), m_origin(origin), m_tls(origin.scheme() != QLatin1String("http")), m_context(std::move(tls))
+                                           const HttpClientLimits &limits, Clock &clock, QObject *parent)
+    : QObject(parent), m_origin(origin), m_tls(origin.scheme() != QLatin1String("http")), m_context(std::move(tls)),
+      m_idleTimer(clock.createTimer(this)), m_idleTimeoutMs(limits.idleTimeoutMs)
 {
     m_events = std::make_unique<ParserEvents>(*this);
     m_parser = std::make_unique<HttpResponseParser>(*m_events, limits.maxHeaderLines);
-    m_idleTimer.setSingleShot(true);
-    m_idleTimer.setInterval(limits.idleTimeoutMs);
-    connect(&m_idleTimer, &QTimer::timeout, this, [this] {
+    connect(m_idleTimer.get(), &ClockTimer::timeout, this, [this] {
         if (!m_receiver)
             closeForGood();
     });
@@ -54,7 +54,7 @@ HttpClientConnection::~HttpClientConnection()
 
 void HttpClientConnection::send(const HttpClientRequest &request, HttpResponseReceiver *receiver)
 {
-    m_idleTimer.stop();
+    m_idleTimer->stop();
     m_receiver = receiver;
     m_answerBytes = 0;
     m_leftover = false;
@@ -230,7 +230,7 @@ void HttpClientConnection::process()
     if (reusable) {
         if (!m_connection->readEnabled())
             m_connection->setReadEnabled(true); // a close or stray bytes while idle are noticed
-        m_idleTimer.start();
+        m_idleTimer->start(m_idleTimeoutMs);
         Q_EMIT idle(this);
     } else {
         closeForGood();
@@ -253,7 +253,7 @@ void HttpClientConnection::closeForGood()
     if (m_closed)
         return;
     m_closed = true;
-    m_idleTimer.stop();
+    m_idleTimer->stop();
     if (m_dialer)
         m_dialer->abort();
     if (m_connection) {

@@ -33,7 +33,8 @@
 //    served an earlier request and nothing of this answer arrived (an idle keep-alive connection the
 //    peer had closed meanwhile); the pool decides about the retry and tells the receiver;
 //  - abort() (the lane gave up): closed at once, the receiver hears nothing more.
-// An idle connection closes itself after limits.idleTimeoutMs, or when the peer closes it.
+// An idle connection closes itself after limits.idleTimeoutMs (on the injected Clock), or when the
+// peer closes it.
 #include "service/transport/httpclientfailure.h"
 #include "service/transport/httpclientlimits.h"
 #include "service/transport/httpclientrequest.h"
@@ -42,12 +43,13 @@
 
 #include <QByteArray>
 #include <QObject>
-#include <QTimer>
 #include <QUrl>
 #include <memory>
 
 namespace coreflow {
 
+class Clock;
+class ClockTimer;
 class TcpDialer;
 class TlsClientContext;
 class HttpResponseReceiver;
@@ -58,9 +60,9 @@ public:
     static constexpr qint64 kReadChunkBytes = 64 * 1024; // bytes per read from the socket
 
     // origin: scheme (https or http), host, port. tls: used for https (nullptr: an https request
-    // fails as TlsHandshake). limits: the owning pool's.
+    // fails as TlsHandshake). limits: the owning pool's. clock: runs the idle bound.
     HttpClientConnection(const QUrl &origin, std::shared_ptr<const TlsClientContext> tls, const HttpClientLimits &limits,
-                         QObject *parent = nullptr);
+                         Clock &clock, QObject *parent = nullptr);
     ~HttpClientConnection() override;
 
     // Sends `request` (connecting first when not connected) and delivers its answer to `receiver`.
@@ -103,7 +105,8 @@ private:
     std::unique_ptr<HttpResponseParser> m_parser;
     HttpResponseReceiver *m_receiver = nullptr;
     QByteArray m_pendingRequest; // written once the connection (and TLS) is up
-    QTimer m_idleTimer;
+    std::unique_ptr<ClockTimer> m_idleTimer;
+    int m_idleTimeoutMs;
     qint64 m_answerBytes = 0;    // bytes of the current answer read so far
     int m_requestsSent = 0;
     bool m_ready = false;        // connected (and encrypted for https)

@@ -9,7 +9,7 @@ namespace coreflow {
 struct HttpClientLimits {
     int maxConnections;         // open or opening connections to the origin, idle ones included
     int maxIdleConnections;     // kept-alive idle connections at most (more are closed)
-    int idleTimeoutMs;          // an idle connection is closed after this long (ms, real time)
+    int idleTimeoutMs;          // an idle connection is closed after this long (ms, on the pool's Clock)
     qsizetype maxHeaderLines;   // header lines of one answer at most; past it HeadersTooLarge
 };
 

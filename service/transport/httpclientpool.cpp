@@ -5,8 +5,8 @@
 namespace coreflow {
 
 HttpClientPool::HttpClientPool(const QUrl &origin, std::shared_ptr<const TlsClientContext> tls,
-                               const HttpClientLimits &limits, QObject *parent)
-    : QObject(parent), m_origin(origin), m_tls(std::move(tls)), m_limits(limits)
+                               const HttpClientLimits &limits, Clock &clock, QObject *parent)
+    : QObject(parent), m_origin(origin), m_tls(std::move(tls)), m_limits(limits), m_clock(clock)
 {
 }
 
@@ -39,7 +39,7 @@ void HttpClientPool::dispatch()
                 m_idle.takeFirst()->abort(); // a retry needs a new connection: make room
             if (m_connectionCount >= m_limits.maxConnections)
                 return; // waits for a connection to go idle or close
-            connection = new HttpClientConnection(m_origin, m_tls, m_limits, this);
+            connection = new HttpClientConnection(m_origin, m_tls, m_limits, m_clock, this);
             ++m_connectionCount;
             connect(connection, &HttpClientConnection::idle, this, &HttpClientPool::onIdle);
             connect(connection, &HttpClientConnection::closed, this, &HttpClientPool::onClosed);

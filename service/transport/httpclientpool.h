@@ -9,7 +9,7 @@
 // while fewer than limits.maxConnections exist, else it waits (first in, first out) until a
 // connection is idle or closed; a waiting request's own timeouts are the lane's.
 // Idle connections: at most limits.maxIdleConnections are kept (more are closed), each for
-// limits.idleTimeoutMs.
+// limits.idleTimeoutMs on the injected Clock.
 // Retry: a request that fails on a reused connection before any byte of its answer arrived (the peer
 // closed the idle connection meanwhile) is sent once more, on a new connection (requestRetried()
 // says so); the relay's requests (GET and HEAD, no body) are safe to repeat. Every other failure
@@ -29,6 +29,7 @@
 
 namespace coreflow {
 
+class Clock;
 class TlsClientContext;
 class HttpResponseReceiver;
 
@@ -36,9 +37,10 @@ class HttpClientPool : public QObject {
     Q_OBJECT
 public:
     // origin: scheme (https or http), host and port. tls: for an https origin (nullptr: every https
-    // request fails as TlsHandshake). limits: the lane's bounds.
+    // request fails as TlsHandshake). limits: the lane's bounds. clock: runs the connections' idle
+    // bound; it must outlive the pool.
     HttpClientPool(const QUrl &origin, std::shared_ptr<const TlsClientContext> tls, const HttpClientLimits &limits,
-                   QObject *parent = nullptr);
+                   Clock &clock, QObject *parent = nullptr);
     ~HttpClientPool() override;
 
     void submit(HttpResponseReceiver *receiver, const HttpClientRequest &request);
@@ -78,6 +80,7 @@ private:
     QUrl m_origin;
     std::shared_ptr<const TlsClientContext> m_tls;
     HttpClientLimits m_limits;
+    Clock &m_clock;
     std::deque<Call> m_waiting;
     QList<HttpClientConnection *> m_idle;
     QHash<HttpResponseReceiver *, Running> m_running;

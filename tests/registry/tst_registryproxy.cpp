@@ -144,6 +144,7 @@ private Q_SLOTS:
     void clientLeavingAbortsUpstream();
     void webSocketWorksWhileBlobStreams();
     void keepsUpstreamConnectionsAlive();
+    void idleUpstreamConnectionClosesOnTheClock();
     void resendsOnceWhenAKeptAliveConnectionWasClosed();
     void decodesAChunkedUpstreamAnswer();
     void closeDelimitedUpstreamAnswerIsRelayedWhole();
@@ -1206,6 +1207,37 @@ void TstRegistryProxy::keepsUpstreamConnectionsAlive()
     QCOMPARE(m_registry->requests.size(), 3);
     QCOMPARE(m_registry->acceptedConnections, 1);
     QCOMPARE(m_registry->requests.at(1).header("connection").toLower(), QByteArray("keep-alive"));
+}
+
+// §17: a kept-alive registry connection left idle is closed after the client's idle bound (30000 ms,
+// measured on the injected clock); the next pull opens a new one.
+void TstRegistryProxy::idleUpstreamConnectionClosesOnTheClock()
+{
+    ManualClock clock;
+    makeRelay(registryUrl(), true, &clock);
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.body = "{}";
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/team/app/manifests/idle");
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 200);
+    QCOMPARE(m_registry->openConnections, 1);
+    clock.advance(RegistryProxy::kUpstreamLimits.idleTimeoutMs - 1);
+    QTest::qWait(50);
+    QCOMPARE(m_registry->openConnections, 1);
+    clock.advance(1);
+    QVERIFY(spinUntil([this] { return m_registry->openConnections == 0; }, 5000));
+    node->sendRequest("GET", "/v2/team/app/manifests/again");
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 200);
+    QCOMPARE(m_registry->acceptedConnections, 2);
+    m_proxy.reset(); // before the clock goes away
+    m_listener->setHttpHandler(nullptr);
 }
 
 // D-52: the registry closing a kept-alive connection under the next request (before any answer byte)
