@@ -43,6 +43,7 @@ public:
     bool feedEof();
 
     bool failed() const { return m_failure.has_value(); }
+    // Why parsing failed (HeadersTooLarge or Protocol); meaningful only when failed().
     HttpClientFailure failure() const { return m_failure.value_or(HttpClientFailure::Protocol); }
     bool isComplete() const { return m_complete; }
     bool headReported() const { return m_headReported; }
