@@ -269,10 +269,9 @@ void Coreflow::startListener(const RelayCertificate &certificate)
     m_step = Step::Listener;
     m_listener = std::make_unique<RelayListener>();
     // The listener's whole HTTP surface beside the upgrade is the image pull endpoint; the registry is
-    // CLOUDLY_URL's origin (docs/contract.md §17).
-    QUrl registry = m_config.cloudlyUrl;
-    registry.setScheme(registry.scheme() == QLatin1String("ws") ? QStringLiteral("http") : QStringLiteral("https"));
-    m_registryProxy = std::make_unique<RegistryProxy>(registry, m_clusterConfig->relay->origin, m_config.extraCaCertificates, m_clock);
+    // CLOUDLY_URL's origin (contract §17), which RegistryProxy derives from it.
+    m_registryProxy = std::make_unique<RegistryProxy>(m_config.cloudlyUrl, m_clusterConfig->relay->origin,
+                                                      m_config.extraCaCertificates, m_clock);
     m_listener->setHttpHandler(m_httpHandler ? m_httpHandler : m_registryProxy.get());
     // Silent nodes and ingress connections are dropped as closed ones (docs/contract.md §3.3, D-56).
     m_listener->setSessionKeepalive(SessionKeepalive::create(m_clock, m_timing.sessionPingIntervalMs, m_timing.sessionSilenceDeadlineMs));

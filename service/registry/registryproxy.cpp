@@ -1,13 +1,12 @@
 #include "service/registry/registryproxy.h"
 
 #include "service/registry/registryexchange.h"
+#include "service/registry/registryfailureclass.h"
 #include "service/registry/registryheaders.h"
 #include "service/core/logging.h"
-#include "shared/contract/httprefusalbody.h"
-#include "service/registry/upstreampool.h"
+#include "shared/contract/httprefusal.h"
 #include "service/registry/wwwauthenticaterewriter.h"
-
-
+#include "service/transport/httpclientpool.h"
 #include "service/transport/tlsclientcontext.h"
 #include "shared/contract/refusalnames.h"
 #include "shared/util/clock.h"
@@ -65,19 +64,16 @@ bool hasRefusedEncoding(const QString &encodedPath)
     return false;
 }
 
-// Answers a refusal in the registry API's error shape; a HEAD gets the headers and no body.
-void refuse(ListenerHttpResponder &responder, bool head, int status, QLatin1StringView code, QLatin1StringView name,
-            const QByteArray &reason, bool allowHeader = false)
+// Answers a refusal in the registry API's error shape (contract::httpRefusal); a HEAD gets the
+// headers and no body.
+void refuse(ListenerHttpResponder &responder, bool head, int status, QLatin1StringView name, const QByteArray &reason,
+            bool allowHeader = false)
 {
-    const QByteArray body = contract::httpRefusalBody(code, name, reason);
-    HeaderPairs headers{{"Content-Type", "application/json"},
-                        {"Content-Length", QByteArray::number(body.size())},
-                        {"Docker-Distribution-API-Version", "registry/2.0"}};
-    if (allowHeader)
-        headers.append(qMakePair(QByteArray("Allow"), QByteArray("GET, HEAD")));
-    responder.writeHead(status, headers);
-    if (!head)
-        responder.writeBody(body);
+    responder.writeRefusal(
+        contract::httpRefusal(status, name, reason, {},
+                              allowHeader ? HeaderPairs{{QByteArrayLiteral("Allow"), QByteArrayLiteral("GET, HEAD")}}
+                                          : HeaderPairs{}),
+        !head);
     responder.finish();
 }
 
@@ -94,7 +90,11 @@ RegistryProxy::RegistryProxy(QUrl cloudlyUrl, QUrl relayOrigin, QList<QSslCertif
     else // every https pull then fails as TlsHandshake (502); the line names what failed, never key material
         qCWarning(logRegistry, "no TLS client context for the registry connection: %s",
                   qUtf8Printable(context.refusal().reason));
-    m_pool = std::make_unique<UpstreamPool>(m_registryOrigin, std::move(tls));
+    m_pool = std::make_unique<HttpClientPool>(m_registryOrigin, std::move(tls), kUpstreamLimits, m_clock);
+    connect(m_pool.get(), &HttpClientPool::requestRetried, this, [](HttpClientFailure failure) {
+        qCInfo(logRegistry, "a kept-alive registry connection was closed under a request (%s): sent again on a new one",
+               registryFailureClass(failure).constData());
+    });
     m_rewriter = std::make_unique<WwwAuthenticateRewriter>(m_registryOrigin, m_relayOrigin);
 }
 
@@ -143,21 +143,21 @@ void RegistryProxy::handleHttp(const ListenerHttpRequest &request, std::unique_p
     if ((!underV2 && !tokenPath) || hasDotSegment(path) || hasRefusedEncoding(path)) {
         if (refusalLogAllowed())
             qCInfo(logRegistry, "%s %s -> 404 %s", method, cls.constData(), refusal::pathNotServed.data());
-        refuse(*responder, head, 404, QLatin1StringView("UNSUPPORTED"), refusal::pathNotServed,
+        refuse(*responder, head, 404, refusal::pathNotServed,
                "this listener serves the image pull API under /v2/ and the WebSocket upgrade at /");
         return;
     }
     if (request.method != "GET" && !head) {
         if (refusalLogAllowed())
             qCInfo(logRegistry, "%s %s -> 405 %s", method, cls.constData(), refusal::registryMethodRefused.data());
-        refuse(*responder, false, 405, QLatin1StringView("UNSUPPORTED"), refusal::registryMethodRefused,
+        refuse(*responder, false, 405, refusal::registryMethodRefused,
                "only GET and HEAD are forwarded; a registry write is not relayed", true);
         return;
     }
     if (request.hasBody) {
         if (refusalLogAllowed())
             qCInfo(logRegistry, "%s %s -> 400 %s (request body)", method, cls.constData(), refusal::requestInvalid.data());
-        refuse(*responder, head, 400, QLatin1StringView("UNSUPPORTED"), refusal::requestInvalid,
+        refuse(*responder, head, 400, refusal::requestInvalid,
                "a pull carries no request body");
         return;
     }
@@ -167,7 +167,7 @@ void RegistryProxy::handleHttp(const ListenerHttpRequest &request, std::unique_p
         const QLatin1StringView name = headers.tooLarge ? refusal::registryHeadersTooLarge : refusal::requestInvalid;
         if (refusalLogAllowed())
             qCInfo(logRegistry, "%s %s -> %d %s (%s)", method, cls.constData(), status, name.data(), headers.why.constData());
-        refuse(*responder, head, status, QLatin1StringView("UNSUPPORTED"), name, headers.why);
+        refuse(*responder, head, status, name, headers.why);
         return;
     }
 
@@ -176,7 +176,7 @@ void RegistryProxy::handleHttp(const ListenerHttpRequest &request, std::unique_p
     if (url.hasQuery())
         upstream.setQuery(url.query(QUrl::FullyEncoded), QUrl::StrictMode);
     if (!upstream.isValid()) {
-        refuse(*responder, head, 404, QLatin1StringView("UNSUPPORTED"), refusal::pathNotServed,
+        refuse(*responder, head, 404, refusal::pathNotServed,
                "the path is not a valid URL path");
         return;
     }

@@ -10,7 +10,6 @@
 #include "service/listener/listenerhttpconnection.h"
 #include "service/listener/relaylistener.h"
 #include "service/registry/registryproxy.h"
-#include "service/registry/upstreampool.h"
 #include "shared/util/clock.h"
 #include "shared/util/manualclock.h"
 
@@ -147,6 +146,7 @@ private Q_SLOTS:
     void clientLeavingAbortsUpstream();
     void webSocketWorksWhileBlobStreams();
     void keepsUpstreamConnectionsAlive();
+    void idleUpstreamConnectionClosesOnTheClock();
     void resendsOnceWhenAKeptAliveConnectionWasClosed();
     void decodesAChunkedUpstreamAnswer();
     void closeDelimitedUpstreamAnswerIsRelayedWhole();
@@ -1212,6 +1212,37 @@ void TstRegistryProxy::keepsUpstreamConnectionsAlive()
     QCOMPARE(m_registry->requests.at(1).header("connection").toLower(), QByteArray("keep-alive"));
 }
 
+// §17: a kept-alive registry connection left idle is closed after the client's idle bound (30000 ms,
+// measured on the injected clock); the next pull opens a new one.
+void TstRegistryProxy::idleUpstreamConnectionClosesOnTheClock()
+{
+    ManualClock clock;
+    makeRelay(registryUrl(), true, &clock);
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.body = "{}";
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/team/app/manifests/idle");
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 200);
+    QCOMPARE(m_registry->openConnections, 1);
+    clock.advance(RegistryProxy::kUpstreamLimits.idleTimeoutMs - 1);
+    QTest::qWait(50);
+    QCOMPARE(m_registry->openConnections, 1);
+    clock.advance(1);
+    QVERIFY(spinUntil([this] { return m_registry->openConnections == 0; }, 5000));
+    node->sendRequest("GET", "/v2/team/app/manifests/again");
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 200);
+    QCOMPARE(m_registry->acceptedConnections, 2);
+    m_proxy.reset(); // before the clock goes away
+    m_listener->setHttpHandler(nullptr);
+}
+
 // D-52: the registry closing a kept-alive connection under the next request (before any answer byte)
 // is not a failure of the pull: the request is sent once more on a new connection. A second close
 // there is answered 502 RemoteClosed (IP-21), no third try.
@@ -1349,7 +1380,7 @@ void TstRegistryProxy::manyConcurrentPullsShareTheBudget()
         QVERIFY(node->patternOk());
     }
     QVERIFY(spinUntil([this] { return m_proxy->activeExchanges() == 0; }, 5000));
-    QVERIFY(m_registry->acceptedConnections <= UpstreamPool::kMaxConnections);
+    QVERIFY(m_registry->acceptedConnections <= RegistryProxy::kUpstreamLimits.maxConnections);
     QCOMPARE(m_registry->completedStreams, 40);
 }
 
