@@ -147,17 +147,11 @@ QString CloudlyConnector::keepaliveState() const
         return QStringLiteral("silent");
     if (!m_keepalive)
         return QStringLiteral("off");
-    switch (m_socket ? m_socket->keepaliveState() : WebSocketSession::KeepaliveState::Off) {
-    case WebSocketSession::KeepaliveState::Live:
-        return QStringLiteral("live");
-    case WebSocketSession::KeepaliveState::AwaitingPong:
-        return QStringLiteral("awaiting-pong");
-    case WebSocketSession::KeepaliveState::Silent:
-        return QStringLiteral("silent");
-    case WebSocketSession::KeepaliveState::Off:
-        break;
-    }
-    return QStringLiteral("no-session");
+    if (!m_socket)
+        return QStringLiteral("no-session");
+    const auto state = m_socket->keepaliveState();
+    return state == WebSocketSession::KeepaliveState::Off ? QStringLiteral("no-session")
+                                                          : WebSocketSession::keepaliveStateName(state);
 }
 
 void CloudlyConnector::onConnected()

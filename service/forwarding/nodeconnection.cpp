@@ -61,17 +61,7 @@ bool NodeConnection::isOpen() const { return m_session && m_session->isOpen(); }
 
 QString NodeConnection::keepaliveState() const
 {
-    switch (m_session ? m_session->keepaliveState() : WebSocketSession::KeepaliveState::Off) {
-    case WebSocketSession::KeepaliveState::Live:
-        return QStringLiteral("live");
-    case WebSocketSession::KeepaliveState::AwaitingPong:
-        return QStringLiteral("awaiting-pong");
-    case WebSocketSession::KeepaliveState::Silent:
-        return QStringLiteral("silent");
-    case WebSocketSession::KeepaliveState::Off:
-        break;
-    }
-    return QStringLiteral("off");
+    return WebSocketSession::keepaliveStateName(m_session ? m_session->keepaliveState() : WebSocketSession::KeepaliveState::Off);
 }
 
 QString NodeConnection::describe() const

@@ -212,6 +212,21 @@ void WebSocketSession::startKeepalive(std::shared_ptr<SessionKeepalive> keepaliv
     armKeepalive();
 }
 
+QString WebSocketSession::keepaliveStateName(KeepaliveState state)
+{
+    switch (state) {
+    case KeepaliveState::Live:
+        return QStringLiteral("live");
+    case KeepaliveState::AwaitingPong:
+        return QStringLiteral("awaiting-pong");
+    case KeepaliveState::Silent:
+        return QStringLiteral("silent");
+    case KeepaliveState::Off:
+        break;
+    }
+    return QStringLiteral("off");
+}
+
 WebSocketSession::KeepaliveState WebSocketSession::keepaliveState() const
 {
     if (m_silent)

@@ -87,6 +87,9 @@ public:
     // Off: no keepalive; Live: a byte arrived within the ping interval, or since the last Ping;
     // AwaitingPong: a Ping went out and nothing arrived since; Silent: lost to silence.
     KeepaliveState keepaliveState() const;
+    // The status object's word for a state (docs/contract.md §18.1): "off", "live", "awaiting-pong",
+    // "silent".
+    static QString keepaliveStateName(KeepaliveState state);
     // Clock ms of the last byte received (keepalive clock), 0 without a keepalive.
     qint64 lastReceivedAtMs() const { return m_lastReceivedAtMs; }
     bool endedBySilence() const { return m_silent; }
