@@ -1,6 +1,7 @@
 #include "service/statussocket/statusserver.h"
 
 #include "shared/contract/refusalnames.h"
+#include "shared/contract/refusalquote.h"
 #include "shared/status/statussocketpath.h"
 #include "service/statussocket/statusaccesspolicy.h"
 
@@ -12,7 +13,6 @@
 #include <QLocalSocket>
 #include <QLoggingCategory>
 #include <QPointer>
-#include <QRegularExpression>
 
 #include <cerrno>
 #include <cstring>
@@ -78,9 +78,8 @@ QString describeType(const QJsonValue &type)
     if (!type.isString())
         return QStringLiteral("a message without a type");
     const QString t = type.toString();
-    // The type is echoed only when it is a short plain word, so a refusal never quotes client input.
-    static const QRegularExpression word(QStringLiteral("^[A-Za-z][A-Za-z0-9_-]{0,31}$"));
-    return word.match(t).hasMatch() ? QStringLiteral("message type \"%1\"").arg(t) : QStringLiteral("an unknown message type");
+    // The type is echoed only when it is a plain name (RefusalQuote), so a refusal never quotes client input.
+    return contract::RefusalQuote::isPlain(t) ? QStringLiteral("message type \"%1\"").arg(t) : QStringLiteral("an unknown message type");
 }
 
 } // namespace
