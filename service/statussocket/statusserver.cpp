@@ -3,6 +3,7 @@
 #include "shared/contract/refusalnames.h"
 #include "shared/contract/refusalquote.h"
 #include "shared/status/statussocketpath.h"
+#include "shared/status/statussocketplace.h"
 #include "service/statussocket/statusaccesspolicy.h"
 
 #include <QFile>
@@ -109,6 +110,9 @@ bool StatusServer::start(QString *error)
         return fail(QStringLiteral("already listening on %1").arg(m_options.socketPath));
     const QString path = m_options.socketPath;
     const QByteArray encoded = QFile::encodeName(path);
+    // A place another local user could have squatted is refused, never reused (contract §18).
+    if (auto problem = status::StatusSocketPlace::judge(status::StatusSocketPlace::inspect(path), ::geteuid()))
+        return fail(QStringLiteral("%1: %2").arg(QLatin1String(refusal::statusSocketUnsafe), *problem));
     struct stat st{};
     if (::lstat(encoded.constData(), &st) == 0) {
         if (!S_ISSOCK(st.st_mode))
