@@ -78,6 +78,7 @@ void CloudlySocket::onUpgraded(TlsConnection *tls, const QByteArray &rest)
     m_session = new WebSocketSession(tls, rest, m_maxMessageBytes, WebSocketFrameDecoder::Role::Client, {}, this);
     m_session->setReceiver(this);
     m_session->setWriteCoalescing(true); // many small frames per turn: one record, one system call
+    m_session->setWipeMessages(true);    // answers echo the bearer's request (contract §19.4)
     m_state = State::Open;
     Q_EMIT connected();
 }

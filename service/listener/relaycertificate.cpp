@@ -44,7 +44,7 @@ contract::Result<RelayCertificate> RelayCertificate::fromMaterial(const contract
     std::unique_ptr<X509, X509Free> leaf(PEM_read_bio_X509(certBio.get(), nullptr, nullptr, nullptr));
     if (!leaf)
         return invalid(domain, QStringLiteral("is incomplete: the leaf certificate does not parse"));
-    const QByteArray &keyPem = material.privateKeyPem.reveal();
+    const QByteArrayView keyPem = material.privateKeyPem.reveal(); // read in place: no copy of the key
     std::unique_ptr<BIO, BioFree> keyBio(BIO_new_mem_buf(keyPem.constData(), int(keyPem.size())));
     std::unique_ptr<EVP_PKEY, PkeyFree> key(PEM_read_bio_PrivateKey(keyBio.get(), nullptr, nullptr, nullptr));
     if (!key)
@@ -69,7 +69,8 @@ contract::Result<RelayCertificate> RelayCertificate::fromMaterial(const contract
     case EVP_PKEY_EC: algorithm = QSsl::Ec; break;
     default: return invalid(domain, QStringLiteral("uses a key type the listener does not serve (RSA or EC expected)"));
     }
-    QSslKey qkey(keyPem, algorithm, QSsl::Pem, QSsl::PrivateKey);
+    // fromRawData: Qt reads the PEM where it lies (QSslKey keeps its own decoded key).
+    QSslKey qkey(QByteArray::fromRawData(keyPem.data(), keyPem.size()), algorithm, QSsl::Pem, QSsl::PrivateKey);
     if (qkey.isNull())
         return invalid(domain, QStringLiteral("has a private key TLS cannot load"));
 

@@ -3,6 +3,7 @@
 #include "service/transport/websocketframeencoder.h"
 
 #include "shared/contract/refusalnames.h"
+#include "shared/secret.h"
 
 #include <QTimer>
 #include <QTimerEvent>
@@ -74,6 +75,8 @@ void WebSocketSession::decode(QByteArrayView bytes)
             if (m_receiver)
                 m_receiver->sessionText(payload);
             Q_EMIT textMessage(payload);
+            if (m_wipeMessages)
+                Secret::wipe(payload);
         } else {
             if (m_receiver)
                 m_receiver->sessionBinary();

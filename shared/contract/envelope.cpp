@@ -6,6 +6,7 @@
 #include <simdjson.h>
 
 #include "shared/contract/refusalnames.h"
+#include "shared/secret.h"
 
 namespace coreflow::contract {
 
@@ -68,7 +69,10 @@ Result<QJsonObject> objectOf(QByteArrayView raw, const QString &member)
     if (raw.isEmpty())
         return invalid(QStringLiteral("member %1 is missing").arg(member));
     QJsonParseError err{};
-    const QJsonDocument doc = QJsonDocument::fromJson(raw.toByteArray(), &err);
+    // The copy QJsonDocument reads is wiped: a body may carry a token (docs/contract.md §19.4).
+    QByteArray copy = raw.toByteArray();
+    const QJsonDocument doc = QJsonDocument::fromJson(copy, &err);
+    Secret::wipe(copy);
     if (err.error != QJsonParseError::NoError || !doc.isObject())
         return invalid(QStringLiteral("member %1 is not a JSON object").arg(member));
     return doc.object();
