@@ -367,11 +367,15 @@ void CloudlyConnector::onTextMessage(const QByteArray &message)
             return;
         }
         finishCall(id, CallResult{true, frame, {}});
-        // The answers of the secret-bearing calls echo their request: the decoded copy is wiped.
+        // The answers of the secret-bearing calls echo their request or carry a key: the decoded copy
+        // is wiped (contract §19.4).
         if (frame.method == method::exchangeClusterRelayAuthorization
             || frame.method == method::registerCloudlyClientSession
-            || frame.method == method::refreshClusterIdentity)
+            || frame.method == method::refreshClusterIdentity || frame.method == method::getClusterRelayCertificate
+            || frame.method == method::getClusterRouteTable) {
             Secret::wipe(parsed.value().raw);
+            Envelope::wipeDecodedStrings(message.size());
+        }
         return;
     }
     QPointer<CloudlySocket> origin = m_socket.get();

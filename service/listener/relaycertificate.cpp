@@ -63,14 +63,14 @@ contract::Result<RelayCertificate> RelayCertificate::fromMaterial(const contract
     if (X509_check_private_key(leaf.get(), key.get()) != 1)
         return invalid(domain, QStringLiteral("does not match its private key"));
 
-    QSsl::KeyAlgorithm algorithm = QSsl::Opaque;
     switch (EVP_PKEY_get_base_id(key.get())) {
-    case EVP_PKEY_RSA: algorithm = QSsl::Rsa; break;
-    case EVP_PKEY_EC: algorithm = QSsl::Ec; break;
+    case EVP_PKEY_RSA:
+    case EVP_PKEY_EC: break;
     default: return invalid(domain, QStringLiteral("uses a key type the listener does not serve (RSA or EC expected)"));
     }
-    // fromRawData: Qt reads the PEM where it lies (QSslKey keeps its own decoded key).
-    QSslKey qkey(QByteArray::fromRawData(keyPem.data(), keyPem.size()), algorithm, QSsl::Pem, QSsl::PrivateKey);
+    // The key OpenSSL already decoded is handed over as it is (QSslKey takes the handle): no second
+    // decoding of the PEM through Qt's buffers (contract §19.4).
+    QSslKey qkey(Qt::HANDLE(key.release()), QSsl::PrivateKey);
     if (qkey.isNull())
         return invalid(domain, QStringLiteral("has a private key TLS cannot load"));
 

@@ -5,6 +5,9 @@
 #include "shared/contract/refusalnames.h"
 #include "shared/secret.h"
 
+#include <sodium.h>
+
+#include <QScopeGuard>
 #include <QTimer>
 #include <QTimerEvent>
 
@@ -51,10 +54,18 @@ void WebSocketSession::chargeBudget(qint64 buffered)
 void WebSocketSession::onReadyRead()
 {
     char buffer[kReadChunk];
+    qsizetype used = 0;
+    // Read before decode() may end this session: the flag and the buffer are this frame's own.
+    const bool wipe = m_wipeMessages;
+    const auto wipeBuffer = qScopeGuard([&] {
+        if (wipe && used > 0)
+            sodium_memzero(buffer, size_t(used));
+    });
     while (m_tls && m_state != State::Closed) {
         const qsizetype n = m_tls->read(buffer, kReadChunk);
         if (n <= 0)
             return;
+        used = qMax(used, n);
         decode(QByteArrayView(buffer, n));
         // Stop when OpenSSL holds nothing more: the socket notifier (level-triggered) reports bytes
         // still in the kernel, and a further read() here would only return EAGAIN.

@@ -4,6 +4,7 @@
 #include <QJsonDocument>
 #include <QScopeGuard>
 #include <simdjson.h>
+#include <sodium.h>
 
 #include "shared/contract/refusalnames.h"
 #include "shared/secret.h"
@@ -135,6 +136,17 @@ std::optional<QByteArrayView> Frame::requestMember(std::string_view key, bool *r
 qsizetype Envelope::heldParserCapacityBytes()
 {
     return qsizetype(validatorParser.capacity() + frameParser.capacity() + memberParser.capacity());
+}
+
+void Envelope::wipeDecodedStrings(qsizetype documentBytes)
+{
+    // simdjson's document keeps decoded strings in string_buf, allocated for at least 5/3 of its
+    // capacity plus padding, and writes them from its start; a document of documentBytes used at most
+    // that much of it.
+    simdjson::dom::document &doc = validatorParser.doc;
+    if (!doc.string_buf || documentBytes <= 0 || size_t(documentBytes) > validatorParser.capacity())
+        return;
+    sodium_memzero(doc.string_buf.get(), 5 * size_t(documentBytes) / 3 + simdjson::SIMDJSON_PADDING);
 }
 
 Refusal Frame::errorRefusal() const

@@ -56,6 +56,10 @@ public:
     // The document capacity (bytes of JSON) this thread's parsers hold now, summed: the observable
     // for the bound above.
     static qsizetype heldParserCapacityBytes();
+    // Zeroes the strings this thread's validating parser decoded from the last frame it read, which
+    // was documentBytes long (it keeps them until a later frame overwrites them): called after a frame
+    // that carried a secret (docs/contract.md §19.4).
+    static void wipeDecodedStrings(qsizetype documentBytes);
 
     static Result<Frame> parse(QByteArray utf8);
 

@@ -228,6 +228,38 @@ private Q_SLOTS:
         QVERIFY(!environment.contains("SERVEZONE_CLUSTER_RELAY_AUTHORIZATION"));
     }
 
+    // The listener's private key (LO-07): its PEM text and its DER bytes only in guarded pages.
+    void listenerKeyLiesOnlyInGuardedPages_LO07()
+    {
+        RelayFixture f;
+        const peers::IssuedCertificate material = f.ca.issueForHost(QStringLiteral("localhost"));
+        f.cloudly->setRelayCertificate(material, QStringLiteral("localhost"));
+        QList<QByteArray> pemLines;
+        for (const QByteArray &line : material.keyPem.split('\n'))
+            if (line.size() == 64)
+                pemLines << line;
+        QVERIFY(pemLines.size() >= 2);
+        QByteArray der = QByteArray::fromBase64(pemLines.join());
+        QTemporaryDir dir;
+        auto p = launch(f, dir, BearerSource::CredentialsFile);
+        QVERIFY(p);
+        QByteArray err;
+        QVERIFY2(waitForStderr(*p, "the relay is open for Cloudly dispatch", err), err.constData());
+        QTest::qWait(200);
+        int mappingsRead = 0;
+        const QList<Hit> pemHits = find(p->processId(), pemLines.at(pemLines.size() / 2), &mappingsRead);
+        const QList<Hit> derHits = find(p->processId(), der.mid(der.size() / 2, 24), &mappingsRead);
+        stop(*p);
+        QVERIFY(mappingsRead > 5);
+        QVERIFY2(outsideGuardedPages(derHits).isEmpty(), qPrintable(describe(outsideGuardedPages(derHits))));
+        // Known gap (contract §19.4 "Proof and limits"): the certificate answer is read with
+        // QJsonDocument, whose parser keeps a PEM with escapes as UTF-16 in its container and frees it
+        // unwiped. Reading that answer without QJson is the remaining step; until then this check
+        // is expected to fail, and passing (XPASS) fails the test so the expectation is removed.
+        QEXPECT_FAIL("", "the PEM's UTF-16 copy in Qt's JSON container is freed unwiped", Continue);
+        QVERIFY2(outsideGuardedPages(pemHits).isEmpty(), qPrintable(describe(outsideGuardedPages(pemHits))));
+    }
+
     // A renewed identity leaves no trace of the old token anywhere.
     void renewedTokenIsGone_OC11()
     {
