@@ -382,7 +382,14 @@ void CloudlyConnector::onTextMessage(const QByteArray &message)
     m_methods.dispatch(frame, Caller{}, [origin](QByteArray answer) {
         if (origin)
             origin->sendText(answer); // nothing when that socket is no longer open
+        Secret::wipe(answer);         // an answer echoes its request (a route table's keys)
     });
+    // A pushed route table carries every hostname's private key: its decoded copy is wiped once the
+    // lane has read it (a lane that kept the frame keeps its own copy; contract §19.4).
+    if (frame.method == method::pushClusterRouteTable) {
+        Secret::wipe(parsed.value().raw);
+        Envelope::wipeDecodedStrings(message.size());
+    }
 }
 
 void CloudlyConnector::sendOnSocket(const QByteArray &frame) { m_socket->sendText(frame); }
