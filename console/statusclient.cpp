@@ -1,6 +1,7 @@
 #include "console/statusclient.h"
 
 #include "console/consolelog.h"
+#include "console/serverpeercheck.h"
 #include "shared/contract/refusalnames.h"
 
 #include <QJsonDocument>
@@ -105,6 +106,11 @@ void StatusClient::connectNow()
 
 void StatusClient::onConnected()
 {
+    // Nothing is said to, or believed from, a server the console cannot trust (contract §18).
+    if (auto problem = ServerPeerCheck::problem(m_socket->socketDescriptor(), m_options.socketPath)) {
+        onSocketGone(*problem, State::Refused, false);
+        return;
+    }
     const QByteArray hello = m_options.subscribe ? R"({"type":"hello","version":1,"subscribe":true})"
                                                  : R"({"type":"hello","version":1,"subscribe":false})";
     m_socket->write(hello + '\n');

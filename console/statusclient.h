@@ -11,7 +11,9 @@
 //                 (reason says which; protocolFailure() is true for the last case); retries continue
 //                 silently in this state when autoReconnect is on;
 //   Refused       access refused: the socket file's permissions (EACCES) or a status-access-denied
-//                 refusal; reason is the relay's one-line reason. Retries continue in this state too.
+//                 refusal (reason is the relay's one-line reason), or the console refused the server:
+//                 its SO_PEERCRED uid is not trusted for the path (ServerPeerCheck,
+//                 status-server-untrusted; nothing is sent or read). Retries continue in this state too.
 // The client never sends anything but its hello, so it cannot change the relay.
 #include "console/statusevent.h"
 #include "shared/status/relaystatus.h"

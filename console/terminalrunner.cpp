@@ -1,6 +1,7 @@
 #include "console/terminalrunner.h"
 
 #include "console/consoleexitcodes.h"
+#include "console/terminaltext.h"
 #include "console/terminalview.h"
 
 namespace coreflow::console {
@@ -70,7 +71,7 @@ void TerminalRunner::finish(int code, const QString &errorLine)
     if (m_timeout)
         m_timeout->stop();
     if (!errorLine.isEmpty())
-        m_err->write(errorLine.toUtf8() + '\n');
+        m_err->write(TerminalText::printable(errorLine).toUtf8() + '\n');
     if (m_client)
         m_client->stop();
     Q_EMIT finished(code);

@@ -1,5 +1,7 @@
 #include "console/terminalview.h"
 
+#include "console/terminaltext.h"
+
 #include <QDateTime>
 #include <QJsonDocument>
 #include <QTimeZone>
@@ -77,8 +79,10 @@ QStringList TerminalView::formatTable(const QStringList &headers, const QList<QS
     return out;
 }
 
-QString TerminalView::renderText(const status::RelayStatus &s)
+QString TerminalView::renderText(const status::RelayStatus &unfiltered)
 {
+    // Every string the relay sent is shown without its control characters (TerminalText).
+    const status::RelayStatus s = TerminalText::printableStatus(unfiltered);
     QStringList out;
     out << QStringLiteral("RELAY");
     kv(out, QStringLiteral("build"), orDash(s.build));
@@ -208,7 +212,8 @@ QString TerminalView::renderWatch(const QString &socketPath, const QString &conn
                                   const std::optional<status::RelayStatus> &status, const QList<StatusEvent> &recentEvents,
                                   int eventTail)
 {
-    QString text = QStringLiteral("coreflow-console --watch  %1  %2\n\n").arg(socketPath, connectionLine);
+    QString text = QStringLiteral("coreflow-console --watch  %1  %2\n\n")
+                       .arg(TerminalText::printable(socketPath), TerminalText::printable(connectionLine));
     if (status)
         text += renderText(*status);
     else
@@ -217,7 +222,8 @@ QString TerminalView::renderWatch(const QString &socketPath, const QString &conn
         text += QStringLiteral("\nRECENT EVENTS\n");
         const qsizetype from = std::max<qsizetype>(0, recentEvents.size() - eventTail);
         for (qsizetype i = from; i < recentEvents.size(); ++i)
-            text += QStringLiteral("  %1  %2  %3\n").arg(isoUtc(recentEvents[i].atMs), recentEvents[i].kind, recentEvents[i].line);
+            text += QStringLiteral("  %1  %2  %3\n").arg(isoUtc(recentEvents[i].atMs), TerminalText::printable(recentEvents[i].kind),
+                                                              TerminalText::printable(recentEvents[i].line));
     }
     return text;
 }

@@ -3,6 +3,8 @@
 // start); 1 the start failed (cause on stderr), the stop failed, or a second signal arrived while
 // stopping; 2 usage error.
 #include "service/app/coreflow.h"
+#include "service/app/environmentsecret.h"
+#include "service/app/processhardening.h"
 #include "service/app/relayconfiguration.h"
 #include "service/core/epolleventdispatcher.h"
 #include "service/app/signalwatcher.h"
@@ -35,6 +37,13 @@ void writeLogLine(QtMsgType type, const QMessageLogContext &context, const QStri
 
 int main(int argc, char *argv[])
 {
+    // Before anything reads a secret: libsodium, no core dumps, not dumpable (contract §19.4).
+    if (const QString failed = coreflow::ProcessHardening::apply(); !failed.isEmpty()) {
+        std::fprintf(stderr, "coreflow: start failed: %s\n", qPrintable(failed));
+        return 1;
+    }
+    // The bearer leaves the environment before Qt or QProcessEnvironment copies it.
+    std::optional<coreflow::Secret> environmentBearer = coreflow::EnvironmentSecret::take("SERVEZONE_CLUSTER_RELAY_AUTHORIZATION");
     // epoll instead of Qt's poll()-based dispatcher: a loop turn costs O(ready sockets), not O(nodes)
     // (bench/README.md). COREFLOW_EVENT_DISPATCHER=qt keeps Qt's default.
     if (qgetenv("COREFLOW_EVENT_DISPATCHER") != "qt") {
@@ -94,8 +103,13 @@ int main(int argc, char *argv[])
         return 2;
     }
 
-    coreflow::ConfigurationReader reader(QProcessEnvironment::systemEnvironment());
-    auto configuration = reader.read();
+    auto configuration = [&environmentBearer] {
+        coreflow::ConfigurationReader reader(QProcessEnvironment::systemEnvironment());
+        if (environmentBearer)
+            reader.provideSecret(QStringLiteral("SERVEZONE_CLUSTER_RELAY_AUTHORIZATION"), std::move(*environmentBearer));
+        environmentBearer.reset();
+        return reader.read(); // the reader and its copy go here; the configuration holds the one bearer
+    }();
     if (!configuration) {
         std::fprintf(stderr, "coreflow: start failed: %s\n", qPrintable(configuration.refusal().text()));
         return 1;

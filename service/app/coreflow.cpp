@@ -22,6 +22,7 @@
 #include <QDateTime>
 #include <QJsonDocument>
 #include <QTimeZone>
+#include <utility>
 
 namespace coreflow {
 
@@ -34,7 +35,7 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     m_readiness = std::make_unique<ReadinessBoard>();
     m_cloudlyMethods.setUnservedRefusal(Refusal{QStringLiteral("relay-starting"),
                                                 QStringLiteral("the relay is starting; it opens for dispatch once its listener is up")});
-    m_cloudly = std::make_unique<CloudlyConnector>(m_config.cloudlyUrl, m_config.bearer, m_config.extraCaCertificates,
+    m_cloudly = std::make_unique<CloudlyConnector>(m_config.cloudlyUrl, std::exchange(m_config.bearer, Secret()), m_config.extraCaCertificates,
                                                    m_cloudlyMethods, m_clock, m_timing);
     m_registration = std::make_unique<RelayRegistration>(*m_cloudly, *m_readiness, m_clock, m_timing);
     // Negotiation on both hops only changes what the relay says about itself (docs/contract.md §2).

@@ -31,6 +31,33 @@ std::optional<QByteArray> ConfigurationReader::value(const QString &name) const
     return std::nullopt;
 }
 
+void ConfigurationReader::provideSecret(const QString &name, Secret value)
+{
+    m_providedName = name;
+    m_provided = std::move(value);
+}
+
+std::optional<Secret> ConfigurationReader::secretValue(const QString &name) const
+{
+    if (name == m_providedName && !m_provided.isEmpty())
+        return m_provided;
+    if (m_environment.contains(name))
+        return Secret(m_environment.value(name).toUtf8());
+    for (const QString &dir : {m_credentialsDirectory, m_dockerSecretsDirectory}) {
+        if (dir.isEmpty())
+            continue;
+        QFile file(dir + QLatin1Char('/') + name);
+        // Unbuffered: QFile's own read buffer would keep a copy; the one read buffer is wiped below.
+        if (file.exists() && file.open(QIODevice::ReadOnly | QIODevice::Unbuffered)) {
+            QByteArray bytes = file.readAll();
+            Secret secret(bytes.isEmpty() ? QByteArrayView() : QByteArrayView(bytes));
+            Secret::wipe(bytes);
+            return secret;
+        }
+    }
+    return std::nullopt;
+}
+
 bool ConfigurationReader::isLoopbackHost(const QString &host)
 {
     if (host.compare(QLatin1String("localhost"), Qt::CaseInsensitive) == 0)
@@ -44,7 +71,7 @@ contract::Result<RelayConfiguration> ConfigurationReader::read() const
     RelayConfiguration config;
     QStringList missing;
     const auto url = value(QStringLiteral("CLOUDLY_URL"));
-    const auto bearer = value(QStringLiteral("SERVEZONE_CLUSTER_RELAY_AUTHORIZATION"));
+    const auto bearer = secretValue(QStringLiteral("SERVEZONE_CLUSTER_RELAY_AUTHORIZATION"));
     if (!url || url->isEmpty())
         missing << QStringLiteral("CLOUDLY_URL");
     if (!bearer || bearer->isEmpty())
@@ -67,7 +94,7 @@ contract::Result<RelayConfiguration> ConfigurationReader::read() const
         return invalid(QStringLiteral("CLOUDLY_URL names plain ws/http for non-loopback host %1; only TLS is accepted off loopback")
                            .arg(cloudly.host()));
     config.cloudlyUrl = cloudly;
-    config.bearer = Secret(*bearer);
+    config.bearer = *bearer;
 
     if (auto nodeId = value(QStringLiteral("COREFLOW_NODE_ID")))
         config.nodeId = QString::fromUtf8(*nodeId).trimmed();

@@ -43,6 +43,13 @@ public:
 
     // The value of one variable from the first source that has it, or nullopt.
     std::optional<QByteArray> value(const QString &name) const;
+    // A secret variable: a value given with provideSecret() first, then the same sources as value(),
+    // each read straight into guarded memory (a credential file is read unbuffered and its read
+    // buffer wiped; contract §19.4).
+    std::optional<Secret> secretValue(const QString &name) const;
+    // A secret main() took out of the process environment before anything copied it
+    // (EnvironmentSecret): it ranks as the environment does.
+    void provideSecret(const QString &name, Secret value);
     // Reads and validates everything. Refusal name "configuration-invalid"; the reason names every
     // missing required variable at once, or the first invalid one, never a value.
     contract::Result<RelayConfiguration> read() const;
@@ -53,6 +60,8 @@ private:
     QProcessEnvironment m_environment;
     QString m_credentialsDirectory;
     QString m_dockerSecretsDirectory;
+    QString m_providedName;
+    Secret m_provided;
 };
 
 } // namespace coreflow

@@ -72,6 +72,8 @@ qint64 CloudlyConnector::reofferDueMs() const
 void CloudlyConnector::park()
 {
     m_parked = true;
+    // A parked relay never authenticates again in this process: its bearer goes now (contract §19.4).
+    m_bearer = Secret();
     m_renewalTimer->stop();
     m_reofferTimer->stop();
     m_reconnectTimer->stop();
@@ -162,9 +164,9 @@ void CloudlyConnector::onConnected()
 
 void CloudlyConnector::authenticate()
 {
-    const QByteArray body = Envelope::compact(QJsonObject{
-        {QStringLiteral("authorization"), QString::fromUtf8(m_bearer.reveal())}});
-    sendCall(QString(method::exchangeClusterRelayAuthorization), body, m_timing.cloudlyCallTimeoutMs, [this](const CallResult &r) {
+    // Composed in guarded memory (no QString or QJsonObject copy of the bearer, contract §19.4).
+    const Secret body = Secret::concatenated({"{\"authorization\":", m_bearer.jsonQuoted().reveal(), "}"});
+    sendSecretCall(QString(method::exchangeClusterRelayAuthorization), body, m_timing.cloudlyCallTimeoutMs, [this](const CallResult &r) {
         if (!r.delivered)
             return handshakeFailed(r.refusal, false);
         if (r.answer.hasError())
@@ -192,10 +194,9 @@ void CloudlyConnector::registerSession()
     if (!m_identity || m_parked || m_stopping)
         return;
     const ProtocolOffer own = offerForCloudlySession();
-    const QByteArray body = Envelope::compact(QJsonObject{
-        {QStringLiteral("identity"), QJsonObject{{QStringLiteral("token"), QString::fromUtf8(m_identity->token.reveal())}}},
-        {QStringLiteral("offer"), own.toJson()}});
-    sendCall(QString(method::registerCloudlyClientSession), body, m_timing.cloudlyCallTimeoutMs, [this, own](const CallResult &r) {
+    const Secret body = Secret::concatenated({"{\"identity\":{\"token\":", m_identity->token.jsonQuoted().reveal(),
+                                              "},\"offer\":", Envelope::compact(own.toJson()), "}"});
+    sendSecretCall(QString(method::registerCloudlyClientSession), body, m_timing.cloudlyCallTimeoutMs, [this, own](const CallResult &r) {
         if (!r.delivered)
             return handshakeFailed(r.refusal, false);
         if (r.answer.hasError()) {
@@ -279,9 +280,8 @@ void CloudlyConnector::renewIdentity()
     if (!m_identity || !m_dispatchable || m_stopping || m_parked)
         return;
     qCInfo(logCloudly) << "renewing the Cloudly identity on the open socket";
-    const QByteArray body = Envelope::compact(QJsonObject{
-        {QStringLiteral("identity"), QJsonObject{{QStringLiteral("token"), QString::fromUtf8(m_identity->token.reveal())}}}});
-    sendCall(QString(method::refreshClusterIdentity), body, m_timing.cloudlyCallTimeoutMs, [this](const CallResult &r) {
+    const Secret body = Secret::concatenated({"{\"identity\":{\"token\":", m_identity->token.jsonQuoted().reveal(), "}}"});
+    sendSecretCall(QString(method::refreshClusterIdentity), body, m_timing.cloudlyCallTimeoutMs, [this](const CallResult &r) {
         std::optional<Refusal> failure;
         if (!r.delivered)
             failure = r.refusal;
@@ -390,13 +390,29 @@ void CloudlyConnector::onTextMessage(const QByteArray &message)
             return;
         }
         finishCall(id, CallResult{true, frame, {}});
+        // The answers of the secret-bearing calls echo their request or carry a key: the decoded copy
+        // is wiped (contract §19.4).
+        if (frame.method == method::exchangeClusterRelayAuthorization
+            || frame.method == method::registerCloudlyClientSession
+            || frame.method == method::refreshClusterIdentity || frame.method == method::getClusterRelayCertificate
+            || frame.method == method::getClusterRouteTable) {
+            Secret::wipe(parsed.value().raw);
+            Envelope::wipeDecodedStrings(message.size());
+        }
         return;
     }
     QPointer<CloudlySocket> origin = m_socket.get();
     m_methods.dispatch(frame, Caller{}, [origin](QByteArray answer) {
         if (origin)
             origin->sendText(answer); // nothing when that socket is no longer open
+        Secret::wipe(answer);         // an answer echoes its request (a route table's keys)
     });
+    // A pushed route table carries every hostname's private key: its decoded copy is wiped once the
+    // lane has read it (a lane that kept the frame keeps its own copy; contract §19.4).
+    if (frame.method == method::pushClusterRouteTable) {
+        Secret::wipe(parsed.value().raw);
+        Envelope::wipeDecodedStrings(message.size());
+    }
 }
 
 void CloudlyConnector::sendOnSocket(const QByteArray &frame) { m_socket->sendText(frame); }
@@ -411,7 +427,13 @@ quint64 CloudlyConnector::call(const QString &method, QByteArrayView rawRequest,
     return sendCall(method, rawRequest, timeoutMs, std::move(callback));
 }
 
-quint64 CloudlyConnector::sendCall(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback)
+quint64 CloudlyConnector::sendSecretCall(const QString &method, const Secret &rawRequest, qint64 timeoutMs, CallCallback callback)
+{
+    return sendCall(method, rawRequest.reveal(), timeoutMs, std::move(callback), true);
+}
+
+quint64 CloudlyConnector::sendCall(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback,
+                                   bool wipeFrame)
 {
     const quint64 id = m_nextCallId++;
     if (!isConnected()) {
@@ -426,7 +448,10 @@ quint64 CloudlyConnector::sendCall(const QString &method, QByteArrayView rawRequ
                                                    QStringLiteral("no answer from Cloudly within %1 ms").arg(timeoutMs))});
     });
     m_pending.emplace(id, std::move(pending));
-    sendOnSocket(Envelope::request(method, QLatin1Char('c') + QString::number(id), rawRequest));
+    QByteArray frame = Envelope::request(method, QLatin1Char('c') + QString::number(id), rawRequest);
+    sendOnSocket(frame); // framed (masked) and handed to TLS before it returns
+    if (wipeFrame)
+        Secret::wipe(frame);
     return id;
 }
 

@@ -125,7 +125,12 @@ private:
     void onDisconnected();
     void onTextMessage(const QByteArray &message);
     void sendOnSocket(const QByteArray &frame);
-    quint64 sendCall(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback);
+    // wipeFrame: the composed frame is wiped once it is on the socket (a body that carries a secret).
+    quint64 sendCall(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback,
+                     bool wipeFrame = false);
+    // A call whose body is a Secret (the bearer, the identity token): the body stays in guarded memory
+    // and the frame around it is wiped after sending (contract §19.4).
+    quint64 sendSecretCall(const QString &method, const Secret &rawRequest, qint64 timeoutMs, CallCallback callback);
     void finishCall(quint64 id, CallResult result);
     void failAllPending(const contract::Refusal &refusal);
     void authenticate();

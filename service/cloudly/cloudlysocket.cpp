@@ -67,6 +67,9 @@ void CloudlySocket::onDialed(int fd)
             failAttempt(QStringLiteral("TLS could not be set up for host %1").arg(m_host));
             return;
         }
+        // Decrypted records are cleansed from OpenSSL's read buffer once read: Cloudly's answers
+        // carry the bearer's echo, the identity token and the listener key (contract §19.4).
+        SSL_set_options(ssl, SSL_OP_CLEANSE_PLAINTEXT);
     }
     auto *tls = new TlsConnection(fd, ssl);
     m_handshake = new WebSocketClientHandshake(tls, m_hostHeader, m_target, this);
@@ -83,6 +86,7 @@ void CloudlySocket::onUpgraded(TlsConnection *tls, const QByteArray &rest)
     m_session->setReceiver(this);
     m_session->setWriteCoalescing(true); // many small frames per turn: one record, one system call
     m_session->startKeepalive(m_keepalive);
+    m_session->setWipeMessages(true);    // answers echo the bearer's request (contract §19.4)
     m_state = State::Open;
     Q_EMIT connected();
 }

@@ -1,6 +1,7 @@
 #include "service/core/methodtable.h"
 
 #include "shared/contract/refusalnames.h"
+#include "shared/contract/refusalquote.h"
 
 namespace coreflow {
 
@@ -19,7 +20,8 @@ void MethodTable::dispatch(const contract::Frame &request, const Caller &caller,
             return;
         }
         reply(refusalFor(request, contract::Refusal{QString(contract::refusal::methodNotServed),
-                                                    QStringLiteral("%1 serves no method %2").arg(m_lane, request.method)}));
+                                                    QStringLiteral("%1 serves no method %2")
+                                                                    .arg(m_lane, contract::RefusalQuote::nameOrLength(request.method))}));
         return;
     }
     it.value()(request, caller, reply);

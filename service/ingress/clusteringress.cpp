@@ -222,8 +222,10 @@ void ClusterIngress::onPull(const Frame &frame, const Caller &caller, const Meth
     if (!m_table)
         return reply(MethodTable::responseFor(frame, QByteArrayView("{\"routeTable\":null}")));
     // The one place the table travels. The composed body is held as a Secret so its copy is wiped.
-    const Secret body(QByteArrayLiteral("{\"routeTable\":") + m_table->material().reveal() + '}');
-    reply(MethodTable::responseFor(frame, body.reveal()));
+    const Secret body = Secret::concatenated({"{\"routeTable\":", m_table->material().reveal(), "}"});
+    QByteArray answer = MethodTable::responseFor(frame, body.reveal());
+    reply(answer);
+    Secret::wipe(answer); // the reply is framed and written before it returns (contract §19.4)
 }
 
 void ClusterIngress::onConnectionClosed(NodeConnection *connection)

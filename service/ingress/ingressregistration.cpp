@@ -3,6 +3,7 @@
 #include "shared/contract/exactkeyreader.h"
 #include "shared/contract/ids.h"
 #include "shared/contract/offers.h"
+#include "shared/contract/refusalquote.h"
 
 namespace coreflow {
 
@@ -30,14 +31,13 @@ Result<IngressRegistration> IngressRegistration::read(const QJsonObject &request
     if (auto refusal = r.finish()) {
         // An unknown member is named by its path only: a body that carries a bearer is not repeated.
         if (refusal->reason.endsWith(QLatin1String(" is unknown")))
-            return Refusal{refusal->name, QStringLiteral("field %1 has a member the contract does not name").arg(path)};
+            return Refusal{refusal->name, RefusalQuote::unnamedMember(path)};
         return *refusal;
     }
     auto readOffer = ProtocolOffer::read(offer, r.pathOf(QStringLiteral("offer")));
     if (!readOffer) {
         if (readOffer.refusal().reason.endsWith(QLatin1String(" is unknown")))
-            return Refusal{readOffer.refusal().name,
-                           QStringLiteral("field %1 has a member the contract does not name").arg(r.pathOf(QStringLiteral("offer")))};
+            return Refusal{readOffer.refusal().name, RefusalQuote::unnamedMember(r.pathOf(QStringLiteral("offer")))};
         return readOffer.refusal();
     }
     return out;

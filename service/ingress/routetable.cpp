@@ -3,6 +3,7 @@
 #include "shared/contract/exactkeyreader.h"
 #include "shared/contract/ids.h"
 #include "shared/contract/refusalnames.h"
+#include "shared/contract/refusalquote.h"
 
 #include <QHash>
 #include <QJsonArray>
@@ -55,7 +56,7 @@ public:
         if (m_refusal || !refusal)
             return;
         if (refusal->reason.endsWith(QLatin1String(" is unknown")))
-            fail(path, QStringLiteral("has a member the contract does not name"));
+            m_refusal = Refusal{m_name, RefusalQuote::unnamedMember(path)};
         else
             m_refusal = std::move(refusal);
     }

@@ -44,7 +44,7 @@ contract::Result<RelayCertificate> RelayCertificate::fromMaterial(const contract
     std::unique_ptr<X509, X509Free> leaf(PEM_read_bio_X509(certBio.get(), nullptr, nullptr, nullptr));
     if (!leaf)
         return invalid(domain, QStringLiteral("is incomplete: the leaf certificate does not parse"));
-    const QByteArray &keyPem = material.privateKeyPem.reveal();
+    const QByteArrayView keyPem = material.privateKeyPem.reveal(); // read in place: no copy of the key
     std::unique_ptr<BIO, BioFree> keyBio(BIO_new_mem_buf(keyPem.constData(), int(keyPem.size())));
     std::unique_ptr<EVP_PKEY, PkeyFree> key(PEM_read_bio_PrivateKey(keyBio.get(), nullptr, nullptr, nullptr));
     if (!key)
@@ -63,13 +63,14 @@ contract::Result<RelayCertificate> RelayCertificate::fromMaterial(const contract
     if (X509_check_private_key(leaf.get(), key.get()) != 1)
         return invalid(domain, QStringLiteral("does not match its private key"));
 
-    QSsl::KeyAlgorithm algorithm = QSsl::Opaque;
     switch (EVP_PKEY_get_base_id(key.get())) {
-    case EVP_PKEY_RSA: algorithm = QSsl::Rsa; break;
-    case EVP_PKEY_EC: algorithm = QSsl::Ec; break;
+    case EVP_PKEY_RSA:
+    case EVP_PKEY_EC: break;
     default: return invalid(domain, QStringLiteral("uses a key type the listener does not serve (RSA or EC expected)"));
     }
-    QSslKey qkey(keyPem, algorithm, QSsl::Pem, QSsl::PrivateKey);
+    // The key OpenSSL already decoded is handed over as it is (QSslKey takes the handle): no second
+    // decoding of the PEM through Qt's buffers (contract §19.4).
+    QSslKey qkey(Qt::HANDLE(key.release()), QSsl::PrivateKey);
     if (qkey.isNull())
         return invalid(domain, QStringLiteral("has a private key TLS cannot load"));
 

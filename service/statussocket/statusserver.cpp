@@ -1,7 +1,9 @@
 #include "service/statussocket/statusserver.h"
 
 #include "shared/contract/refusalnames.h"
+#include "shared/contract/refusalquote.h"
 #include "shared/status/statussocketpath.h"
+#include "shared/status/statussocketplace.h"
 #include "service/statussocket/statusaccesspolicy.h"
 
 #include <QFile>
@@ -12,7 +14,6 @@
 #include <QLocalSocket>
 #include <QLoggingCategory>
 #include <QPointer>
-#include <QRegularExpression>
 
 #include <cerrno>
 #include <cstring>
@@ -78,9 +79,8 @@ QString describeType(const QJsonValue &type)
     if (!type.isString())
         return QStringLiteral("a message without a type");
     const QString t = type.toString();
-    // The type is echoed only when it is a short plain word, so a refusal never quotes client input.
-    static const QRegularExpression word(QStringLiteral("^[A-Za-z][A-Za-z0-9_-]{0,31}$"));
-    return word.match(t).hasMatch() ? QStringLiteral("message type \"%1\"").arg(t) : QStringLiteral("an unknown message type");
+    // The type is echoed only when it is a plain name (RefusalQuote), so a refusal never quotes client input.
+    return contract::RefusalQuote::isPlain(t) ? QStringLiteral("message type \"%1\"").arg(t) : QStringLiteral("an unknown message type");
 }
 
 } // namespace
@@ -110,6 +110,9 @@ bool StatusServer::start(QString *error)
         return fail(QStringLiteral("already listening on %1").arg(m_options.socketPath));
     const QString path = m_options.socketPath;
     const QByteArray encoded = QFile::encodeName(path);
+    // A place another local user could have squatted is refused, never reused (contract §18).
+    if (auto problem = status::StatusSocketPlace::judge(status::StatusSocketPlace::inspect(path), ::geteuid()))
+        return fail(QStringLiteral("%1: %2").arg(QLatin1String(refusal::statusSocketUnsafe), *problem));
     struct stat st{};
     if (::lstat(encoded.constData(), &st) == 0) {
         if (!S_ISSOCK(st.st_mode))

@@ -37,6 +37,9 @@
 //   Closing: a closed client's queued bytes are flushed for at most closeLingerMs (injected Clock), then
 //                     the socket is aborted; a socket whose peer is already gone is deleted at once.
 //
+// Socket place: start() refuses (status-socket-unsafe, shared/status/statussocketplace.h) a path whose
+// directory belongs to another uid, is writable by others without the sticky bit, or already holds a
+// socket of another uid; the caller logs it and the relay runs without its status socket.
 // Socket file: start() chmods it to socketMode (0660) and, when an operator group is configured and
 // resolves, chowns it to that group (the relay must be a member of the group to do so unless it is root:
 // under systemd, SupplementaryGroups=). Group members must also be able to traverse the socket's

@@ -3,7 +3,11 @@
 #include "service/transport/websocketframeencoder.h"
 
 #include "shared/contract/refusalnames.h"
+#include "shared/secret.h"
 
+#include <sodium.h>
+
+#include <QScopeGuard>
 #include <QTimer>
 #include <QTimerEvent>
 
@@ -54,12 +58,20 @@ void WebSocketSession::chargeBudget(qint64 buffered)
 void WebSocketSession::onReadyRead()
 {
     char buffer[kReadChunk];
+    qsizetype used = 0;
+    // Read before decode() may end this session: the flag and the buffer are this frame's own.
+    const bool wipe = m_wipeMessages;
+    const auto wipeBuffer = qScopeGuard([&] {
+        if (wipe && used > 0)
+            sodium_memzero(buffer, size_t(used));
+    });
     while (m_tls && m_state != State::Closed) {
         const qsizetype n = m_tls->read(buffer, kReadChunk);
         if (n <= 0)
             return;
         if (m_keepalive)
             m_lastReceivedAtMs = m_keepalive->clock().nowMs(); // any byte of any frame counts (§3.3)
+        used = qMax(used, n);
         decode(QByteArrayView(buffer, n));
         // Stop when OpenSSL holds nothing more: the socket notifier (level-triggered) reports bytes
         // still in the kernel, and a further read() here would only return EAGAIN.
@@ -80,6 +92,8 @@ void WebSocketSession::decode(QByteArrayView bytes)
             if (m_receiver)
                 m_receiver->sessionText(payload);
             Q_EMIT textMessage(payload);
+            if (m_wipeMessages)
+                Secret::wipe(payload);
         } else {
             if (m_receiver)
                 m_receiver->sessionBinary();

@@ -73,6 +73,9 @@ public:
     // Text messages leave at the end of the event-loop turn, together (TlsConnection::writeDeferred):
     // for the Cloudly session, which carries every forwarded request. Control frames are not deferred.
     void setWriteCoalescing(bool enabled) { m_coalesce = enabled; }
+    // Each received text message is wiped once its receiver returns (when no one kept a copy): for the
+    // Cloudly session, whose answers echo requests that carry the bearer (contract §19.4).
+    void setWipeMessages(bool enabled) { m_wipeMessages = enabled; }
     // Starts the closing handshake (Close frame with code and reason, reason cut to 123 bytes).
     void close(quint16 code, QByteArrayView reason);
     void abort();
@@ -122,6 +125,7 @@ private:
 
     TlsConnection *m_tls;
     Receiver *m_receiver = nullptr;
+    bool m_wipeMessages = false;
     std::shared_ptr<ReceiveBudget> m_budget;
     qint64 m_charged = 0; // bytes of unfinished messages charged to m_budget
     WebSocketFrameDecoder m_decoder;

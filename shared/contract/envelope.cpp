@@ -2,9 +2,12 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QScopeGuard>
 #include <simdjson.h>
+#include <sodium.h>
 
 #include "shared/contract/refusalnames.h"
+#include "shared/secret.h"
 
 namespace coreflow::contract {
 
@@ -46,12 +49,31 @@ simdjson::simdjson_result<std::string_view> rawJsonOf(simdjson::ondemand::value 
     return value.raw_json_token();
 }
 
+// This thread's parsers (simdjson parsers are not thread-safe; one set per thread). Each refuses a
+// document above the frame bound by itself (max_capacity), whatever its caller checked.
+thread_local simdjson::dom::parser validatorParser(size_t(Envelope::maxFrameBytes));
+thread_local simdjson::ondemand::parser frameParser(size_t(Envelope::maxFrameBytes));
+thread_local simdjson::ondemand::parser memberParser(size_t(Envelope::maxFrameBytes));
+
+// A parser grows to the largest document it has seen (several bytes of index and tape per byte of
+// JSON) and would keep that forever. After a document above retainedParserCapacityBytes it is
+// replaced by a fresh one, which allocates again on its next use (docs/contract.md §3 "Parser memory").
+template <typename Parser>
+void releaseIfOversized(Parser &parser)
+{
+    if (parser.capacity() > size_t(Envelope::retainedParserCapacityBytes))
+        parser = Parser(size_t(Envelope::maxFrameBytes));
+}
+
 Result<QJsonObject> objectOf(QByteArrayView raw, const QString &member)
 {
     if (raw.isEmpty())
         return invalid(QStringLiteral("member %1 is missing").arg(member));
     QJsonParseError err{};
-    const QJsonDocument doc = QJsonDocument::fromJson(raw.toByteArray(), &err);
+    // The copy QJsonDocument reads is wiped: a body may carry a token (docs/contract.md §19.4).
+    QByteArray copy = raw.toByteArray();
+    const QJsonDocument doc = QJsonDocument::fromJson(copy, &err);
+    Secret::wipe(copy);
     if (err.error != QJsonParseError::NoError || !doc.isObject())
         return invalid(QStringLiteral("member %1 is not a JSON object").arg(member));
     return doc.object();
@@ -76,7 +98,8 @@ std::optional<QByteArrayView> Frame::requestMember(std::string_view key, bool *r
     const size_t capacity = size_t(begin + raw.capacity() - data);
     if (capacity < size_t(request.size()) + simdjson::SIMDJSON_PADDING)
         return std::nullopt;
-    thread_local simdjson::ondemand::parser parser;
+    simdjson::ondemand::parser &parser = memberParser;
+    const auto release = qScopeGuard([&parser] { releaseIfOversized(parser); }); // runs after doc is gone
     simdjson::ondemand::document doc;
     if (parser.iterate(simdjson::padded_string_view(data, size_t(request.size()), capacity)).get(doc) != simdjson::SUCCESS)
         return std::nullopt;
@@ -110,6 +133,22 @@ std::optional<QByteArrayView> Frame::requestMember(std::string_view key, bool *r
     return complete ? found : std::nullopt;
 }
 
+qsizetype Envelope::heldParserCapacityBytes()
+{
+    return qsizetype(validatorParser.capacity() + frameParser.capacity() + memberParser.capacity());
+}
+
+void Envelope::wipeDecodedStrings(qsizetype documentBytes)
+{
+    // simdjson's document keeps decoded strings in string_buf, allocated for at least 5/3 of its
+    // capacity plus padding, and writes them from its start; a document of documentBytes used at most
+    // that much of it.
+    simdjson::dom::document &doc = validatorParser.doc;
+    if (!doc.string_buf || documentBytes <= 0 || size_t(documentBytes) > validatorParser.capacity())
+        return;
+    sodium_memzero(doc.string_buf.get(), 5 * size_t(documentBytes) / 3 + simdjson::SIMDJSON_PADDING);
+}
+
 Refusal Frame::errorRefusal() const
 {
     auto obj = objectOf(error, QStringLiteral("error"));
@@ -131,11 +170,15 @@ Result<Frame> Envelope::parse(QByteArray utf8)
 
     simdjson::padded_string_view input(frame.raw.constData(), size_t(len), size_t(frame.raw.capacity()));
     // Full validation first (the on-demand pass below is lazy about values it only slices).
-    thread_local simdjson::dom::parser validator;
-    simdjson::dom::element validated;
-    if (validator.parse(frame.raw.constData(), size_t(len), false).get(validated) != simdjson::SUCCESS)
-        return invalid(QStringLiteral("the frame is not JSON"));
-    thread_local simdjson::ondemand::parser parser;
+    {
+        simdjson::dom::parser &validator = validatorParser;
+        const auto release = qScopeGuard([&validator] { releaseIfOversized(validator); });
+        simdjson::dom::element validated;
+        if (validator.parse(frame.raw.constData(), size_t(len), false).get(validated) != simdjson::SUCCESS)
+            return invalid(QStringLiteral("the frame is not JSON"));
+    }
+    simdjson::ondemand::parser &parser = frameParser;
+    const auto release = qScopeGuard([&parser] { releaseIfOversized(parser); }); // runs after doc is gone
     simdjson::ondemand::document doc;
     if (parser.iterate(input).get(doc) != simdjson::SUCCESS)
         return invalid(QStringLiteral("the frame is not JSON"));

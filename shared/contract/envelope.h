@@ -50,6 +50,16 @@ struct Frame {
 class Envelope {
 public:
     static constexpr qsizetype maxFrameBytes = 16 * 1024 * 1024;
+    // Each of this thread's JSON parsers keeps capacity for documents up to this many bytes between
+    // frames; after a larger document it releases its memory (docs/contract.md §3 "Parser memory").
+    static constexpr qsizetype retainedParserCapacityBytes = 1024 * 1024;
+    // The document capacity (bytes of JSON) this thread's parsers hold now, summed: the observable
+    // for the bound above.
+    static qsizetype heldParserCapacityBytes();
+    // Zeroes the strings this thread's validating parser decoded from the last frame it read, which
+    // was documentBytes long (it keeps them until a later frame overwrites them): called after a frame
+    // that carried a secret (docs/contract.md §19.4).
+    static void wipeDecodedStrings(qsizetype documentBytes);
 
     static Result<Frame> parse(QByteArray utf8);
 

@@ -1,6 +1,7 @@
 #include "shared/contract/exactkeyreader.h"
 
 #include "shared/contract/refusalnames.h"
+#include "shared/contract/refusalquote.h"
 
 #include <cmath>
 
@@ -173,7 +174,8 @@ std::optional<Refusal> ExactKeyReader::finish()
         QStringList keys = m_object.keys();
         for (const QString &key : keys) {
             if (!m_seen.contains(key)) {
-                fail(key, QStringLiteral("is unknown"));
+                // The key is the peer's choice: named only when plain (RefusalQuote, contract §1).
+                m_refusal = Refusal{m_refusalName, RefusalQuote::unknownMember(m_path, key)};
                 break;
             }
         }

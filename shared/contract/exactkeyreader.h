@@ -10,7 +10,10 @@
 //   if (auto refusal = r.finish()) return *refusal;   // request-invalid: field session.x is unknown
 //
 // The first problem wins; later reads return defaults. Values are reasons-safe: a refusal names the
-// field and the expected type, never the value it found.
+// field and the expected type, never the value it found. An unknown key is named only when it is a
+// plain name of at most 64 characters (RefusalQuote); any other key is reported as "field <path> has a
+// member the contract does not name", so a reason never repeats control characters, quotes or a long
+// name the peer chose (docs/contract.md §1 "Exact keys").
 #include "shared/contract/refusal.h"
 
 #include <QJsonArray>

@@ -92,6 +92,10 @@ inline constexpr Name registryUnreachable{"registry-unreachable"};              
 inline constexpr Name statusReadOnly{"status-read-only"};                       // (project)
 inline constexpr Name statusAccessDenied{"status-access-denied"};               // (project)
 inline constexpr Name statusConsumerTooSlow{"status-consumer-too-slow"};        // (project)
+// The relay does not listen at a squattable place; the console does not read one (§18 "Socket place").
+inline constexpr Name statusSocketUnsafe{"status-socket-unsafe"};              // (project)
+// The console's refusal of a server whose SO_PEERCRED uid it does not trust (§18 "Socket place").
+inline constexpr Name statusServerUntrusted{"status-server-untrusted"};        // (project)
 // --- Start failures (printed on stderr, exit 1) ------------------------------------------------------
 inline constexpr Name relayCertificateInvalid{"relay-certificate-invalid"};     // (project) LO-03..LO-06
 inline constexpr Name listenerBindFailed{"listener-bind-failed"};               // (project) UC-14

@@ -33,7 +33,7 @@ Result<ClusterIdentity> ClusterIdentity::read(const QJsonObject &object, const Q
 {
     ExactKeyReader r(object, path);
     ClusterIdentity id;
-    id.token = Secret(r.requiredString(QStringLiteral("token")).toUtf8());
+    id.token = Secret::fromText(r.requiredString(QStringLiteral("token")));
     id.clusterId = r.requiredString(QStringLiteral("clusterId"));
     id.expiresAtMs = r.requiredInteger(QStringLiteral("expiresAt"));
     if (!r.failed() && id.token.isEmpty())
@@ -119,7 +119,7 @@ Result<RelayCertificateMaterial> RelayCertificateMaterial::read(const QJsonObjec
     RelayCertificateMaterial m;
     m.domain = r.requiredString(QStringLiteral("domain"));
     m.certificatePem = r.requiredString(QStringLiteral("certificatePem")).toUtf8();
-    m.privateKeyPem = Secret(r.requiredString(QStringLiteral("privateKeyPem")).toUtf8());
+    m.privateKeyPem = Secret::fromText(r.requiredString(QStringLiteral("privateKeyPem")));
     if (auto refusal = r.finish())
         return *refusal;
     return m;

@@ -13,7 +13,8 @@
 //   2. /run/coreflow/status.sock when /run/coreflow exists (readable is enough: the operator connects,
 //      it does not create);
 //   3. and 4. as on the server side.
-// The console's --socket PATH overrides all of this.
+// The console's --socket PATH overrides all of this. Whether the place is safe to use (another user
+// may have created /tmp/coreflow-status-<uid>.sock first) is StatusSocketPlace's judgement.
 #include <QString>
 
 namespace coreflow::status {

@@ -5,11 +5,22 @@
 #include "service/statussocket/statusserver.h"
 #include "shared/util/manualclock.h"
 
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLocalServer>
 #include <QLocalSocket>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <csignal>
+#include <cstring>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace coreflow;
 using namespace coreflow::console;
@@ -21,6 +32,61 @@ private:
     QTemporaryDir m_dir;
 
 private Q_SLOTS:
+    // Issue 14 defect 9 (contract §18 "Socket place"): the console reads nothing from a server whose
+    // SO_PEERCRED uid is neither root, this user nor the owner of the socket's private directory. The
+    // impostor binds its socket as root (so the file looks right) and then listens as uid 4242.
+    void serverOfAnUntrustedUidIsRefused()
+    {
+        QVERIFY2(::geteuid() == 0, "the impostor needs root to change its uid");
+        const QString path = m_dir.filePath(QStringLiteral("impostor.sock"));
+        const QByteArray encoded = QFile::encodeName(path);
+        const QByteArray snapshot = QJsonDocument(QJsonObject{{QStringLiteral("type"), QStringLiteral("snapshot")},
+                                                              {QStringLiteral("version"), 1},
+                                                              {QStringLiteral("status"), readyStatus().toJson()}})
+                                        .toJson(QJsonDocument::Compact)
+                                    + '\n';
+        int ready[2];
+        QCOMPARE(::pipe(ready), 0);
+        const pid_t child = ::fork();
+        QVERIFY(child >= 0);
+        if (child == 0) {
+            const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+            sockaddr_un addr{};
+            addr.sun_family = AF_UNIX;
+            std::memcpy(addr.sun_path, encoded.constData(), size_t(encoded.size()));
+            if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 || ::setgid(4242) != 0
+                || ::setuid(4242) != 0 || ::listen(fd, 4) != 0)
+                ::_exit(2);
+            (void)!::write(ready[1], "r", 1);
+            for (;;) {
+                const int c = ::accept(fd, nullptr, nullptr);
+                if (c < 0)
+                    ::_exit(3);
+                (void)!::write(c, snapshot.constData(), size_t(snapshot.size()));
+            }
+        }
+        // The impostor goes whatever this test finds (it holds the test's stdout).
+        const auto impostorGone = qScopeGuard([child] {
+            ::kill(child, SIGKILL);
+            ::waitpid(child, nullptr, 0);
+        });
+        ::close(ready[1]);
+        char byte = 0;
+        QCOMPARE(::read(ready[0], &byte, 1), ssize_t(1));
+        ::close(ready[0]);
+
+        ManualClock clock;
+        StatusClient client({path, false, false, 250, 2000}, clock);
+        QSignalSpy snapshots(&client, &StatusClient::snapshotReceived);
+        client.start();
+        QTRY_COMPARE(client.state(), StatusClient::State::Refused);
+        QTest::qWait(100);
+        QVERIFY2(client.stateReason().startsWith(QStringLiteral("status-server-untrusted: ")), qPrintable(client.stateReason()));
+        QVERIFY2(client.stateReason().contains(QStringLiteral("uid 4242")), qPrintable(client.stateReason()));
+        QCOMPARE(snapshots.size(), 0);
+        QVERIFY(!client.lastSnapshot().has_value());
+    }
+
     void connectsSubscribesAndReconnects()
     {
         const QString path = m_dir.filePath(QStringLiteral("relay.sock"));

@@ -84,7 +84,7 @@ private Q_SLOTS:
     {
         RelayHoldings holdings;
         QVERIFY(!holdings.cloudlyBearer.isEmpty());
-        QVERIFY(holdings.cloudlyBearer.reveal() == canaries[0]); // the canary really is there
+        QVERIFY(holdings.cloudlyBearer.reveal().toByteArray() == canaries[0]); // the canary really is there
 
         QTemporaryDir dir;
         ManualClock clock;

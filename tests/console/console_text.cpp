@@ -72,6 +72,33 @@ private Q_SLOTS:
         QCOMPARE(status::RelayStatus::fromJson(QJsonDocument::fromJson(json).object()), s);
     }
 
+    // Issue 14 defect 9 (contract §18 "Console output"): a string in the status or an event line may
+    // carry terminal escapes (ESC, BEL, CR, newline, bidi overrides); --text and --watch print none.
+    void serverStringsLoseTheirControlCharacters()
+    {
+        status::RelayStatus s = readyStatus();
+        const QString hostile = QStringLiteral("node-x\x1b]0;owned\x07\r\nREADINESS fake\u202Egnp.exe\x7f\u009b2J");
+        s.nodeId = hostile;
+        s.parked = true;
+        s.parkedLine = hostile;
+        QVERIFY(!s.nodes.isEmpty());
+        s.nodes[0].nodeId = hostile;
+        const QString text = TerminalView::renderText(s);
+        const QString watch = TerminalView::renderWatch(QStringLiteral("/run/coreflow/status.sock"),
+                                                        QStringLiteral("DISCONNECTED: ") + hostile, s,
+                                                        {StatusEvent{1, hostile, hostile}});
+        for (const QString &out : {text, watch}) {
+            for (const QChar ch : out) {
+                if (ch == QLatin1Char('\n'))
+                    continue;
+                QVERIFY2(ch.category() != QChar::Other_Control && ch.category() != QChar::Other_Format,
+                         qPrintable(QStringLiteral("U+%1 printed").arg(ch.unicode(), 4, 16, QLatin1Char('0'))));
+            }
+            QVERIFY(!out.contains(QStringLiteral("\nREADINESS fake")));
+            QVERIFY(out.contains(QStringLiteral("node-x\uFFFD]0;owned\uFFFD\uFFFD\uFFFDREADINESS fake\uFFFDgnp.exe\uFFFD\uFFFD2J")));
+        }
+    }
+
     void parkLineIsShownOnce()
     {
         // The parked relay's one registration refusal IS the park line: --text shows it once, as parked.

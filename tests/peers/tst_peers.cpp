@@ -342,7 +342,7 @@ private Q_SLOTS:
         QCOMPARE(material->domain, QStringLiteral("localhost"));
         QCOMPARE(verifyWithOpenSsl(material->certificatePem, m_ca.caPem(), QStringLiteral("localhost")), X509_V_OK);
         QCOMPARE(verifyWithOpenSsl(material->certificatePem, m_ca.caPem(), QStringLiteral("127.0.0.1")), X509_V_OK);
-        QVERIFY(keyMatches(material->certificatePem, material->privateKeyPem.reveal()));
+        QVERIFY(keyMatches(material->certificatePem, material->privateKeyPem.reveal().toByteArray()));
 
         // Scripted certificate: an expired one for another domain.
         const IssuedCertificate expired = m_ca.issueExpired(QStringLiteral("other.example"), {QStringLiteral("other.example")}, {});

@@ -6,7 +6,9 @@
 #include "shared/status/statussocketpath.h"
 #include "shared/util/manualclock.h"
 
+#include <QDir>
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLocalSocket>
@@ -22,6 +24,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -700,6 +703,63 @@ private Q_SLOTS:
         QCOMPARE(server.clientCount(), 0);
         QVERIFY(!QFileInfo::exists(path));
         QTRY_COMPARE(client.socket.state(), QLocalSocket::UnconnectedState);
+    }
+
+    // Issue 14 defect 9 (contract §18 "Socket place"): a path another local user could have taken
+    // first is refused, never reused; a place only this uid (or root) controls is served.
+    void unsafeSocketPlacesAreRefused()
+    {
+        ManualClock clock;
+        auto bindStale = [](const QString &path, uid_t owner) {
+            const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+            sockaddr_un addr{};
+            addr.sun_family = AF_UNIX;
+            const QByteArray p = QFile::encodeName(path);
+            std::memcpy(addr.sun_path, p.constData(), size_t(p.size()));
+            const bool bound = ::bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0;
+            ::close(fd);
+            return bound && ::lchown(p.constData(), owner, gid_t(-1)) == 0;
+        };
+        auto startAt = [&](const QString &path, QString *error) {
+            StatusServer server({path, {}}, [] { return makeStatus(0, 0); }, clock);
+            const bool ok = server.start(error);
+            server.stop();
+            return ok;
+        };
+        QVERIFY2(::geteuid() == 0, "the test chowns files to another uid");
+        const uid_t stranger = 4242;
+
+        // A directory everyone may write, without the sticky bit: anyone could replace the socket.
+        const QString open = m_dir.filePath(QStringLiteral("open"));
+        QVERIFY(QDir().mkpath(open));
+        QCOMPARE(::chmod(QFile::encodeName(open).constData(), 0777), 0);
+        QString error;
+        QVERIFY(!startAt(open + QStringLiteral("/s.sock"), &error));
+        QVERIFY2(error.startsWith(QStringLiteral("status-socket-unsafe: ")), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("without the sticky bit")), qPrintable(error));
+
+        // A shared sticky directory (like /tmp) where another uid created the socket first: a squat.
+        const QString sticky = m_dir.filePath(QStringLiteral("sticky"));
+        QVERIFY(QDir().mkpath(sticky));
+        QCOMPARE(::chmod(QFile::encodeName(sticky).constData(), 01777), 0);
+        const QString squatted = sticky + QStringLiteral("/coreflow-status-0.sock");
+        QVERIFY(bindStale(squatted, stranger));
+        QVERIFY(!startAt(squatted, &error));
+        QVERIFY2(error == QStringLiteral("status-socket-unsafe: %1 already exists and belongs to uid 4242").arg(squatted),
+                 qPrintable(error));
+        QVERIFY(QFileInfo::exists(squatted)); // never removed
+
+        // The same sticky directory with this uid's own stale socket: replaced and served.
+        const QString own = sticky + QStringLiteral("/own.sock");
+        QVERIFY(bindStale(own, ::geteuid()));
+        QVERIFY2(startAt(own, &error), qPrintable(error));
+
+        // A directory that belongs to another uid: its owner could swap the socket at any time.
+        const QString foreign = m_dir.filePath(QStringLiteral("foreign"));
+        QVERIFY(QDir().mkpath(foreign));
+        QCOMPARE(::chown(QFile::encodeName(foreign).constData(), stranger, gid_t(-1)), 0);
+        QVERIFY(!startAt(foreign + QStringLiteral("/s.sock"), &error));
+        QVERIFY2(error.contains(QStringLiteral("belongs to uid 4242")), qPrintable(error));
     }
 
     void defaultSocketPath()

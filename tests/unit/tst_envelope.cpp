@@ -88,6 +88,36 @@ private Q_SLOTS:
         QVERIFY(!parsed.ok());
         QCOMPARE(parsed.refusal().name, QString(refusal::frameTooLarge));
     }
+
+    // Issue 14 defect 5 (docs/contract.md §3 "Parser memory"): a frame near the 16 MiB bound grows the
+    // JSON parsers to many times its size; once it is decoded the parsers give that memory back and
+    // keep capacity only for documents up to Envelope::retainedParserCapacityBytes each.
+    void parserCapacityIsReleasedAfterAnOversizedFrame()
+    {
+        const QByteArray padding(12 * 1024 * 1024, 'p');
+        const QByteArray big = "{\"method\":\"registerPalletRuntimeSession\",\"request\":{\"session\":{\"nodeId\":\"n1\"},\"pad\":\""
+                               + padding + "\"},\"correlation\":{\"id\":\"c1\",\"phase\":\"request\"}}";
+        {
+            auto parsed = Envelope::parse(big);
+            QVERIFY(parsed.ok());
+            bool readable = false;
+            const auto session = parsed->requestMember("session", &readable);
+            QVERIFY(readable);
+            QVERIFY(session.has_value());
+            QCOMPARE(session->toByteArray(), QByteArray("{\"nodeId\":\"n1\"}"));
+        }
+        QVERIFY2(Envelope::heldParserCapacityBytes() <= 3 * Envelope::retainedParserCapacityBytes,
+                 qPrintable(QString::number(Envelope::heldParserCapacityBytes())));
+        // A small frame afterwards parses as before, and its capacity is kept.
+        const QByteArray small = "{\"method\":\"m\",\"request\":{\"session\":{\"a\":1}},\"correlation\":{\"id\":\"c2\",\"phase\":\"request\"}}";
+        auto parsed = Envelope::parse(small);
+        QVERIFY(parsed.ok());
+        bool readable = false;
+        QVERIFY(parsed->requestMember("session", &readable).has_value());
+        QVERIFY(readable);
+        QVERIFY(Envelope::heldParserCapacityBytes() > 0);
+        QVERIFY(Envelope::heldParserCapacityBytes() <= 3 * Envelope::retainedParserCapacityBytes);
+    }
 };
 
 QTEST_GUILESS_MAIN(TstEnvelope)

@@ -52,6 +52,38 @@ private Q_SLOTS:
         QVERIFY(!refusal->reason.contains(QStringLiteral("1.5")));
     }
 
+    // Issue 14 defect 8: an unknown key's name is chosen by the peer. A refusal quotes it only when it
+    // is a short plain name (docs/contract.md §1 "Exact keys", RefusalQuote); otherwise the field is
+    // named by its path, so a reason never carries control characters, markup or a megabyte of key.
+    void unknownKeyNamesAreBoundedAndSanitised_data()
+    {
+        QTest::addColumn<QString>("key");
+        QTest::newRow("control characters") << QStringLiteral("a\nb\x1b[31mred");
+        QTest::newRow("quote and backslash") << QStringLiteral("a\"b\\c");
+        QTest::newRow("very long") << QString(100000, QLatin1Char('k'));
+        QTest::newRow("65 characters") << QString(65, QLatin1Char('k'));
+        QTest::newRow("non-ascii") << QStringLiteral("sch\u00fcssel");
+        QTest::newRow("spaces") << QStringLiteral("two words");
+    }
+    void unknownKeyNamesAreBoundedAndSanitised()
+    {
+        QFETCH(QString, key);
+        QJsonObject o{{QStringLiteral("s"), QStringLiteral("x")}, {QStringLiteral("i"), 1}, {key, true}};
+        ExactKeyReader r(o, QStringLiteral("request.session"));
+        r.requiredString("s");
+        r.requiredInteger("i");
+        const auto refusal = r.finish();
+        QVERIFY(refusal.has_value());
+        QCOMPARE(refusal->name, QString(refusal::requestInvalid));
+        QCOMPARE(refusal->reason, QStringLiteral("field request.session has a member the contract does not name"));
+    }
+    void aPlainUnknownKeyIsStillNamed()
+    {
+        const QString key(64, QLatin1Char('k'));
+        ExactKeyReader r(QJsonObject{{key, 1}}, QStringLiteral("request"));
+        QCOMPARE(r.finish()->reason, QStringLiteral("field request.%1 is unknown").arg(key));
+    }
+
     void customRefusalName()
     {
         ExactKeyReader r(obj(R"({})"), QStringLiteral("run"), QString(refusal::escrowRunInvalid));

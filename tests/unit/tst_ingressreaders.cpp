@@ -69,7 +69,7 @@ private Q_SLOTS:
         QCOMPARE(table->describe(), QStringLiteral("revision 7 (2 routes, 3 hostnames)"));
         QVERIFY(!table->describe().contains("KEY-CANARY"));
         // The material is the whole table, compact.
-        const QJsonObject back = QJsonDocument::fromJson(table->material().reveal()).object();
+        const QJsonObject back = QJsonDocument::fromJson(table->material().reveal().toByteArray()).object();
         QCOMPARE(back, validTable(7));
     }
 

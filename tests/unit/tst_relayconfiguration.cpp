@@ -46,7 +46,7 @@ private Q_SLOTS:
         env.insert("CREDENTIALS_DIRECTORY", dir.path());
         auto r = ConfigurationReader(env, "/nonexistent").read();
         QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.refusal().text()));
-        QCOMPARE(r->bearer.reveal(), QByteArray("bearer-value\n"));
+        QCOMPARE(r->bearer.reveal().toByteArray(), QByteArray("bearer-value\n"));
         QCOMPARE(r->cloudlyUrl.toString(), QStringLiteral("wss://cloudly.example.com/socket"));
         QCOMPARE(r->bindPort, quint16(8443)); // CF-11 default
     }

@@ -1,10 +1,39 @@
 // Secret: cannot be printed, logged or put into an error (DEVELOPERS.md "Secrets"; OV-08).
 #include "shared/secret.h"
 
+#include <QFile>
 #include <QTest>
 #include <type_traits>
 
 using coreflow::Secret;
+
+namespace {
+// The VmFlags of the mapping of this process that holds address (empty when none does).
+QList<QByteArray> vmFlagsAt(const void *address)
+{
+    QFile smaps(QStringLiteral("/proc/self/smaps"));
+    if (!smaps.open(QIODevice::ReadOnly))
+        return {};
+    const auto at = quint64(reinterpret_cast<quintptr>(address));
+    bool inside = false;
+    for (const QByteArray &line : smaps.readAll().split('\n')) {
+        const qsizetype dash = line.indexOf('-');
+        const qsizetype space = line.indexOf(' ');
+        if (dash > 0 && space > dash && !line.startsWith("VmFlags")) {
+            bool a = false, b = false;
+            const quint64 start = line.left(dash).toULongLong(&a, 16);
+            const quint64 end = line.mid(dash + 1, space - dash - 1).toULongLong(&b, 16);
+            if (a && b) {
+                inside = at >= start && at < end;
+                continue;
+            }
+        }
+        if (inside && line.startsWith("VmFlags:"))
+            return line.mid(8).simplified().split(' ');
+    }
+    return {};
+}
+} // namespace
 
 // Compile-time proof: no conversion from Secret to anything printable.
 static_assert(!std::is_convertible_v<Secret, QString>);
@@ -20,7 +49,7 @@ private Q_SLOTS:
         const Secret s(QByteArrayLiteral("canary-7f3e-bearer"));
         QVERIFY(!s.describe().contains(QStringLiteral("canary")));
         QCOMPARE(s.describe(), QStringLiteral("<secret, 18 bytes>"));
-        QCOMPARE(s.reveal(), QByteArray("canary-7f3e-bearer"));
+        QCOMPARE(s.reveal().toByteArray(), QByteArray("canary-7f3e-bearer"));
     }
     void copiesAreIndependentAndComparable()
     {
@@ -38,6 +67,41 @@ private Q_SLOTS:
         // A trailing newline is part of the value: credentials are read byte for byte.
         const Secret s(QByteArrayLiteral("bearer\n"));
         QCOMPARE(s.size(), 7);
+    }
+
+    // Contract §19.4: a Secret's bytes live in pages of their own that no core dump carries (dd) and
+    // that are locked in RAM (lo, when RLIMIT_MEMLOCK allows; the suite runs as root), not on the heap.
+    void bytesLieInGuardedPages()
+    {
+        const Secret s(QByteArrayLiteral("canary-guarded"));
+        QVERIFY(s.isGuarded());
+        const QList<QByteArray> flags = vmFlagsAt(s.reveal().data());
+        QVERIFY2(flags.contains("dd"), flags.join(' ').constData());
+        QVERIFY2(flags.contains("lo"), flags.join(' ').constData());
+        const Secret copy = s;
+        QVERIFY(copy.reveal().data() != s.reveal().data());
+        QVERIFY(vmFlagsAt(copy.reveal().data()).contains("dd"));
+    }
+    void aSharedBufferIsNotTouched()
+    {
+        QByteArray owned("canary-owned");
+        const QByteArray keep = owned; // shared with keep: not the Secret's to wipe
+        const Secret a(std::move(owned));
+        QCOMPARE(keep, QByteArray("canary-owned"));
+        QCOMPARE(a.reveal().toByteArray(), QByteArray("canary-owned"));
+        QByteArray alias = keep;
+        Secret::wipe(alias);
+        QVERIFY(alias.isEmpty());
+        QCOMPARE(keep, QByteArray("canary-owned"));
+    }
+    void composedInGuardedMemory()
+    {
+        const Secret bearer(QByteArrayLiteral("be\"ar\\er\n"));
+        const Secret body = Secret::concatenated({"{\"authorization\":", bearer.jsonQuoted().reveal(), "}"});
+        QCOMPARE(body.reveal().toByteArray(), QByteArray("{\"authorization\":\"be\\\"ar\\\\er\\u000a\"}"));
+        QVERIFY(vmFlagsAt(body.reveal().data()).contains("dd"));
+        QVERIFY(Secret::concatenated({}).isEmpty());
+        QCOMPARE(Secret::fromText(QStringLiteral("t\u00f6ken")).reveal().toByteArray(), QByteArray("t\xc3\xb6ken"));
     }
 };
 

@@ -1,0 +1,344 @@
+// Secrets in memory (docs/contract.md §19.4; issue 14 "Secrets in memory"; OV-08, OV-10, UC-16): the
+// built `coreflow` runs against the loopback Cloudly with a canary bearer, and its memory is read the
+// way a core dump or a swap image would see it: every writable mapping in /proc/<pid>/maps, through
+// /proc/<pid>/mem (the tests run as root, which PR_SET_DUMPABLE 0 does not lock out). A canary may only
+// lie in a mapping the kernel marks "dd" (MADV_DONTDUMP, VmFlags in /proc/<pid>/smaps): the guarded
+// pages a Secret lives in. The bearer is searched as UTF-8 and as UTF-16 (a QString copy).
+// After an identity renewal the old token is nowhere, and after a park the bearer is nowhere.
+// Rules: OV-05 (the bearer only in memory), OC-11 (markers absent from a memory dump), RR-29 (park).
+#include "tests/integration/relayfixture.h"
+
+#include "shared/contract/envelope.h"
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+#include <csignal>
+#include <fcntl.h>
+#include <unistd.h>
+
+using namespace coreflow;
+using namespace coreflow::testing;
+using coreflow::peers::Answer;
+
+namespace {
+
+struct Mapping {
+    quint64 start = 0;
+    quint64 end = 0;
+    QByteArray perms;
+    QByteArray name;
+    bool dontDump = false;
+};
+
+struct Hit {
+    quint64 address = 0;
+    Mapping mapping;
+    QByteArray encoding;
+};
+
+QList<Mapping> mappingsOf(qint64 pid)
+{
+    QFile smaps(QStringLiteral("/proc/%1/smaps").arg(pid));
+    QList<Mapping> out;
+    if (!smaps.open(QIODevice::ReadOnly))
+        return out;
+    for (const QByteArray &line : smaps.readAll().split('\n')) {
+        if (line.startsWith("VmFlags:")) {
+            if (!out.isEmpty())
+                out.last().dontDump = line.mid(8).split(' ').contains("dd");
+            continue;
+        }
+        const QList<QByteArray> fields = line.simplified().split(' ');
+        const qsizetype dash = fields.value(0).indexOf('-');
+        if (fields.size() < 5 || dash <= 0 || fields.value(0).endsWith(':'))
+            continue;
+        bool okStart = false, okEnd = false;
+        Mapping m;
+        m.start = fields[0].left(dash).toULongLong(&okStart, 16);
+        m.end = fields[0].mid(dash + 1).toULongLong(&okEnd, 16);
+        if (!okStart || !okEnd)
+            continue;
+        m.perms = fields[1];
+        m.name = fields.size() > 5 ? fields[5] : QByteArray("[anon]");
+        out.append(m);
+    }
+    return out;
+}
+
+QByteArray utf16Of(const QByteArray &latin1)
+{
+    QByteArray out;
+    for (char c : latin1) {
+        out += c;
+        out += '\0';
+    }
+    return out;
+}
+
+// Every place a needle lies in the process' readable, writable mappings.
+QList<Hit> find(qint64 pid, const QByteArray &needle, int *mappingsRead)
+{
+    QList<Hit> hits;
+    const int mem = ::open(QStringLiteral("/proc/%1/mem").arg(pid).toLocal8Bit().constData(), O_RDONLY);
+    if (mem < 0)
+        return hits;
+    const QList<QByteArray> needles{needle, utf16Of(needle)};
+    *mappingsRead = 0;
+    for (const Mapping &m : mappingsOf(pid)) {
+        if (!m.perms.startsWith("rw") || m.name == "[vvar]" || m.name == "[vsyscall]")
+            continue;
+        QByteArray bytes(qsizetype(m.end - m.start), '\0');
+        qsizetype got = 0;
+        while (got < bytes.size()) {
+            const ssize_t n = ::pread(mem, bytes.data() + got, size_t(bytes.size() - got), off_t(m.start + quint64(got)));
+            if (n <= 0)
+                break;
+            got += n;
+        }
+        if (got == 0)
+            continue;
+        ++*mappingsRead;
+        for (const QByteArray &n : needles) {
+            for (qsizetype at = bytes.indexOf(n); at >= 0 && at < got; at = bytes.indexOf(n, at + 1))
+                hits.append(Hit{m.start + quint64(at), m, n.size() == needle.size() ? "utf-8" : "utf-16"});
+        }
+    }
+    ::close(mem);
+    return hits;
+}
+
+QString describe(const QList<Hit> &hits)
+{
+    QStringList out;
+    for (const Hit &h : hits)
+        out << QStringLiteral("%1 at 0x%2 in %3 %4%5")
+                   .arg(QString::fromLatin1(h.encoding))
+                   .arg(h.address, 0, 16)
+                   .arg(QString::fromLatin1(h.mapping.name), QString::fromLatin1(h.mapping.perms),
+                        h.mapping.dontDump ? QStringLiteral(" dd") : QString());
+    return out.join(QStringLiteral("; "));
+}
+
+QList<Hit> outsideGuardedPages(const QList<Hit> &hits)
+{
+    QList<Hit> out;
+    for (const Hit &h : hits)
+        if (!h.mapping.dontDump)
+            out.append(h);
+    return out;
+}
+
+} // namespace
+
+class TstMemoryCanary : public QObject {
+    Q_OBJECT
+
+    QString binary() const { return qEnvironmentVariable("COREFLOW_BINARY"); }
+
+    enum class BearerSource { Environment, CredentialsFile };
+
+    std::unique_ptr<QProcess> launch(RelayFixture &f, QTemporaryDir &dir, BearerSource source)
+    {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove("SERVEZONE_CLUSTER_RELAY_AUTHORIZATION");
+        if (source == BearerSource::Environment) {
+            env.insert("SERVEZONE_CLUSTER_RELAY_AUTHORIZATION", QString::fromLatin1(f.bearer));
+        } else {
+            QDir().mkpath(dir.filePath("creds"));
+            QFile cred(dir.filePath("creds/SERVEZONE_CLUSTER_RELAY_AUTHORIZATION"));
+            if (!cred.open(QIODevice::WriteOnly))
+                return nullptr;
+            cred.write(f.bearer);
+            cred.close();
+            env.insert("CREDENTIALS_DIRECTORY", dir.filePath("creds"));
+        }
+        f.ca.writeCaPem(dir.filePath("ca.pem"));
+        env.insert("CLOUDLY_URL", f.cloudly->url().toString());
+        env.insert("COREFLOW_NODE_ID", "node-relay");
+        env.insert("COREFLOW_RELAY_BIND_HOSTNAME", "127.0.0.1");
+        env.insert("COREFLOW_RELAY_BIND_PORT", QString::number(f.relayPort));
+        auto p = std::make_unique<QProcess>();
+        p->setProcessEnvironment(env);
+        p->setProcessChannelMode(QProcess::SeparateChannels);
+        p->start(binary(), {"--ca-file", dir.filePath("ca.pem"), "--status-socket", dir.filePath("status.sock")});
+        return p;
+    }
+
+    static bool waitForStderr(QProcess &p, const QByteArray &needle, QByteArray &seen, int ms = 20000)
+    {
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < ms) {
+            QTest::qWait(20);
+            seen += p.readAllStandardError();
+            if (seen.contains(needle))
+                return true;
+            if (p.state() == QProcess::NotRunning)
+                return false;
+        }
+        return false;
+    }
+
+    static void stop(QProcess &p)
+    {
+        ::kill(pid_t(p.processId()), SIGTERM);
+        if (!p.waitForFinished(15000))
+            p.kill();
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY2(QFile::exists(binary()), "COREFLOW_BINARY is not set to the built coreflow");
+        QVERIFY2(::geteuid() == 0, "reading another process' memory needs root (the suite runs as root)");
+    }
+
+    // The bearer (from the environment) and the identity token are held only in guarded pages; the
+    // environment block no longer carries the bearer.
+    void secretsLieOnlyInGuardedPages_OV05_OC11()
+    {
+        RelayFixture f;
+        QTemporaryDir dir;
+        auto p = launch(f, dir, BearerSource::Environment);
+        QVERIFY(p);
+        QByteArray err;
+        QVERIFY2(waitForStderr(*p, "the relay is open for Cloudly dispatch", err), err.constData());
+        QTRY_VERIFY(f.cloudly->callCount("registerClusterRelay") >= 1);
+        QTest::qWait(200);
+        QVERIFY(!f.cloudly->issuedIdentities().isEmpty());
+        const QByteArray token = f.cloudly->issuedIdentities().last().value("token").toString().toLatin1();
+        const qint64 pid = p->processId();
+
+        int mappingsRead = 0;
+        const QList<Hit> bearerHits = find(pid, f.bearer, &mappingsRead);
+        QVERIFY2(mappingsRead > 5, "the relay's memory could not be read");
+        const QList<Hit> tokenHits = find(pid, token, &mappingsRead);
+        QFile environ(QStringLiteral("/proc/%1/environ").arg(pid));
+        QVERIFY(environ.open(QIODevice::ReadOnly));
+        const QByteArray environment = environ.readAll();
+        stop(*p);
+
+        // The scan sees the one copy the relay must hold (else it proves nothing).
+        QVERIFY2(!bearerHits.isEmpty(), "the held bearer was not found: the scan is blind");
+        QVERIFY2(outsideGuardedPages(bearerHits).isEmpty(), qPrintable(describe(outsideGuardedPages(bearerHits))));
+        QVERIFY2(!tokenHits.isEmpty(), "the held identity token was not found: the scan is blind");
+        QVERIFY2(outsideGuardedPages(tokenHits).isEmpty(), qPrintable(describe(outsideGuardedPages(tokenHits))));
+        QVERIFY(!environment.contains(f.bearer));
+        QVERIFY(!environment.contains("SERVEZONE_CLUSTER_RELAY_AUTHORIZATION"));
+    }
+
+    // The listener's private key (LO-07): no copy of its DER bytes outside guarded pages.
+    void listenerKeyLiesOnlyInGuardedPages_LO07()
+    {
+        RelayFixture f;
+        const peers::IssuedCertificate material = f.ca.issueForHost(QStringLiteral("localhost"));
+        f.cloudly->setRelayCertificate(material, QStringLiteral("localhost"));
+        QList<QByteArray> pemLines;
+        for (const QByteArray &line : material.keyPem.split('\n'))
+            if (line.size() == 64)
+                pemLines << line;
+        QVERIFY(pemLines.size() >= 2);
+        QByteArray der = QByteArray::fromBase64(pemLines.join());
+        QTemporaryDir dir;
+        auto p = launch(f, dir, BearerSource::CredentialsFile);
+        QVERIFY(p);
+        QByteArray err;
+        QVERIFY2(waitForStderr(*p, "the relay is open for Cloudly dispatch", err), err.constData());
+        QTest::qWait(200);
+        int mappingsRead = 0;
+        const QList<Hit> pemHits = find(p->processId(), pemLines.at(pemLines.size() / 2), &mappingsRead);
+        const QList<Hit> derHits = find(p->processId(), der.mid(der.size() / 2, 24), &mappingsRead);
+        stop(*p);
+        QVERIFY(mappingsRead > 5);
+        QVERIFY2(outsideGuardedPages(derHits).isEmpty(), qPrintable(describe(outsideGuardedPages(derHits))));
+        // Known gap (contract §19.4 "Proof and limits"), reported, not asserted: the certificate answer
+        // is read with QJsonDocument, whose parser keeps a PEM with escapes as UTF-16 in its container
+        // and frees it unwiped; whether that freed chunk is reused before the scan is chance.
+        qInfo("known gap: listener key PEM outside guarded pages: %s", qPrintable(describe(outsideGuardedPages(pemHits))));
+    }
+
+    // A pushed route table's keys (CI-01): the held table is in guarded pages (it is one Secret).
+    void routeTableKeysLieInGuardedPages_CI01()
+    {
+        RelayFixture f;
+        QTemporaryDir dir;
+        auto p = launch(f, dir, BearerSource::CredentialsFile);
+        QVERIFY(p);
+        QByteArray err;
+        QVERIFY2(waitForStderr(*p, "the relay is open for Cloudly dispatch", err), err.constData());
+        const QByteArray canary = "routeTableKeyCanary" + f.bearer.right(12);
+        const QJsonObject target{{"nodeId", "node-a"}, {"address", "10.0.0.5"}, {"port", 30080}};
+        const QJsonObject table{
+            {"clusterId", f.cloudly->issuedIdentities().value(0).value("clusterId")},
+            {"revision", 3},
+            {"computedAt", 1700000000003LL},
+            {"routes", QJsonArray{QJsonObject{{"hostname", "a.example.com"}, {"certificateId", "cert-a"}, {"targets", QJsonArray{target}}}}},
+            {"certificates", QJsonArray{QJsonObject{{"id", "cert-a"},
+                                                    {"hostnames", QJsonArray{"a.example.com"}},
+                                                    {"certificatePem", "-----BEGIN CERTIFICATE-----\nBBBB\n-----END CERTIFICATE-----\n"},
+                                                    {"privateKeyPem", QStringLiteral("-----BEGIN PRIVATE KEY-----\n%1\n-----END PRIVATE KEY-----\n")
+                                                                          .arg(QString::fromLatin1(canary))}}}}};
+        bool accepted = false;
+        f.cloudly->push("pushClusterRouteTable", contract::Envelope::compact({{"routeTable", table}}),
+                        [&](const contract::Frame &answer) { accepted = !answer.hasError(); });
+        QTRY_VERIFY(accepted);
+        QTest::qWait(200);
+        int mappingsRead = 0;
+        const QList<Hit> hits = find(p->processId(), canary, &mappingsRead);
+        stop(*p);
+        QVERIFY(mappingsRead > 5);
+        QVERIFY2(!hits.isEmpty(), "the held table was not found: the scan is blind");
+        QVERIFY2(outsideGuardedPages(hits).size() < hits.size(), "no copy in guarded pages");
+        // Known gap, as for the listener key, reported, not asserted: the pushed table is read with
+        // QJsonDocument (UTF-16 container copies freed unwiped; contract §19.4).
+        qInfo("known gap: route table key outside guarded pages: %s", qPrintable(describe(outsideGuardedPages(hits))));
+    }
+
+    // A renewed identity leaves no trace of the old token anywhere.
+    void renewedTokenIsGone_OC11()
+    {
+        RelayFixture f(true, [](peers::LoopbackCloudly::Options &o) { o.identityLifetimeMs = 4000; });
+        QTemporaryDir dir;
+        auto p = launch(f, dir, BearerSource::CredentialsFile);
+        QVERIFY(p);
+        QByteArray err;
+        QVERIFY2(waitForStderr(*p, "the relay is open for Cloudly dispatch", err), err.constData());
+        QTRY_VERIFY_WITH_TIMEOUT(f.cloudly->callCount("refreshClusterIdentity") >= 1, 15000);
+        QTRY_VERIFY(f.cloudly->callCount("registerCloudlyClientSession") >= 2);
+        QTest::qWait(200);
+        const QByteArray oldToken = f.cloudly->issuedIdentities().first().value("token").toString().toLatin1();
+        int mappingsRead = 0;
+        const QList<Hit> hits = find(p->processId(), oldToken, &mappingsRead);
+        const QList<Hit> bearerHits = find(p->processId(), f.bearer, &mappingsRead);
+        stop(*p);
+        QVERIFY(mappingsRead > 5);
+        QVERIFY2(hits.isEmpty(), qPrintable(describe(hits)));
+        QVERIFY2(outsideGuardedPages(bearerHits).isEmpty(), qPrintable(describe(outsideGuardedPages(bearerHits))));
+    }
+
+    // A parked relay never authenticates again: its bearer is gone from memory (§6.6.1, §19.4).
+    void parkedRelayHoldsNoBearer_RR29_OC11()
+    {
+        RelayFixture f;
+        f.cloudly->setAnswer("registerClusterRelay", Answer::refuse(QLatin1StringView("relay-credential-generation-stale"), "rotated"));
+        QTemporaryDir dir;
+        auto p = launch(f, dir, BearerSource::CredentialsFile);
+        QVERIFY(p);
+        QByteArray err;
+        QVERIFY2(waitForStderr(*p, "relay parked", err), err.constData());
+        QTest::qWait(200);
+        int mappingsRead = 0;
+        const QList<Hit> hits = find(p->processId(), f.bearer, &mappingsRead);
+        stop(*p);
+        QVERIFY(mappingsRead > 5);
+        QVERIFY2(hits.isEmpty(), qPrintable(describe(hits)));
+    }
+};
+
+QTEST_GUILESS_MAIN(TstMemoryCanary)
+#include "tst_memorycanary.moc"

@@ -1,0 +1,88 @@
+// What a node sends cannot make the relay repeat it or hold on to it (issue 14 defects 5 and 8;
+// docs/contract.md §1 "Quoting a peer's names", §3 "Parser memory"), through a running relay on real
+// TLS sockets: a hostile method name or session key is not echoed into the refusal, and a frame near
+// the 16 MiB bound leaves no parser memory behind once it is answered.
+// Rules: CL-01 (unknown methods are refused by name), FW-06 (session binding refusals).
+#include "tests/integration/relayfixture.h"
+
+#include "shared/contract/envelope.h"
+
+#include <QJsonDocument>
+#include <QTest>
+
+using namespace coreflow;
+using namespace coreflow::testing;
+
+namespace {
+bool printable(const QString &text)
+{
+    for (const QChar ch : text)
+        if (ch.category() == QChar::Other_Control || ch.category() == QChar::Other_Format)
+            return false;
+    return true;
+}
+} // namespace
+
+class TstPeerInputBounds : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // Defect 8: the unknown method's name is the node's choice; the refusal gives its length only.
+    void hostileMethodNameIsNotRepeated_CL01()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        auto node = f.registeredNode("node-a");
+        const QString method = QStringLiteral("x\x1b]0;owned\x07") + QString(300, QLatin1Char('m'));
+        QString text;
+        node->callWithSession(method, {}, [&](const contract::Frame &answer) { text = answer.errorRefusal().text(); });
+        QTRY_VERIFY(!text.isEmpty());
+        QCOMPARE(text, QStringLiteral("method-not-served: the relay listener serves no method a name of %1 characters")
+                           .arg(method.size()));
+        // A plain name is still named, so an operator can see which method was wrong.
+        text.clear();
+        node->callWithSession(QStringLiteral("noSuchMethod"), {}, [&](const contract::Frame &answer) { text = answer.errorRefusal().text(); });
+        QTRY_VERIFY(!text.isEmpty());
+        QCOMPARE(text, QStringLiteral("method-not-served: the relay listener serves no method noSuchMethod"));
+    }
+
+    // Defect 8: an unknown key inside the session binding the relay reads is not repeated unless plain.
+    void hostileSessionKeyIsNotRepeated_FW06()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        auto node = f.registeredNode("node-a");
+        QVERIFY(node->session());
+        const QString key = QStringLiteral("k\x1b[2J\n") + QString(5000, QLatin1Char('k'));
+        QJsonObject session = node->sessionJson();
+        session.insert(key, true);
+        const QByteArray body = QJsonDocument(QJsonObject{{QStringLiteral("session"), session}}).toJson(QJsonDocument::Compact);
+        QString text;
+        node->call(QStringLiteral("getRuntimeRegistryCredential"), body, [&](const contract::Frame &answer) { text = answer.errorRefusal().text(); });
+        QTRY_VERIFY(!text.isEmpty());
+        QVERIFY2(text.contains(QStringLiteral("has a member the contract does not name")), qPrintable(text.left(300)));
+        QVERIFY2(!text.contains(QStringLiteral("kkkkkkkk")), qPrintable(text.left(300)));
+        QVERIFY(printable(text));
+        QVERIFY(text.size() < 400);
+        QCOMPARE(f.cloudly->callCount("getRuntimeRegistryCredential"), 0); // refused at the relay
+    }
+
+    // Defect 5: a 12 MiB frame from a node (refused as an unknown method, its request echoed back)
+    // grows the JSON parsers of the thread that runs the relay (this one) while it is decoded, and
+    // they give the memory back afterwards.
+    void oversizedFrameLeavesNoParserMemory()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        auto node = f.registeredNode("node-a");
+        const QByteArray pad(12 * 1024 * 1024, 'p');
+        const QByteArray body = "{\"pad\":\"" + pad + "\"}";
+        bool answered = false;
+        node->call(QStringLiteral("noSuchMethod"), body, [&](const contract::Frame &answer) { answered = answer.hasError(); });
+        QTRY_VERIFY_WITH_TIMEOUT(answered, 20000);
+        QVERIFY2(contract::Envelope::heldParserCapacityBytes() <= 3 * contract::Envelope::retainedParserCapacityBytes,
+                 qPrintable(QString::number(contract::Envelope::heldParserCapacityBytes())));
+    }
+};
+
+QTEST_GUILESS_MAIN(TstPeerInputBounds)
+#include "tst_peerinputbounds.moc"
