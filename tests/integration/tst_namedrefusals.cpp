@@ -16,16 +16,16 @@ using namespace coreflow;
 using namespace coreflow::testing;
 
 namespace {
-QJsonObject errorOf(const contract::Frame &frame)
+QJsonObject errorOf(const peers::PeerFrame &frame)
 {
     return QJsonDocument::fromJson(frame.error.toByteArray()).object();
 }
 
 // Pushes method from Cloudly and waits for the relay's answer without moving the clock (prompt, no timeout).
-std::optional<contract::Frame> dispatch(RelayFixture &f, const QString &method, const QByteArray &body = "{}")
+std::optional<peers::PeerFrame> dispatch(RelayFixture &f, const QString &method, const QByteArray &body = "{}")
 {
-    std::optional<contract::Frame> answer;
-    f.cloudly->push(method, body, [&](const contract::Frame &frame) { answer = frame; });
+    std::optional<peers::PeerFrame> answer;
+    f.cloudly->push(method, body, [&](const peers::PeerFrame &frame) { answer = frame; });
     for (int i = 0; i < 200 && !answer; ++i)
         QTest::qWait(10);
     return answer;
@@ -131,8 +131,8 @@ private Q_SLOTS:
             RelayFixture f;
             QVERIFY(f.startRelay());
             auto node = f.connectNode("node-a");
-            std::optional<contract::Frame> answer;
-            node->call("getServices", QByteArray("{}"), [&](const contract::Frame &x) { answer = x; });
+            std::optional<peers::PeerFrame> answer;
+            node->call("getServices", QByteArray("{}"), [&](const peers::PeerFrame &x) { answer = x; });
             QTRY_VERIFY(answer);
             QCOMPARE(answer->errorRefusal().name, QString(contract::refusal::methodNotServed));
         }

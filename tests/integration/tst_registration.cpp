@@ -151,7 +151,7 @@ private Q_SLOTS:
         // Nodes keep being served (RR-16).
         bool acked = false;
         f.cloudly->push("applyRuntimeAssignment", QJsonObject{{"session", node->session()->toJson()}},
-                        [&](const contract::Frame &x) { acked = !x.hasError(); });
+                        [&](const peers::PeerFrame &x) { acked = !x.hasError(); });
         QTRY_VERIFY(acked);
         QVERIFY(f.relay->cloudly()->isDispatchable());
         // Not parked, no cadence: the next renewal registers again (RR-19), and an acceptance then holds (RR-33).
@@ -239,7 +239,7 @@ private Q_SLOTS:
         QCOMPARE(f.relay->registration()->retryDueMs() - f.clock.nowMs(), 300000);
         bool acked = false;
         f.cloudly->push("applyRuntimeAssignment", QJsonObject{{"session", node->session()->toJson()}},
-                        [&](const contract::Frame &x) { acked = !x.hasError(); });
+                        [&](const peers::PeerFrame &x) { acked = !x.hasError(); });
         QTRY_VERIFY(acked);
         // PV-21: a servable answer ends it.
         f.cloudly->setAnswer("registerClusterRelay", acceptance(origin, "relay-credential-1", 1, 9));
@@ -302,7 +302,7 @@ private Q_SLOTS:
         QVERIFY(f.relay->cloudly()->isDispatchable());
         bool acked = false;
         f.cloudly->push("applyRuntimeAssignment", QJsonObject{{"session", node->session()->toJson()}},
-                        [&](const contract::Frame &x) { acked = !x.hasError(); });
+                        [&](const peers::PeerFrame &x) { acked = !x.hasError(); });
         QTRY_VERIFY(acked);
         QCOMPARE(log.count(line), 1); // still stated once
     }
@@ -467,7 +467,7 @@ private Q_SLOTS:
             // An old-major body that the exact-key validator would call malformed (PV-07): the offer speaks first.
             const QByteArray body = "{\"offer\":{\"sessionKind\":\"palletRuntime\",\"release\":\"" + release.toUtf8()
                                     + "\"},\"nodeId\":\"n\",\"authorization\":\"node-bearer-canary\",\"legacyField\":1}";
-            node->call("registerPalletRuntimeSession", body, [&](const contract::Frame &x) {
+            node->call("registerPalletRuntimeSession", body, [&](const peers::PeerFrame &x) {
                 text = x.errorRefusal().text();
                 data = x.errorRefusal().data;
             });
@@ -489,14 +489,14 @@ private Q_SLOTS:
         // A node with no readable offer is told so.
         auto bare = f.connectNode("bare");
         QString text;
-        bare->call("registerPalletRuntimeSession", QByteArray("{\"nodeId\":\"bare\"}"), [&](const contract::Frame &x) { text = x.errorRefusal().text(); });
+        bare->call("registerPalletRuntimeSession", QByteArray("{\"nodeId\":\"bare\"}"), [&](const peers::PeerFrame &x) { text = x.errorRefusal().text(); });
         QTRY_VERIFY(text.endsWith("the peer offered no readable offer"));
         // PV-24: the moment a servable offer arrives the hop serves again.
         auto good = f.connectNode("node-good");
         bool registered = false;
         QJsonObject req{{"offer", QJsonObject{{"sessionKind", "palletRuntime"}, {"release", "32.10.1"}}},
                         {"nodeId", "node-good"}, {"authorization", "b"}, {"nodeInstanceNonce", "n"}};
-        good->call("registerPalletRuntimeSession", req, [&](const contract::Frame &x) { registered = !x.hasError(); });
+        good->call("registerPalletRuntimeSession", req, [&](const peers::PeerFrame &x) { registered = !x.hasError(); });
         QTRY_VERIFY(registered);
         QVERIFY(f.relay->checkReadiness().ready);
     }

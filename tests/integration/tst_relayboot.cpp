@@ -47,7 +47,7 @@ private Q_SLOTS:
         QCOMPARE(log.count("the relay is open for Cloudly dispatch"), 1);
         QStringList order;
         for (const auto &frame : f.cloudly->frames())
-            if (frame.phase == contract::Phase::Request)
+            if (frame.phase == peers::Phase::Request)
                 order << frame.method;
         QCOMPARE(order.mid(0, 4), (QStringList{"exchangeClusterRelayAuthorization", "registerCloudlyClientSession",
                                                "getClusterConfig", "getClusterRelayCertificate"}));
@@ -200,13 +200,13 @@ private Q_SLOTS:
         QVERIFY(f.startRelay());
         auto node = f.registeredNode("node-a");
         QString text;
-        node->callWithSession("applyRuntimeAssignment", {}, [&](const contract::Frame &answer) { text = answer.errorRefusal().text(); });
+        node->callWithSession("applyRuntimeAssignment", {}, [&](const peers::PeerFrame &answer) { text = answer.errorRefusal().text(); });
         QTRY_VERIFY(!text.isEmpty());
         QVERIFY2(text.startsWith("method-not-served: the relay listener serves no method applyRuntimeAssignment"), qPrintable(text));
 
         QString cloudlyText;
         f.cloudly->push("registerPalletRuntimeSession", QByteArray(R"({"nodeId":"x"})"),
-                        [&](const contract::Frame &answer) { cloudlyText = answer.errorRefusal().text(); });
+                        [&](const peers::PeerFrame &answer) { cloudlyText = answer.errorRefusal().text(); });
         QTRY_VERIFY(!cloudlyText.isEmpty());
         QVERIFY2(cloudlyText.startsWith("method-not-served: the Cloudly session serves no method registerPalletRuntimeSession"),
                  qPrintable(cloudlyText));
@@ -222,7 +222,7 @@ private Q_SLOTS:
         QTRY_COMPARE(f.cloudly->callCount("getClusterConfig"), 1);
         QString text;
         f.cloudly->push("applyRuntimeAssignment", QByteArray(R"({"session":{"nodeId":"n","clusterId":"c","sessionId":"s","relayRegistrationGeneration":0}})"),
-                        [&](const contract::Frame &answer) { text = answer.errorRefusal().name; });
+                        [&](const peers::PeerFrame &answer) { text = answer.errorRefusal().name; });
         QTRY_VERIFY(!text.isEmpty());
         QCOMPARE(text, QStringLiteral("relay-starting")); // D-01
         QVERIFY(!f.relay->isOpen());

@@ -269,7 +269,7 @@ bool TstRelayImagePull::roundTrip(peers::SimulatedPalletNode &node)
     bool accepted = false;
     node.callWithSession(QStringLiteral("reportRuntimeAssignmentObservation"),
                          {{QStringLiteral("observation"), QJsonObject{{QStringLiteral("state"), QStringLiteral("pulling")}}}},
-                         [&](const contract::Frame &frame) {
+                         [&](const peers::PeerFrame &frame) {
                              answered = true;
                              accepted = !frame.hasError();
                          });

@@ -35,13 +35,13 @@ private Q_SLOTS:
         f.cloudly->setAnswer("getRuntimeManagedVpnCredential",
                              Answer::respondRaw("{\"credential\":{\"privateKey\":\"" + vpnCanary + "\"}}"));
         bool got = false;
-        a->callWithSession("getRuntimeManagedVpnCredential", {}, [&](const contract::Frame &x) { got = x.raw.contains(vpnCanary); });
+        a->callWithSession("getRuntimeManagedVpnCredential", {}, [&](const peers::PeerFrame &x) { got = x.raw.contains(vpnCanary); });
         QTRY_VERIFY(got); // delivered to the node that asked ...
         // ... refusals in several places
         b->call("getRuntimeRegistryCredential", QByteArray(R"({"session":{"nodeId":"node-a","clusterId":"x","sessionId":"y","relayRegistrationGeneration":0},"token":"reg-canary"})"),
-                [&](const contract::Frame &x) { texts << x.errorRefusal().text(); });
+                [&](const peers::PeerFrame &x) { texts << x.errorRefusal().text(); });
         f.cloudly->push("applyRuntimeAssignment", QByteArray(R"({"session":{"nodeId":"ghost","clusterId":"c","sessionId":"s","relayRegistrationGeneration":0},"secretMaterial":"assign-canary"})"),
-                        [&](const contract::Frame &x) { texts << x.errorRefusal().text(); });
+                        [&](const peers::PeerFrame &x) { texts << x.errorRefusal().text(); });
         QTRY_COMPARE(texts.size(), 2);
         // identity renewal on the open socket, then a reconnect with a fresh authentication
         const qint64 renewal = f.relay->cloudly()->identityRenewalDueMs();
