@@ -15,6 +15,7 @@
 // openssl, python3). Skips when docker-registry or skopeo is not installed.
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
+#include "tests/support/skiporfail.h"
 
 #include <QCryptographicHash>
 #include <QDir>
@@ -128,8 +129,9 @@ void TstRelayImagePull::initTestCase()
 {
     const QString registryBin = QStandardPaths::findExecutable(QStringLiteral("docker-registry"));
     const QString skopeoBin = QStandardPaths::findExecutable(QStringLiteral("skopeo"));
-    if (registryBin.isEmpty() || skopeoBin.isEmpty())
-        QSKIP("docker-registry and skopeo are not installed (Debian packages docker-registry, skopeo)");
+    COREFLOW_SKIP_OR_FAIL(registryBin.isEmpty() || skopeoBin.isEmpty()
+                              ? QStringLiteral("docker-registry and skopeo are not installed (Debian packages docker-registry, skopeo)")
+                              : QString());
     QVERIFY2(QFile::exists(QStringLiteral("/usr/bin/python3")), "Debian package python3 is needed for the peers");
     QVERIFY2(!QStandardPaths::findExecutable(QStringLiteral("openssl")).isEmpty(), "Debian package openssl is needed");
     const QString peerDir = qEnvironmentVariable("COREFLOW_REGISTRY_PEER_DIR");
