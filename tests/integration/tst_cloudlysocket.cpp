@@ -9,6 +9,7 @@
 #include "service/cloudly/cloudlysocket.h"
 #include "service/transport/websocketframedecoder.h"
 #include "service/transport/websocketframeencoder.h"
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/peers/reservedloopbackport.h"
 #include "tests/peers/testcertificateauthority.h"
@@ -445,5 +446,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstCloudlySocket)
+COREFLOW_EPOLL_TEST_MAIN(TstCloudlySocket)
 #include "tst_cloudlysocket.moc"

@@ -2,6 +2,7 @@
 // ingress"; docs/contract.md §10, §6.7). A LoopbackIngress dials the relay's real TLS listener; a
 // LoopbackCloudly pushes and answers; the relay runs in-process on a ManualClock.
 // Rules: CI-01..CI-24, PV-06, PV-07, PV-09, PV-24.
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/peers/loopbackingress.h"
 #include "tests/integration/relayfixture.h"
@@ -639,5 +640,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstClusterIngress)
+COREFLOW_EPOLL_TEST_MAIN(TstClusterIngress)
 #include "tst_clusteringress.moc"

@@ -2,6 +2,7 @@
 // goes away, and SimulatedPalletNodes that admit a renewal only when its window is current by their own
 // clock (the fixture's ManualClock). Rules: ES-03, ES-04, ES-08, ES-18..ES-27, ES-30..ES-32, ES-38,
 // OC-11 (renewal bytes never logged), FW-24.
+#include "tests/support/epolltestmain.h"
 #include "tests/peers/dnsleaserenewalrunbuilder.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
@@ -450,5 +451,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstEscrow)
+COREFLOW_EPOLL_TEST_MAIN(TstEscrow)
 #include "tst_escrow.moc"

@@ -1,6 +1,7 @@
 // Forwarding a runtime session, both directions (seed "Forwarding a runtime session",
 // "Cluster-side listener"). Rules: CL-05, CL-06, CL-07, FW-01, FW-06, FW-07, FW-08, FW-09, FW-10,
 // FW-11, FW-13, FW-15, FW-16, FW-17, FW-22, ES-04.
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 
@@ -279,5 +280,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstForwarding)
+COREFLOW_EPOLL_TEST_MAIN(TstForwarding)
 #include "tst_forwarding.moc"

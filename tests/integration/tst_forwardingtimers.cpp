@@ -1,5 +1,6 @@
 // Forwarding budgets on an injected clock: nothing here sleeps for the budgets' real seconds.
 // Rules: FW-02, FW-03, FW-04, FW-05, FW-14, FW-25 (and D-05: the 9000 ms budget counts from arrival).
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 
@@ -185,5 +186,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstForwardingTimers)
+COREFLOW_EPOLL_TEST_MAIN(TstForwardingTimers)
 #include "tst_forwardingtimers.moc"

@@ -2,6 +2,7 @@
 // relay functions", "Corestore through the relay"; docs/contract.md §16). Rules: PF-01 (pending
 // functions: prompt named refusal), PF-02..PF-05 (why each is pending), PF-06 (retired Swarm methods
 // name capability and new owner), CS-83 and OV-04 (removed methods are not registered at all).
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 
@@ -149,5 +150,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstNamedRefusals)
+COREFLOW_EPOLL_TEST_MAIN(TstNamedRefusals)
 #include "tst_namedrefusals.moc"

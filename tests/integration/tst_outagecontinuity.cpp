@@ -2,6 +2,7 @@
 // carrier are asked to register again, spaced on the injected clock; an identity renewal on the
 // unbroken socket and a session that is still away close nobody.
 // Rules: OC-02, OC-03, OC-04, OC-05, OC-06, OC-07, OC-08, OC-09, OC-12.
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 
@@ -139,5 +140,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstOutageContinuity)
+COREFLOW_EPOLL_TEST_MAIN(TstOutageContinuity)
 #include "tst_outagecontinuity.moc"

@@ -1,6 +1,7 @@
 // The `coreflow` executable as an operator runs it: --help/--version, configuration refusals, boot,
 // SIGTERM/SIGINT exit codes, the second signal, a failed start. The Cloudly peer runs in this process.
 // Rules: ST-06, ST-07, UC-13, UC-14, CF-02, CF-04, CF-08, UC-09, OV-08.
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/relayfixture.h"
 
 #include <QProcess>
@@ -170,5 +171,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstProcessLifecycle)
+COREFLOW_EPOLL_TEST_MAIN(TstProcessLifecycle)
 #include "tst_processlifecycle.moc"

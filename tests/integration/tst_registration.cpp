@@ -2,6 +2,7 @@
 // version", "Registering this relay"; docs/contract.md §2, §6.6, §6.6.1).
 // Rules: PV-02, PV-03, PV-05..PV-10, PV-12..PV-24, RR-01..RR-10, RR-15, RR-16, RR-18..RR-20, RR-23,
 // RR-25..RR-33, ON-01.
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 
@@ -525,5 +526,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstRegistration)
+COREFLOW_EPOLL_TEST_MAIN(TstRegistration)
 #include "tst_registration.moc"

@@ -1,6 +1,7 @@
 // Registration outcomes and escrow custody, through the real wiring of the composition root
 // (seed "DNS lease renewal escrow" drop rules; "Registering this relay" parking).
 // Rules: ES-33, ES-34, ES-35, ES-36, RR-28, RR-29, RR-30, WD-11 (custody part).
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 
@@ -149,5 +150,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstRegistrationCustody)
+COREFLOW_EPOLL_TEST_MAIN(TstRegistrationCustody)
 #include "tst_registrationcustody.moc"

@@ -1,6 +1,7 @@
 // Boot and roll-back of the composition root against the loopback Cloudly (seed "Starting the relay",
 // "Cluster-side listener", "Outage continuity" listener rules).
 // Rules: ST-02, ST-03, ST-04, UC-08, UC-09, LO-01..LO-06, LO-08, LO-09, LO-10, CL-01, CL-02, CF-09, CF-10, OV-06.
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 
@@ -229,5 +230,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstRelayBoot)
+COREFLOW_EPOLL_TEST_MAIN(TstRelayBoot)
 #include "tst_relayboot.moc"

@@ -13,6 +13,7 @@
 //
 // Needs: docker-registry, skopeo, openssl, /usr/bin/python3 (Debian packages docker-registry, skopeo,
 // openssl, python3). Skips when docker-registry or skopeo is not installed.
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 #include "tests/support/skiporfail.h"
@@ -368,5 +369,5 @@ void TstRelayImagePull::nodeSessionsKeepWorkingDuringAPull_CL02_CL05_IP13()
     qInfo("%d forwarded round trips while skopeo pulled through the same port", roundTripsDuringPull);
 }
 
-QTEST_GUILESS_MAIN(TstRelayImagePull)
+COREFLOW_EPOLL_TEST_MAIN(TstRelayImagePull)
 #include "tst_relayimagepull.moc"

@@ -2,6 +2,7 @@
 // the nodes' own bearers) never appear in any log line, status output or error, across a whole
 // scenario: boot, registrations, forwards, refusals, an identity renewal, a reconnect and a stop.
 // Rules: OV-08, OV-09, OV-10, FW-19, FW-22, LO-07, UC-16.
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 
@@ -92,5 +93,5 @@ private:
     static quint32 qrand_like() { return quint32(QDateTime::currentMSecsSinceEpoch() & 0xffffff); }
 };
 
-QTEST_GUILESS_MAIN(TstSecretCanary)
+COREFLOW_EPOLL_TEST_MAIN(TstSecretCanary)
 #include "tst_secretcanary.moc"

@@ -4,6 +4,7 @@
 // and a raw client on its real status socket, plus the console's --text/--json renderings of what it
 // received, show none of them (raw, base64 or hex). Also: a client that never reads is dropped at the
 // queue bound while the relay keeps forwarding node calls.
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 
@@ -249,5 +250,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstStatusSocketCanary)
+COREFLOW_EPOLL_TEST_MAIN(TstStatusSocketCanary)
 #include "tst_statussocketcanary.moc"
