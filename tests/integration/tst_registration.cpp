@@ -261,13 +261,13 @@ private Q_SLOTS:
 
     // RR-28, RR-29, RR-30, RR-31, RR-32, PV-14..PV-18: both carriers of a superseded generation park
     // the relay for the rest of the process, stated once; everything it carries keeps running.
-    void superseededGenerationParks_RR28_RR29_data()
+    void superseededGenerationParks_RR28_RR29_PV16_PV17_OV12_data()
     {
         QTest::addColumn<QString>("carrier");
         QTest::newRow("refusal relay-credential-generation-stale RR-29") << "refusal";
         QTest::newRow("acceptance naming another generation RR-28") << "acceptance";
     }
-    void superseededGenerationParks_RR28_RR29()
+    void superseededGenerationParks_RR28_RR29_PV16_PV17_OV12()
     {
         QFETCH(QString, carrier);
         RelayFixture f;
@@ -298,6 +298,9 @@ private Q_SLOTS:
         f.clock.advance(4 * 3600 * 1000);
         QTest::qWait(100);
         QCOMPARE(f.cloudly->callCount("registerClusterRelay"), registrations);
+        // PV-17: the readiness answer stays that same line for the rest of the process.
+        QVERIFY(!f.relay->checkReadiness().ready);
+        QVERIFY(lines(f.relay->checkReadiness()).contains("registration: " + line));
         QCOMPARE(f.cloudly->callCount("refreshClusterIdentity"), refreshes);
         // Everything it carries keeps running (RR-32, PV-18): the socket, the node, the pushes.
         QVERIFY(f.relay->cloudly()->isDispatchable());
@@ -306,6 +309,26 @@ private Q_SLOTS:
                         [&](const peers::PeerFrame &x) { acked = !x.hasError(); });
         QTRY_VERIFY(acked);
         QCOMPARE(log.count(line), 1); // still stated once
+    }
+
+    // WD-01: the relay renews its Cloudly identity before the identity expires. RR-02: that renewal, on
+    // the unbroken socket, also sends registerClusterRelay again.
+    void identityIsRenewedBeforeExpiryAndRegistersAgain_WD01_RR02()
+    {
+        RelayFixture f;
+        f.cloudly->options().identityLifetimeMs = 60000;
+        QVERIFY(f.startRelay());
+        QTRY_VERIFY(f.relay->registration()->acceptedRecord().has_value());
+        const qint64 expiresAt = qint64(f.cloudly->issuedIdentities().last().value("expiresAt").toDouble());
+        const qint64 due = f.relay->cloudly()->identityRenewalDueMs();
+        QVERIFY(due > f.clock.nowMs());
+        QVERIFY2(due < expiresAt, qPrintable(QStringLiteral("renewal due %1, identity expires %2").arg(due).arg(expiresAt)));
+        const int registrations = f.cloudly->callCount("registerClusterRelay");
+        const int sessions = f.cloudly->callCount("registerCloudlyClientSession");
+        renewIdentity(f);
+        QVERIFY(f.clock.nowMs() < expiresAt);
+        QCOMPARE(f.cloudly->callCount("registerCloudlyClientSession"), sessions + 1);
+        QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), registrations + 1);
     }
 
     // RR-09: one registration in flight at a time, however many renewals arrive meanwhile.
