@@ -393,7 +393,7 @@ private Q_SLOTS:
         f.cloudly->setAnswer("registerClusterRelay", Answer::refuse(contract::refusal::relayNodeUnknown, QStringLiteral("no node record")));
         QVERIFY(f.startRelay());
         QVERIFY(waitFor([&] { return f.cloudly->callCount("registerClusterRelay") >= 1; }));
-        QTest::qWait(200);
+        QVERIFY(f.settleCloudlyHop()); // the refusal was read before the barrier: no read followed it
         QCOMPARE(f.cloudly->callCount("registerCloudlyClientSession"), 1);
         QCOMPARE(f.cloudly->callCount("getClusterRouteTable"), 0);
     }

@@ -113,7 +113,7 @@ private Q_SLOTS:
     {
         RelayFixture f(false);
         QVERIFY(f.startRelay());
-        QTest::qWait(200);
+        QVERIFY(f.settleCloudlyHop());
         QCOMPARE(f.cloudly->callCount("registerClusterRelay"), 0);
     }
 
@@ -185,7 +185,7 @@ private Q_SLOTS:
         QVERIFY(due > 0);
         QCOMPARE(due - f.clock.nowMs(), 300000); // (no time passed since the refusal on the ManualClock)
         f.clock.advance(299999);
-        QTest::qWait(50);
+        QVERIFY(f.settleCloudlyHop());
         QCOMPARE(f.cloudly->callCount("registerClusterRelay"), 1);
         f.cloudly->setAnswer("registerClusterRelay", Answer::useDefault()); // Cloudly upgraded
         f.clock.advance(1);
@@ -296,7 +296,7 @@ private Q_SLOTS:
         const int registrations = f.cloudly->callCount("registerClusterRelay");
         const int refreshes = f.cloudly->callCount("refreshClusterIdentity");
         f.clock.advance(4 * 3600 * 1000);
-        QTest::qWait(100);
+        QVERIFY(f.settleCloudlyHop());
         QCOMPARE(f.cloudly->callCount("registerClusterRelay"), registrations);
         // PV-17: the readiness answer stays that same line for the rest of the process.
         QVERIFY(!f.relay->checkReadiness().ready);
@@ -353,7 +353,7 @@ private Q_SLOTS:
         f.relay->cloudly()->park(); // stop further renewals so only the queued registration is counted
         f.clock.advance(8000);
         QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), before + 2);
-        QTest::qWait(100);
+        QVERIFY(f.settleCloudlyHop());
         QCOMPARE(f.cloudly->callCount("registerClusterRelay"), before + 2);
     }
 
@@ -473,7 +473,7 @@ private Q_SLOTS:
         f.cloudly->setAnswer("registerClusterRelay", Answer::refuse(QLatin1StringView("relay-node-unknown"), "x"));
         renewIdentity(f);
         QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), 3);
-        QTest::qWait(100);
+        QVERIFY(f.settleCloudlyHop());
         QCOMPARE(f.cloudly->callCount("getClusterRouteTable"), 2);
     }
 

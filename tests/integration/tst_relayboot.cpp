@@ -58,7 +58,8 @@ private Q_SLOTS:
         QVERIFY(portAccepts(f.relayPort));
         QCOMPARE(f.relay->listenerPort(), f.relayPort);
         QVERIFY(f.relay->checkReadiness().ready);
-        // A node verifies the listener against the certificate Cloudly issued for the origin's domain.
+        // LO-02: a node verifies the listener against the certificate Cloudly issued for the origin's
+        // domain over the session (getClusterRelayCertificate above is the relay's only source of it).
         auto node = f.connectNode("node-a");
         QVERIFY(node->isConnected());
         QVERIFY(node->sslErrors().isEmpty());

@@ -236,6 +236,8 @@ std::unique_ptr<RawHttpsClient> TstRegistryProxy::connectNode()
     return node;
 }
 
+// IP-03: a path outside /v2/ is refused by name (path-not-served), never a bare 404, and the registry
+// is not asked.
 void TstRegistryProxy::refusesPathsOutsideV2()
 {
     makeRelay(registryUrl());
