@@ -48,6 +48,10 @@ public:
     // received); a send that would follow a further network round trip is not covered. false (with a
     // QTest failure) when no answer came within 10 s.
     bool settleCloudlyHop();
+    // The same barrier on one node's socket: the node calls a method the listener serves on no lane
+    // and the relay answers at once (method-not-served, docs/contract.md §3); whatever the relay wrote
+    // to that node before answering (a push, an offered renewal) has arrived by then.
+    static bool settleNodeHop(peers::SimulatedPalletNode &node);
 
     // Takes the relay's Cloudly session down and keeps it down (reconnects are refused); true once the
     // relay has noticed.

@@ -127,7 +127,7 @@ private Q_SLOTS:
         const QJsonArray renewals = Builder::grid(b, p, t0, 5);
         QVERIFY(!hold(f, Builder::holdRequest(b, p, renewals)).hasError());
         f.clock.advance(30000); // session up: nothing is released (ES-18)
-        QTest::qWait(50);
+        QVERIFY(f.settleNodeHop(*node));
         QCOMPARE(node->pushCount(renewalMethod), 0);
 
         takeSessionDown(f);
@@ -140,7 +140,7 @@ private Q_SLOTS:
 
         // Window 3 opens at t0 + 20 min; it is offered at t0 + 20 min + 30 s (ES-19, ES-21).
         f.clock.advance(t0 + 20 * minute + 29999 - f.clock.nowMs());
-        QTest::qWait(100);
+        QVERIFY(f.settleNodeHop(*node));
         QCOMPARE(node->pushCount(renewalMethod), 1);
         f.clock.advance(1);
         QTRY_COMPARE(node->pushCount(renewalMethod), 2);
@@ -154,7 +154,7 @@ private Q_SLOTS:
         bringSessionBack(f);
         QCOMPARE(f.relay->escrow()->releaseDueMs(), -1);
         f.clock.advance(15 * minute);
-        QTest::qWait(100);
+        QTest::qWait(100); // not the node barrier: this node may be gone with the returning session (§8.4)
         QCOMPARE(node->pushCount(renewalMethod), 2);
         // OC-11, ES-01: a renewal's signature never reaches a log line.
         const QString signature = renewals.at(1).toObject().value("signature").toString();

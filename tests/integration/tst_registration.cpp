@@ -331,6 +331,29 @@ private Q_SLOTS:
         QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), registrations + 1);
     }
 
+    // RR-21: an acceptance always carries an origin; Cloudly's own acceptance with the origin taken out
+    // is not taken as accepted (an un-enabled cluster is relay-cluster-not-enabled instead, which
+    // refusalsAreLoggedAndChangeNothing_RR15 covers).
+    void acceptanceWithoutOriginIsNotAccepted_RR21()
+    {
+        RelayFixture f;
+        peers::LoopbackCloudly *cloudly = f.cloudly.get();
+        cloudly->setHandler("registerClusterRelay", [cloudly](const peers::PeerFrame &frame, const QJsonObject &request) {
+            const peers::Answer accepted = cloudly->defaultAnswer(frame, request);
+            QJsonObject response = QJsonDocument::fromJson(accepted.rawResponse).object();
+            response.remove("origin");
+            return peers::Answer::respond(response);
+        });
+        QVERIFY(f.startRelay());
+        QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), 1);
+        QVERIFY(f.settleCloudlyHop());
+        QVERIFY(!f.relay->registration()->acceptedRecord().has_value());
+        QVERIFY(!f.relay->registration()->pinnedCredential().has_value());
+        const Readiness r = f.relay->checkReadiness();
+        QVERIFY(!r.ready);
+        QVERIFY2(lines(r).join('\n').contains("origin"), qPrintable(lines(r).join('\n')));
+    }
+
     // RR-09: one registration in flight at a time, however many renewals arrive meanwhile.
     void oneRegistrationInFlight_RR09()
     {
@@ -415,7 +438,8 @@ private Q_SLOTS:
         QVERIFY(!f.relay->registration()->pinnedCredential().has_value()); // nothing reported as accepted
     }
 
-    // A re-offer lost in transport keeps the 300000 ms cadence (RR-06).
+    // A re-offer lost in transport keeps the 300000 ms cadence (RR-06). PV-13: once an accepted offer
+    // replaces the refusal, the same process answers ready again.
     void cadenceSurvivesATransportLoss_RR06()
     {
         RelayFixture f;
