@@ -26,12 +26,13 @@ constexpr int kMaxEvents = 512;
 EpollEventDispatcher::EpollEventDispatcher(QObject *parent) : QAbstractEventDispatcher(parent)
 {
     m_epoll = epoll_create1(EPOLL_CLOEXEC);
+    m_wakeOnly = epoll_create1(EPOLL_CLOEXEC);
     m_wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (m_epoll >= 0 && m_wake >= 0) {
+    if (m_epoll >= 0 && m_wakeOnly >= 0 && m_wake >= 0) {
         epoll_event ev{};
         ev.events = EPOLLIN;
         ev.data.fd = m_wake;
-        if (epoll_ctl(m_epoll, EPOLL_CTL_ADD, m_wake, &ev) != 0) {
+        if (epoll_ctl(m_epoll, EPOLL_CTL_ADD, m_wake, &ev) != 0 || epoll_ctl(m_wakeOnly, EPOLL_CTL_ADD, m_wake, &ev) != 0) {
             ::close(m_wake);
             m_wake = -1;
         }
@@ -42,6 +43,8 @@ EpollEventDispatcher::~EpollEventDispatcher()
 {
     if (m_wake >= 0)
         ::close(m_wake);
+    if (m_wakeOnly >= 0)
+        ::close(m_wakeOnly);
     if (m_epoll >= 0)
         ::close(m_epoll);
 }
@@ -49,11 +52,11 @@ EpollEventDispatcher::~EpollEventDispatcher()
 void EpollEventDispatcher::updateInterest(int fd, FdNotifiers &entry)
 {
     quint32 events = 0;
-    if (entry.read)
+    if (!entry.read.isEmpty())
         events |= EPOLLIN;
-    if (entry.write)
+    if (!entry.write.isEmpty())
         events |= EPOLLOUT;
-    if (entry.exception)
+    if (!entry.exception.isEmpty())
         events |= EPOLLPRI;
     if (events == entry.events)
         return;
@@ -78,11 +81,11 @@ void EpollEventDispatcher::registerSocketNotifier(QSocketNotifier *notifier)
     if (fd < 0)
         return;
     FdNotifiers &entry = m_fds[fd];
-    switch (notifier->type()) {
-    case QSocketNotifier::Read: entry.read = notifier; break;
-    case QSocketNotifier::Write: entry.write = notifier; break;
-    case QSocketNotifier::Exception: entry.exception = notifier; break;
-    }
+    Notifiers &list = notifier->type() == QSocketNotifier::Read    ? entry.read
+                      : notifier->type() == QSocketNotifier::Write ? entry.write
+                                                                   : entry.exception;
+    if (!list.contains(notifier))
+        list.append(notifier);
     updateInterest(fd, entry);
 }
 
@@ -93,29 +96,32 @@ void EpollEventDispatcher::unregisterSocketNotifier(QSocketNotifier *notifier)
     if (it == m_fds.end())
         return;
     FdNotifiers &entry = it.value();
-    if (entry.read == notifier)
-        entry.read = nullptr;
-    if (entry.write == notifier)
-        entry.write = nullptr;
-    if (entry.exception == notifier)
-        entry.exception = nullptr;
+    entry.read.removeAll(notifier);
+    entry.write.removeAll(notifier);
+    entry.exception.removeAll(notifier);
     updateInterest(fd, entry);
-    if (!entry.read && !entry.write && !entry.exception)
+    if (entry.read.isEmpty() && entry.write.isEmpty() && entry.exception.isEmpty())
         m_fds.erase(it);
 }
 
 void EpollEventDispatcher::activate(int fd, quint32 events)
 {
-    // Re-read the entry before each delivery: a handler may disable, delete or replace notifiers.
-    auto deliver = [&](QSocketNotifier *FdNotifiers::*member) {
+    // Deliver to the notifiers registered when the event arrived, re-checking each one before its
+    // delivery: a handler may disable, delete or add notifiers.
+    auto deliver = [&](Notifiers FdNotifiers::*member) {
         auto it = m_fds.constFind(fd);
         if (it == m_fds.constEnd())
             return;
-        QSocketNotifier *notifier = it.value().*member;
-        if (!notifier)
-            return;
-        QEvent event(QEvent::SockAct);
-        QCoreApplication::sendEvent(notifier, &event);
+        const Notifiers snapshot = it.value().*member;
+        for (QSocketNotifier *notifier : snapshot) {
+            it = m_fds.constFind(fd);
+            if (it == m_fds.constEnd())
+                return;
+            if (!(it.value().*member).contains(notifier))
+                continue;
+            QEvent event(QEvent::SockAct);
+            QCoreApplication::sendEvent(notifier, &event);
+        }
     };
     if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
         deliver(&FdNotifiers::read);
@@ -244,10 +250,13 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
         timeout = (flags & QEventLoop::X11ExcludeTimers) ? -1 : waitTimeoutMs();
         Q_EMIT aboutToBlock();
     }
+    // Without socket notifiers the turn waits for a wake-up or a timer only: ready sockets stay
+    // reported (level-triggered) for the next turn that takes them.
+    const bool sockets = !(flags & QEventLoop::ExcludeSocketNotifiers);
     epoll_event events[kMaxEvents];
     int n;
     do {
-        n = epoll_wait(m_epoll, events, kMaxEvents, timeout);
+        n = epoll_wait(sockets ? m_epoll : m_wakeOnly, events, kMaxEvents, timeout);
     } while (n < 0 && errno == EINTR && !m_interrupt.load());
     if (canWait)
         Q_EMIT awake();
@@ -261,8 +270,6 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
             }
             continue;
         }
-        if (flags & QEventLoop::ExcludeSocketNotifiers)
-            continue; // level-triggered: reported again on a later turn
         activate(fd, events[i].events);
         handled = true;
     }

@@ -10,10 +10,15 @@
 //
 // Semantics follow QEventDispatcherUNIX: level-triggered socket activation (QEvent::SockAct sent to
 // the notifier), timers fired by sending QTimerEvent (all timer types treated as precise, ms
-// resolution), posted events sent at the start of each turn, wakeUp() through an eventfd.
+// resolution), posted events sent at the start of each turn, wakeUp() through an eventfd. Several
+// notifiers of one type on one fd are all kept and all activated (QEventDispatcherUNIX warns and keeps
+// the last only). A turn with ExcludeSocketNotifiers waits on the wake-up eventfd and the timers only
+// (a second epoll set), so ready sockets do not make a loop run with that flag spin; they are
+// reported on the next turn without it (level-triggered).
 // Installed by main() for the main thread only (COREFLOW_EVENT_DISPATCHER=qt keeps Qt's default).
 #include <QAbstractEventDispatcher>
 #include <QHash>
+#include <QVarLengthArray>
 
 #include <atomic>
 #include <map>
@@ -27,7 +32,7 @@ public:
     explicit EpollEventDispatcher(QObject *parent = nullptr);
     ~EpollEventDispatcher() override;
 
-    bool isValid() const { return m_epoll >= 0 && m_wake >= 0; }
+    bool isValid() const { return m_epoll >= 0 && m_wakeOnly >= 0 && m_wake >= 0; }
 
     bool processEvents(QEventLoop::ProcessEventsFlags flags) override;
     void registerSocketNotifier(QSocketNotifier *notifier) override;
@@ -41,10 +46,11 @@ public:
     void interrupt() override;
 
 private:
+    using Notifiers = QVarLengthArray<QSocketNotifier *, 1>;
     struct FdNotifiers {
-        QSocketNotifier *read = nullptr;
-        QSocketNotifier *write = nullptr;
-        QSocketNotifier *exception = nullptr;
+        Notifiers read;
+        Notifiers write;
+        Notifiers exception;
         quint32 events = 0; // the epoll interest last set
     };
     struct Timer {
@@ -59,7 +65,8 @@ private:
     bool fireTimers();
     int waitTimeoutMs() const;
 
-    int m_epoll = -1;
+    int m_epoll = -1;    // the wake-up eventfd and every notifier's fd
+    int m_wakeOnly = -1; // the wake-up eventfd alone (turns with ExcludeSocketNotifiers)
     int m_wake = -1;
     std::atomic<bool> m_interrupt{false};
     QHash<int, FdNotifiers> m_fds;

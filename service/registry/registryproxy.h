@@ -97,6 +97,9 @@ public:
     QUrl registryOrigin() const { return m_registryOrigin; }
     QStringList tokenRealmPaths() const { return m_tokenPaths; }
     int activeExchanges() const { return m_active; }
+    // The node-connection watermark each running exchange reads now, bytes: the in-flight budget
+    // divided among activeExchanges(), within [kMinShareBytes, the watermark].
+    qint64 sharedWatermark() const;
     void setUpstreamHeaderTimeoutMs(qint64 ms) { m_headerTimeoutMs = ms; }
     void setWatermarkBytes(qint64 bytes) { m_watermark = bytes; }
     void setInFlightBudgetBytes(qint64 bytes) { m_budget = bytes; }
@@ -111,7 +114,6 @@ Q_SIGNALS:
 private:
     bool refusalLogAllowed();
     void noteChallenges(const QList<QString> &rewrittenRealmPaths, const QList<QString> &foreignOrigins);
-    qint64 sharedWatermark() const;
 
     QUrl m_registryOrigin;
     QUrl m_relayOrigin;

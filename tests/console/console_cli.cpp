@@ -4,6 +4,7 @@
 #include "tests/console/consolefixtures.h"
 #include "service/statussocket/statusserver.h"
 #include "shared/util/clock.h"
+#include "tests/support/skiporfail.h"
 
 #include <QFile>
 #include <QLocalServer>
@@ -145,10 +146,10 @@ private Q_SLOTS:
 
     void accessRefusedAsUnprivilegedUid()
     {
-        if (::geteuid() != 0)
-            QSKIP("needs root to run the console as uid 65534 via setpriv");
-        if (QStandardPaths::findExecutable(QStringLiteral("setpriv")).isEmpty())
-            QSKIP("setpriv (util-linux) not found");
+        COREFLOW_SKIP_OR_FAIL(::geteuid() != 0 ? QStringLiteral("needs root to run the console as uid 65534 via setpriv")
+                              : QStandardPaths::findExecutable(QStringLiteral("setpriv")).isEmpty()
+                                  ? QStringLiteral("setpriv (util-linux) not found")
+                                  : QString());
         QTemporaryDir dir;
         QVERIFY(QFile::setPermissions(dir.path(), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner
                                                       | QFileDevice::ReadGroup | QFileDevice::ExeGroup

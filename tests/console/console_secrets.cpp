@@ -1,30 +1,32 @@
-// console_secrets: the console never holds a secret because the status socket never carries one.
-// Canary values are seeded in every secret the relay holds (Cloudly bearer, identity token, relay
-// private key, route-table key material, VPN controls, corestore credential, registry credential); the
-// status is built the way the service builds it, from those holdings; then the canaries are looked for
-// in the raw socket bytes (snapshot and events), --text, --json (in-process and the real executable)
-// and every text the rendered GUI shows.
+// console_secrets: the console never shows a secret, checked against a REAL relay (the in-process
+// composition root of tests/integration/relayfixture.h): the relay holds canaries in the secrets it
+// carries (its Cloudly bearer, the identity tokens Cloudly issued, the listener private key Cloudly
+// served, the nodes' bearers, a route table's private key) and its own statusSnapshot(), read over its
+// own status socket (docs/contract.md §18), is what the console renders: --text and --json of the real
+// executable, and every text the GUI shows. A product leak into the status reaches every check here.
 #include "tests/console/consolefixtures.h"
+#include "tests/integration/relayfixture.h"
 #include "console/mainwindow.h"
-#include "shared/secret.h"
-#include "service/statussocket/statusserver.h"
+#include "console/statusclient.h"
 #include "console/tablepane.h"
-
-#include <QSortFilterProxyModel>
 #include "console/terminalview.h"
-#include "shared/util/manualclock.h"
+#include "shared/secret.h"
+#include "shared/util/clock.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QJsonValue>
 #include <QLocalSocket>
 #include <QProcess>
 #include <QSignalSpy>
-#include <QTemporaryDir>
+#include <QSortFilterProxyModel>
 #include <QTest>
 
 #include <type_traits>
 
 using namespace coreflow;
 using namespace coreflow::console;
+using coreflow::testing::RelayFixture;
 
 // The model has no member that can take a Secret: nothing it is made of converts from one.
 static_assert(!std::is_convertible_v<Secret, QString> && !std::is_constructible_v<QString, Secret>);
@@ -35,43 +37,28 @@ static_assert(!std::is_convertible_v<Secret, std::optional<QString>>);
 
 namespace {
 
-const QList<QByteArray> canaries{
-    "CANARY-cloudly-bearer-5e1d9a", "CANARY-identity-token-77c0b2", "CANARY-relay-private-key-a4f00e",
-    "CANARY-route-table-key-3b9e61", "CANARY-vpn-control-90d2c7",   "CANARY-corestore-credential-e21f55",
-    "CANARY-registry-password-6a8c13",
-};
-
-// What the relay holds: public facts and secrets side by side.
-struct RelayHoldings {
-    Secret cloudlyBearer{canaries[0]};
-    Secret identityToken{canaries[1]};
-    Secret relayPrivateKey{canaries[2]};
-    Secret routeTableKey{canaries[3]};
-    Secret vpnControl{canaries[4]};
-    Secret corestoreCredential{canaries[5]};
-    Secret registryPassword{canaries[6]};
-    status::RelayStatus publicFacts = consoletest::readyStatus();
-};
-
-// Built the way the service does it: the status is assembled from public facts; the only thing that
-// may be said about a secret is Secret::describe() (that it exists, and its length).
-status::RelayStatus composeStatus(const RelayHoldings &h)
+QJsonObject routeTable(const QString &privateKeyPem)
 {
-    status::RelayStatus s = h.publicFacts;
-    s.listener.note = QStringLiteral("bearer %1; private key %2").arg(h.cloudlyBearer.describe(), h.relayPrivateKey.describe());
-    s.bindings.append({QStringLiteral("corestore"), QStringLiteral("corestore"), QStringLiteral("node-a"),
-                       QStringLiteral("bound"), QStringLiteral("credential %1").arg(h.corestoreCredential.describe())});
-    s.bindings.append({QStringLiteral("registry"), QStringLiteral("registry"), QStringLiteral("node-b"),
-                       QStringLiteral("bound"), QStringLiteral("password %1").arg(h.registryPassword.describe())});
-    return s;
+    const QJsonObject target{{"nodeId", "node-a"}, {"address", "10.0.0.5"}, {"port", 30080}};
+    return QJsonObject{
+        {"clusterId", "cluster-1"},
+        {"revision", 3},
+        {"computedAt", 1700000000003LL},
+        {"routes", QJsonArray{QJsonObject{{"hostname", "a.example.com"}, {"certificateId", "cert-a"}, {"targets", QJsonArray{target}}}}},
+        {"certificates", QJsonArray{QJsonObject{{"id", "cert-a"},
+                                                {"hostnames", QJsonArray{"a.example.com"}},
+                                                {"certificatePem", "-----BEGIN CERTIFICATE-----\nBBBB\n-----END CERTIFICATE-----\n"},
+                                                {"privateKeyPem", privateKeyPem}}}}};
 }
 
-QStringList leaks(const QByteArray &haystack)
+// Every spelling of a canary found in haystack.
+QStringList leaks(const QList<QByteArray> &canaries, const QByteArray &haystack)
 {
     QStringList found;
     for (const QByteArray &c : canaries)
-        if (haystack.contains(c) || haystack.contains(c.toBase64()) || haystack.contains(c.toHex()))
-            found << QString::fromLatin1(c);
+        for (const QByteArray &spelling : {c, c.toBase64(), c.toHex(), c.toHex().toUpper()})
+            if (haystack.contains(spelling))
+                found << QString::fromLatin1(c.left(24));
     return found;
 }
 
@@ -82,61 +69,68 @@ class ConsoleSecretsTest : public QObject {
 private Q_SLOTS:
     void canariesNeverLeaveTheRelay()
     {
-        RelayHoldings holdings;
-        QVERIFY(!holdings.cloudlyBearer.isEmpty());
-        QVERIFY(holdings.cloudlyBearer.reveal().toByteArray() == canaries[0]); // the canary really is there
+        RelayFixture f;
+        const peers::IssuedCertificate listenerCert = f.ca.issueLocalhost();
+        QVERIFY(!listenerCert.isNull());
+        f.cloudly->setRelayCertificate(listenerCert);
+        RelayConfiguration config = f.configuration();
+        config.statusSocketPath = f.dir.filePath(QStringLiteral("status.sock"));
+        f.makeRelay(config);
+        QVERIFY(f.startRelay());
+        auto a = f.registeredNode(QStringLiteral("node-a"));
+        auto b = f.registeredNode(QStringLiteral("node-b"));
+        QVERIFY(a->session() && b->session());
+        const QByteArray routeKeyCanary = "CANARY-route-table-key-3b9e61c07d";
+        const QString routeKeyPem = "-----BEGIN PRIVATE KEY-----\n" + QString::fromLatin1(routeKeyCanary) + "\n-----END PRIVATE KEY-----\n";
+        f.cloudly->setClusterRouteTable(routeTable(routeKeyPem));
+        bool pushed = false;
+        f.cloudly->push(QStringLiteral("pushClusterRouteTable"), peers::PeerEnvelope::compact({{"routeTable", routeTable(routeKeyPem)}}),
+                        [&](const peers::PeerFrame &x) { pushed = !x.hasError(); });
+        QTRY_VERIFY(pushed);
 
-        QTemporaryDir dir;
-        ManualClock clock;
-        StatusServer server({dir.filePath(QStringLiteral("status.sock")), {}}, [&] { return composeStatus(holdings); }, clock);
-        QString error;
-        QVERIFY2(server.start(&error), qPrintable(error));
-        server.publishEvent(QStringLiteral("identity"),
-                            QStringLiteral("identity renewed (token %1)").arg(holdings.identityToken.describe()));
-        server.publishEvent(QStringLiteral("ingress"),
-                            QStringLiteral("route table 17 applied (key %1)").arg(holdings.routeTableKey.describe()));
-        server.publishEvent(QStringLiteral("vpn"), QStringLiteral("vpn controls %1").arg(holdings.vpnControl.describe()));
+        QList<QByteArray> canaries{f.bearer, routeKeyCanary, "node-bearer-node-a", "node-bearer-node-b"};
+        for (const QJsonObject &identity : f.cloudly->issuedIdentities())
+            canaries << identity.value(QStringLiteral("token")).toString().toUtf8();
+        canaries << listenerCert.key.toDer();
+        for (const QByteArray &line : listenerCert.keyPem.split('\n'))
+            if (line.size() >= 32 && !line.startsWith("-----"))
+                canaries << line;
+        QVERIFY(canaries.size() >= 7);
+        for (const QByteArray &c : std::as_const(canaries))
+            QVERIFY(c.size() >= 16);
 
-        // Raw socket bytes: the snapshot and the replayed events.
-        QLocalSocket raw;
-        QByteArray wire;
-        connect(&raw, &QLocalSocket::readyRead, this, [&] { wire += raw.readAll(); });
-        raw.connectToServer(server.socketPath());
-        QVERIFY(raw.waitForConnected(5000));
-        raw.write(R"({"type":"hello","version":1,"subscribe":true})" "\n");
-        QTRY_COMPARE(wire.count('\n'), 4);
-        QVERIFY(wire.contains("\"type\":\"snapshot\""));
-        QVERIFY(wire.contains("identity renewed"));
-        QCOMPARE(leaks(wire), QStringList());
+        // The relay's own snapshot, as the status server hands it out.
+        const status::RelayStatus snapshot = f.relay->statusSnapshot();
+        QVERIFY(!snapshot.nodes.isEmpty());
+        QCOMPARE(leaks(canaries, QJsonDocument(snapshot.toJson()).toJson()), QStringList());
+        QCOMPARE(leaks(canaries, TerminalView::renderText(snapshot).toUtf8()), QStringList());
 
-        const status::RelayStatus s = composeStatus(holdings);
-        QCOMPARE(leaks(TerminalView::renderText(s).toUtf8()), QStringList());
-        QCOMPARE(leaks(TerminalView::renderJson(s)), QStringList());
-
-        // The real executable, --text and --json.
+        // The real executable on the relay's socket, --text and --json.
         for (const char *mode : {"--text", "--json"}) {
             QProcess proc;
             QSignalSpy finished(&proc, &QProcess::finished);
-            proc.start(QStringLiteral(COREFLOW_CONSOLE_BINARY), {QString::fromLatin1(mode), QStringLiteral("--socket"), server.socketPath()});
+            proc.start(QStringLiteral(COREFLOW_CONSOLE_BINARY), {QString::fromLatin1(mode), QStringLiteral("--socket"), config.statusSocketPath});
             QVERIFY(finished.wait(10000));
             QCOMPARE(proc.exitCode(), 0);
             const QByteArray out = proc.readAllStandardOutput() + proc.readAllStandardError();
-            QVERIFY(out.contains("relay-fra-1"));
-            QCOMPARE(leaks(out), QStringList());
+            QVERIFY2(out.contains("node-a") && out.contains("node-b"), out.constData());
+            QCOMPARE(leaks(canaries, out), QStringList());
         }
 
-        // The GUI, fed through a live client: every label, tab and cell.
-        StatusClient client({server.socketPath(), true, true, 250, 1000}, clock);
-        MainWindow window(server.socketPath());
+        // The GUI, fed through a live client on the relay's socket: every label, tab and cell.
+        SystemClock clock;
+        StatusClient client({config.statusSocketPath, true, true, 250, 1000}, clock);
+        MainWindow window(config.statusSocketPath);
         window.attachClient(&client);
         window.show();
         client.start();
-        QTRY_COMPARE(window.pane(QStringLiteral("events"))->proxy()->rowCount(), 3);
-        QTRY_COMPARE(window.pane(QStringLiteral("bindings"))->proxy()->rowCount(), 3);
+        QTRY_COMPARE(window.pane(QStringLiteral("nodes"))->proxy()->rowCount(), 2);
         const QByteArray guiText = window.allTexts().join(QLatin1Char('\n')).toUtf8();
-        QVERIFY(guiText.contains("relay-fra-1"));
-        QCOMPARE(leaks(guiText), QStringList());
+        QVERIFY(guiText.contains("node-a"));
+        QCOMPARE(leaks(canaries, guiText), QStringList());
         QVERIFY(!window.grab().isNull());
+        client.stop();
+        QVERIFY(f.stopRelay());
     }
 };
 

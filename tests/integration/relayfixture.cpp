@@ -91,6 +91,28 @@ bool RelayFixture::stopRelay()
     return !stopped.isEmpty() && stopped.first().first().toBool();
 }
 
+bool RelayFixture::settleCloudlyHop()
+{
+    bool answered = false;
+    cloudly->push(QStringLiteral("getSwarmNodes"), QByteArray("{}"), [&](const peers::PeerFrame &) { answered = true; });
+    for (int i = 0; i < 1000 && !answered; ++i)
+        QTest::qWait(10);
+    if (!answered)
+        QTest::qFail("the relay did not answer the Cloudly hop barrier within 10 s", __FILE__, __LINE__);
+    return answered;
+}
+
+bool RelayFixture::settleNodeHop(peers::SimulatedPalletNode &node)
+{
+    bool answered = false;
+    node.call(QStringLiteral("coreflowTestBarrier"), QByteArray("{}"), [&](const peers::PeerFrame &) { answered = true; });
+    for (int i = 0; i < 1000 && !answered; ++i)
+        QTest::qWait(10);
+    if (!answered)
+        QTest::qFail("the relay did not answer the node hop barrier within 10 s", __FILE__, __LINE__);
+    return answered;
+}
+
 bool RelayFixture::takeCloudlySessionDown()
 {
     cloudly->refuseConnections(true);

@@ -45,6 +45,18 @@ public:
     // Waits for startFailed and returns its reason (empty on timeout).
     QString waitForStartFailure();
     bool stopRelay();
+    // A barrier on the Cloudly hop instead of a real-time wait before asserting that the relay sent
+    // nothing: the loopback Cloudly sends a request the relay answers at once (getSwarmNodes, a retired
+    // Swarm method, docs/contract.md §16.1) and waits for that answer. The session is one ordered
+    // socket, so whatever the relay wrote to Cloudly before answering has arrived by then. It covers
+    // what the relay does synchronously (timers fired by clock.advance(), handlers of frames already
+    // received); a send that would follow a further network round trip is not covered. false (with a
+    // QTest failure) when no answer came within 10 s.
+    bool settleCloudlyHop();
+    // The same barrier on one node's socket: the node calls a method the listener serves on no lane
+    // and the relay answers at once (method-not-served, docs/contract.md §3); whatever the relay wrote
+    // to that node before answering (a push, an offered renewal) has arrived by then.
+    static bool settleNodeHop(peers::SimulatedPalletNode &node);
 
     // Takes the relay's Cloudly session down and keeps it down (reconnects are refused); true once the
     // relay has noticed.

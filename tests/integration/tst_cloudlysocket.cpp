@@ -7,15 +7,16 @@
 #include "service/core/methodtable.h"
 #include "service/cloudly/cloudlyconnector.h"
 #include "service/cloudly/cloudlysocket.h"
-#include "service/transport/websocketacceptkey.h"
 #include "service/transport/websocketframedecoder.h"
 #include "service/transport/websocketframeencoder.h"
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/peers/reservedloopbackport.h"
 #include "tests/peers/testcertificateauthority.h"
 #include "service/transport/tlsclientcontext.h"
 #include "shared/util/manualclock.h"
 
+#include <QCryptographicHash>
 #include <QSignalSpy>
 #include <QSslConfiguration>
 #include <QTcpServer>
@@ -111,6 +112,13 @@ struct RawServer {
         return {};
     }
 };
+
+// Sec-WebSocket-Accept as RFC 6455 §4.2.2 defines it, computed here (not by the relay's transport):
+// base64(SHA-1(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11")).
+QByteArray rfc6455Accept(const QByteArray &key)
+{
+    return QCryptographicHash::hash(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11", QCryptographicHash::Sha1).toBase64();
+}
 
 std::shared_ptr<TlsClientContext> trusting(const QList<QSslCertificate> &cas)
 {
@@ -259,6 +267,13 @@ private Q_SLOTS:
         assertNoCanary(socket);
     }
 
+    // The raw servers below answer the client's key with rfc6455Accept(); RFC 6455 §1.3 publishes one
+    // pair, so a slip in this test's own computation cannot let a wrong client check pass.
+    void rawServerAcceptMatchesRfc6455Example()
+    {
+        QCOMPARE(rfc6455Accept("dGhlIHNhbXBsZSBub25jZQ=="), QByteArray("s3pPLMBiTxaQ9kYGzzhZRbK+xOo="));
+    }
+
     // RFC 6455 §5.1: a server must not mask; the client fails the session with 1002 (its Close frame,
     // itself masked, reaches the server).
     void maskedFrameFromTheServerFailsWith1002()
@@ -267,7 +282,7 @@ private Q_SLOTS:
         peer.answer = [](const QByteArray &request) {
             return QByteArray("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                               "Sec-WebSocket-Accept: ")
-                   + webSocketAcceptKey(RawServer::keyOf(request)) + "\r\n\r\n"
+                   + rfc6455Accept(RawServer::keyOf(request)) + "\r\n\r\n"
                    + QByteArray("\x81\x85\x01\x02\x03\x04", 6) + QByteArray("igohn"); // "hello" masked
         };
         const quint16 port = peer.listen();
@@ -320,7 +335,7 @@ private Q_SLOTS:
             QObject::disconnect(peer.socket, &QTcpSocket::readyRead, nullptr, nullptr);
             return QByteArray("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                               "Sec-WebSocket-Accept: ")
-                   + webSocketAcceptKey(RawServer::keyOf(request)) + "\r\n\r\n";
+                   + rfc6455Accept(RawServer::keyOf(request)) + "\r\n\r\n";
         };
         const quint16 port = peer.listen();
         CloudlySocket socket(nullptr, kMaxMessage);
@@ -431,5 +446,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstCloudlySocket)
+COREFLOW_EPOLL_TEST_MAIN(TstCloudlySocket)
 #include "tst_cloudlysocket.moc"

@@ -2,6 +2,7 @@
 // A LoopbackIngress dials the relay's real TLS listener; a LoopbackCloudly pushes and answers; the relay runs
 // in-process on a ManualClock.
 // Rules: CI-01..CI-24, PV-06, PV-07, PV-09, PV-24.
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/peers/loopbackingress.h"
 #include "tests/integration/relayfixture.h"
@@ -47,10 +48,10 @@ QJsonObject routeTable(qint64 revision, const QString &privateKey = QStringLiter
                                                 {"privateKeyPem", privateKey}}}}};
 }
 
-QByteArray pushBody(const QJsonObject &table) { return contract::Envelope::compact({{"routeTable", table}}); }
+QByteArray pushBody(const QJsonObject &table) { return peers::PeerEnvelope::compact({{"routeTable", table}}); }
 
-QJsonObject errorOf(const contract::Frame &frame) { return QJsonDocument::fromJson(frame.error.toByteArray()).object(); }
-QJsonObject responseOf(const contract::Frame &frame) { return QJsonDocument::fromJson(frame.response.toByteArray()).object(); }
+QJsonObject errorOf(const peers::PeerFrame &frame) { return QJsonDocument::fromJson(frame.error.toByteArray()).object(); }
+QJsonObject responseOf(const peers::PeerFrame &frame) { return QJsonDocument::fromJson(frame.response.toByteArray()).object(); }
 
 template <typename Predicate>
 bool waitFor(Predicate predicate, int ms = 5000)
@@ -61,10 +62,10 @@ bool waitFor(Predicate predicate, int ms = 5000)
 }
 
 // Cloudly -> relay; the relay's answer frame (nullopt if none arrived).
-std::optional<contract::Frame> fromCloudly(RelayFixture &f, const QString &method, const QByteArray &body)
+std::optional<peers::PeerFrame> fromCloudly(RelayFixture &f, const QString &method, const QByteArray &body)
 {
-    std::optional<contract::Frame> answer;
-    f.cloudly->push(method, body, [&](const contract::Frame &frame) { answer = frame; });
+    std::optional<peers::PeerFrame> answer;
+    f.cloudly->push(method, body, [&](const peers::PeerFrame &frame) { answer = frame; });
     waitFor([&] { return answer.has_value(); });
     return answer;
 }
@@ -96,10 +97,10 @@ std::unique_ptr<LoopbackIngress> connectIngress(RelayFixture &f, const QString &
 
 // Ingress -> relay; the answer frame.
 template <typename Call>
-std::optional<contract::Frame> ask(Call call)
+std::optional<peers::PeerFrame> ask(Call call)
 {
-    std::optional<contract::Frame> answer;
-    call([&](const contract::Frame &frame) { answer = frame; });
+    std::optional<peers::PeerFrame> answer;
+    call([&](const peers::PeerFrame &frame) { answer = frame; });
     waitFor([&] { return answer.has_value(); });
     return answer;
 }
@@ -219,8 +220,8 @@ private Q_SLOTS:
         QCOMPARE(pushTable(f, routeTable(3)), 3);
         auto node = f.registeredNode("node-a");
         QVERIFY(node->session());
-        std::optional<contract::Frame> answer;
-        node->call(kPull, QByteArray(R"({"appliedRevision":null})"), [&](const contract::Frame &x) { answer = x; });
+        std::optional<peers::PeerFrame> answer;
+        node->call(kPull, QByteArray(R"({"appliedRevision":null})"), [&](const peers::PeerFrame &x) { answer = x; });
         QVERIFY(waitFor([&] { return answer.has_value(); }));
         QVERIFY(answer->response.isEmpty());
         QCOMPARE(answer->errorRefusal().text(), QStringLiteral("ingress-caller-not-bound: this connection is not the bound cluster ingress"));
@@ -392,7 +393,7 @@ private Q_SLOTS:
         f.cloudly->setAnswer("registerClusterRelay", Answer::refuse(contract::refusal::relayNodeUnknown, QStringLiteral("no node record")));
         QVERIFY(f.startRelay());
         QVERIFY(waitFor([&] { return f.cloudly->callCount("registerClusterRelay") >= 1; }));
-        QTest::qWait(200);
+        QVERIFY(f.settleCloudlyHop()); // the refusal was read before the barrier: no read followed it
         QCOMPARE(f.cloudly->callCount("registerCloudlyClientSession"), 1);
         QCOMPARE(f.cloudly->callCount("getClusterRouteTable"), 0);
     }
@@ -420,8 +421,8 @@ private Q_SLOTS:
         QCOMPARE(answer->error.toByteArray(), error);
 
         ingress->setAnswer(kStatistics, Answer::silence());
-        std::optional<contract::Frame> late;
-        f.cloudly->push(kStatistics, question, [&](const contract::Frame &x) { late = x; });
+        std::optional<peers::PeerFrame> late;
+        f.cloudly->push(kStatistics, question, [&](const peers::PeerFrame &x) { late = x; });
         QVERIFY(waitFor([&] { return ingress->requestCount(kStatistics) == 3; }));
         f.clock.advance(8000);
         QVERIFY(waitFor([&] { return late.has_value(); }));
@@ -429,7 +430,7 @@ private Q_SLOTS:
                  QStringLiteral("ingress-request-timeout: getClusterTrafficStatistics got no answer from the ingress within 8000 ms"));
 
         late.reset();
-        f.cloudly->push(kStatistics, question, [&](const contract::Frame &x) { late = x; });
+        f.cloudly->push(kStatistics, question, [&](const peers::PeerFrame &x) { late = x; });
         QVERIFY(waitFor([&] { return ingress->requestCount(kStatistics) == 4; }));
         ingress->close();
         QVERIFY(waitFor([&] { return late.has_value(); }));
@@ -442,7 +443,7 @@ private Q_SLOTS:
         RelayFixture f;
         QVERIFY(f.startRelay());
         auto ingress = connectIngress(f);
-        auto expectShape = [](const std::optional<contract::Frame> &answer, const QString &reason) {
+        auto expectShape = [](const std::optional<peers::PeerFrame> &answer, const QString &reason) {
             QVERIFY(answer && answer->hasError());
             const QJsonObject error = errorOf(*answer);
             const QJsonObject data = error.value("data").toObject();
@@ -465,8 +466,8 @@ private Q_SLOTS:
 
         // CI-23: the forward fails (no answer within 8000 ms).
         f.cloudly->setAnswer(kRegister, Answer::silence());
-        std::optional<contract::Frame> late;
-        ingress->registerIngress([&](const contract::Frame &x) { late = x; });
+        std::optional<peers::PeerFrame> late;
+        ingress->registerIngress([&](const peers::PeerFrame &x) { late = x; });
         QVERIFY(waitFor([&] { return f.cloudly->callCount(kRegister) == 1; }));
         f.clock.advance(8000);
         QVERIFY(waitFor([&] { return late.has_value(); }));
@@ -546,7 +547,7 @@ private Q_SLOTS:
         const QList<qint64> pushes{3, 1, 5, 2, 5, 4, 9, 7, 8, 9, 6};
         QList<qint64> answers(pushes.size(), -2);
         for (qsizetype i = 0; i < pushes.size(); ++i)
-            f.cloudly->push(kPush, pushBody(routeTable(pushes.at(i))), [&answers, i](const contract::Frame &x) {
+            f.cloudly->push(kPush, pushBody(routeTable(pushes.at(i))), [&answers, i](const peers::PeerFrame &x) {
                 answers[i] = x.hasError() ? -1 : responseOf(x).value("revision").toInteger(-1);
             });
         QVERIFY(waitFor([&] { return !answers.contains(-2); }));
@@ -606,8 +607,8 @@ private Q_SLOTS:
         QVERIFY(waitFor([&] { return log.count("refused the route table Cloudly answered") == 1; }));
         QCOMPARE(pushTable(f, routeTable(3, keyPem)), 4);
         auto node = f.registeredNode("node-a");
-        std::optional<contract::Frame> nodeAnswer;
-        node->call(kPull, QByteArray(R"({"appliedRevision":4})"), [&](const contract::Frame &x) { nodeAnswer = x; });
+        std::optional<peers::PeerFrame> nodeAnswer;
+        node->call(kPull, QByteArray(R"({"appliedRevision":4})"), [&](const peers::PeerFrame &x) { nodeAnswer = x; });
         QVERIFY(waitFor([&] { return nodeAnswer.has_value(); }));
         texts << nodeAnswer->errorRefusal().text();
         QVERIFY(!nodeAnswer->raw.contains(canary.toUtf8()));
@@ -639,5 +640,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstClusterIngress)
+COREFLOW_EPOLL_TEST_MAIN(TstClusterIngress)
 #include "tst_clusteringress.moc"

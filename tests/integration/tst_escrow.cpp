@@ -2,6 +2,7 @@
 // goes away, and SimulatedPalletNodes that admit a renewal only when its window is current by their own
 // clock (the fixture's ManualClock). Rules: ES-03, ES-04, ES-08, ES-18..ES-27, ES-30..ES-32, ES-38,
 // OC-11 (renewal bytes never logged), FW-24.
+#include "tests/support/epolltestmain.h"
 #include "tests/peers/dnsleaserenewalrunbuilder.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
@@ -39,22 +40,22 @@ class TstEscrow : public QObject {
     static void bringSessionBack(RelayFixture &f) { QVERIFY(f.bringCloudlySessionBack()); }
 
     // Cloudly hands the relay a run for the node; returns the answer frame.
-    static contract::Frame hold(RelayFixture &f, const QJsonObject &request)
+    static peers::PeerFrame hold(RelayFixture &f, const QJsonObject &request)
     {
-        std::optional<contract::Frame> answer;
-        f.cloudly->push(holdMethod, request, [&](const contract::Frame &a) { answer = a; });
+        std::optional<peers::PeerFrame> answer;
+        f.cloudly->push(holdMethod, request, [&](const peers::PeerFrame &a) { answer = a; });
         for (int i = 0; i < 200 && !answer; ++i)
             QTest::qWait(10);
-        return answer.value_or(contract::Frame{});
+        return answer.value_or(peers::PeerFrame{});
     }
 
-    static contract::Frame hold(RelayFixture &f, const QByteArray &rawRequest)
+    static peers::PeerFrame hold(RelayFixture &f, const QByteArray &rawRequest)
     {
-        std::optional<contract::Frame> answer;
-        f.cloudly->push(holdMethod, rawRequest, [&](const contract::Frame &a) { answer = a; });
+        std::optional<peers::PeerFrame> answer;
+        f.cloudly->push(holdMethod, rawRequest, [&](const peers::PeerFrame &a) { answer = a; });
         for (int i = 0; i < 200 && !answer; ++i)
             QTest::qWait(10);
-        return answer.value_or(contract::Frame{});
+        return answer.value_or(peers::PeerFrame{});
     }
 
     static void renewIdentity(RelayFixture &f)
@@ -69,7 +70,7 @@ class TstEscrow : public QObject {
     // The node admits a renewal only when its window is current by its clock (the shared ManualClock).
     static void admitByClock(RelayFixture &f, peers::SimulatedPalletNode &node)
     {
-        node.setPushHandler(renewalMethod, [&f](const contract::Frame &, const QJsonObject &request) {
+        node.setPushHandler(renewalMethod, [&f](const peers::PeerFrame &, const QJsonObject &request) {
             return Builder::acknowledge(request, f.clock.nowMs());
         });
     }
@@ -97,16 +98,16 @@ private Q_SLOTS:
         const auto b = *node->session();
         const auto p = Builder::projection("proj-1", 1);
         const QJsonObject request = Builder::holdRequest(b, p, Builder::grid(b, p, f.clock.nowMs(), 3));
-        const contract::Frame answer = hold(f, request);
+        const peers::PeerFrame answer = hold(f, request);
         QVERIFY(!answer.hasError());
         QCOMPARE(answer.responseObject().value(), (QJsonObject{{"held", 3}}));
 
         QString refused;
-        node->call(holdMethod, request, [&](const contract::Frame &x) { refused = x.errorRefusal().name; });
+        node->call(holdMethod, request, [&](const peers::PeerFrame &x) { refused = x.errorRefusal().name; });
         QTRY_COMPARE(refused, QString(contract::refusal::escrowCloudlyOnly));
 
         contract::SessionBinding stranger{"node-z", "cluster-1", "s-z", 0};
-        const contract::Frame notCarried = hold(f, Builder::holdRequest(stranger, p, Builder::grid(stranger, p, f.clock.nowMs(), 1)));
+        const peers::PeerFrame notCarried = hold(f, Builder::holdRequest(stranger, p, Builder::grid(stranger, p, f.clock.nowMs(), 1)));
         QCOMPARE(notCarried.errorRefusal().name, QString(contract::refusal::escrowNodeNotCarried));
         QCOMPARE(f.relay->statusSnapshot().escrow.size(), 1);
     }
@@ -126,7 +127,7 @@ private Q_SLOTS:
         const QJsonArray renewals = Builder::grid(b, p, t0, 5);
         QVERIFY(!hold(f, Builder::holdRequest(b, p, renewals)).hasError());
         f.clock.advance(30000); // session up: nothing is released (ES-18)
-        QTest::qWait(50);
+        QVERIFY(f.settleNodeHop(*node));
         QCOMPARE(node->pushCount(renewalMethod), 0);
 
         takeSessionDown(f);
@@ -139,7 +140,7 @@ private Q_SLOTS:
 
         // Window 3 opens at t0 + 20 min; it is offered at t0 + 20 min + 30 s (ES-19, ES-21).
         f.clock.advance(t0 + 20 * minute + 29999 - f.clock.nowMs());
-        QTest::qWait(100);
+        QVERIFY(f.settleNodeHop(*node));
         QCOMPARE(node->pushCount(renewalMethod), 1);
         f.clock.advance(1);
         QTRY_COMPARE(node->pushCount(renewalMethod), 2);
@@ -153,7 +154,7 @@ private Q_SLOTS:
         bringSessionBack(f);
         QCOMPARE(f.relay->escrow()->releaseDueMs(), -1);
         f.clock.advance(15 * minute);
-        QTest::qWait(100);
+        QTest::qWait(100); // not the node barrier: this node may be gone with the returning session (§8.4)
         QCOMPARE(node->pushCount(renewalMethod), 2);
         // OC-11, ES-01: a renewal's signature never reaches a log line.
         const QString signature = renewals.at(1).toObject().value("signature").toString();
@@ -211,19 +212,19 @@ private Q_SLOTS:
         const auto p = Builder::projection("proj-1", 1);
         QVERIFY(!hold(f, Builder::holdRequest(b, p, Builder::grid(b, p, f.clock.nowMs(), 2))).hasError());
         // Cloudly answers an identical registration with the historical binding.
-        f.cloudly->setHandler("registerPalletRuntimeSession", [&f, b](const contract::Frame &frame, const QJsonObject &request) {
+        f.cloudly->setHandler("registerPalletRuntimeSession", [&f, b](const peers::PeerFrame &frame, const QJsonObject &request) {
             Answer a = f.cloudly->defaultAnswer(frame, request);
             QJsonObject response = QJsonDocument::fromJson(a.rawResponse).object();
             response["session"] = b.toJson();
             return Answer::respond(response);
         });
         bool again = false;
-        node->registerSession([&](const contract::Frame &x) { again = !x.hasError(); });
+        node->registerSession([&](const peers::PeerFrame &x) { again = !x.hasError(); });
         QTRY_VERIFY(again);
         QVERIFY(f.relay->escrow()->holdsRunFor("node-a"));
         f.cloudly->clearHandler("registerPalletRuntimeSession");
         again = false;
-        node->registerSession([&](const contract::Frame &x) { again = !x.hasError(); });
+        node->registerSession([&](const peers::PeerFrame &x) { again = !x.hasError(); });
         QTRY_VERIFY(again);
         QTRY_VERIFY(!f.relay->escrow()->holdsRunFor("node-a"));
         QVERIFY(log.contains("node node-a: DNS lease renewal run dropped: the node registered another session"));
@@ -242,7 +243,7 @@ private Q_SLOTS:
             node->setPushAnswer("applyRuntimeNetworkProjection", Answer::respond(QJsonObject{{"projection", projection}, {"admitted", true}}));
             bool answered = false;
             f.cloudly->push("applyRuntimeNetworkProjection", QJsonObject{{"session", b.toJson()}, {"projection", projection}},
-                            [&](const contract::Frame &) { answered = true; });
+                            [&](const peers::PeerFrame &) { answered = true; });
             QTRY_VERIFY(answered);
         };
         ackWith(Builder::projection("proj-1", 1)); // an earlier generation keeps it (D-08)
@@ -276,7 +277,7 @@ private Q_SLOTS:
         QVERIFY(f.startRelay());
         auto node = f.registeredNode("node-a");
         bool nodeRefuses = false;
-        node->setPushHandler(renewalMethod, [&f, &nodeRefuses](const contract::Frame &, const QJsonObject &request) {
+        node->setPushHandler(renewalMethod, [&f, &nodeRefuses](const peers::PeerFrame &, const QJsonObject &request) {
             if (nodeRefuses)
                 return Answer::refuse(QLatin1StringView("dns-lease-clock-unqualified"), QStringLiteral("no NTS sample"));
             return Builder::acknowledge(request, f.clock.nowMs());
@@ -302,7 +303,7 @@ private Q_SLOTS:
         QStringList texts;
         int refused = 0;
         auto holdRaw = [&](const QByteArray &raw) {
-            const contract::Frame answer = hold(f, raw);
+            const peers::PeerFrame answer = hold(f, raw);
             if (answer.hasError()) {
                 texts << answer.errorRefusal().text();
                 ++refused;
@@ -450,5 +451,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstEscrow)
+COREFLOW_EPOLL_TEST_MAIN(TstEscrow)
 #include "tst_escrow.moc"

@@ -1,5 +1,6 @@
 // Forwarding a runtime session, both directions (docs/contract.md §8, §5). Rules: CL-05, CL-06, CL-07, FW-01,
 // FW-06, FW-07, FW-08, FW-09, FW-10, FW-11, FW-13, FW-15, FW-16, FW-17, FW-22, ES-04.
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 #include "shared/contract/refusalnames.h"
@@ -47,7 +48,7 @@ private Q_SLOTS:
         QCOMPARE(registrations.at(0).rawRequest, a->registrationRequest());
         QCOMPARE(registrations.at(1).rawRequest, b->registrationRequest());
 
-        f.cloudly->setHandler("reportRuntimeAssignmentObservation", [](const contract::Frame &frame, const QJsonObject &request) {
+        f.cloudly->setHandler("reportRuntimeAssignmentObservation", [](const peers::PeerFrame &frame, const QJsonObject &request) {
             // Answer with the node id the body names, in an unusual but valid layout.
             const QString node = request.value("session").toObject().value("nodeId").toString();
             Q_UNUSED(frame);
@@ -60,16 +61,16 @@ private Q_SLOTS:
             const QByteArray bodyA = sessionBody(*a->session(), extraA);
             const QByteArray bodyB = sessionBody(*b->session(), ",\"observation\":{\"b\":2}");
             QByteArray answerA, answerB;
-            a->call(method, bodyA, [&](const contract::Frame &x) { answerA = x.raw; }, "id-1");
-            b->call(method, bodyB, [&](const contract::Frame &x) { answerB = x.raw; }, "id-1");
+            a->call(method, bodyA, [&](const peers::PeerFrame &x) { answerA = x.raw; }, "id-1");
+            b->call(method, bodyB, [&](const peers::PeerFrame &x) { answerB = x.raw; }, "id-1");
             QTRY_VERIFY(!answerA.isEmpty() && !answerB.isEmpty());
             const auto seen = f.cloudly->requests(method);
             QCOMPARE(seen.size(), 2);
             QSet<QByteArray> bodies{seen.at(0).rawRequest, seen.at(1).rawRequest};
             QCOMPARE(bodies, (QSet<QByteArray>{bodyA, bodyB}));
             QVERIFY(seen.at(0).correlationId != seen.at(1).correlationId); // mapped per hop
-            auto parsedA = contract::Envelope::parse(answerA);
-            auto parsedB = contract::Envelope::parse(answerB);
+            auto parsedA = peers::PeerEnvelope::parse(answerA);
+            auto parsedB = peers::PeerEnvelope::parse(answerB);
             QVERIFY(parsedA.ok() && parsedB.ok());
             QCOMPARE(parsedA->correlationId, QStringLiteral("id-1"));
             QCOMPARE(parsedB->correlationId, QStringLiteral("id-1"));
@@ -95,7 +96,7 @@ private Q_SLOTS:
         auto a = f.registeredNode("node-a");
         for (int i = 0; i < 3; ++i) {
             bool answered = false;
-            a->callWithSession("getRuntimeRegistryCredential", {}, [&](const contract::Frame &) { answered = true; });
+            a->callWithSession("getRuntimeRegistryCredential", {}, [&](const peers::PeerFrame &) { answered = true; });
             QTRY_VERIFY(answered);
         }
         QCOMPARE(f.cloudly->callCount("getRuntimeRegistryCredential"), 3);
@@ -111,9 +112,9 @@ private Q_SLOTS:
         const QByteArray retry = R"({"waitForMs":1500,"reason":"later"})";
         f.cloudly->setAnswer("getRuntimeManagedVpnCredential", Answer::errorRaw(error, retry));
         QByteArray raw;
-        a->callWithSession("getRuntimeManagedVpnCredential", {}, [&](const contract::Frame &x) { raw = x.raw; });
+        a->callWithSession("getRuntimeManagedVpnCredential", {}, [&](const peers::PeerFrame &x) { raw = x.raw; });
         QTRY_VERIFY(!raw.isEmpty());
-        auto parsed = contract::Envelope::parse(raw);
+        auto parsed = peers::PeerEnvelope::parse(raw);
         QVERIFY(parsed.ok());
         QCOMPARE(parsed->error.toByteArray(), error);
         QCOMPARE(parsed->retry.toByteArray(), retry);
@@ -169,7 +170,7 @@ private Q_SLOTS:
             body = sessionBody(binding, {});
         const int before = f.cloudly->callCount("getRuntimeRegistryCredential");
         QString text;
-        from->call("getRuntimeRegistryCredential", body, [&](const contract::Frame &x) { text = x.errorRefusal().text(); });
+        from->call("getRuntimeRegistryCredential", body, [&](const peers::PeerFrame &x) { text = x.errorRefusal().text(); });
         QTRY_VERIFY(!text.isEmpty());
         QVERIFY2(text.contains(reasonPart), qPrintable(text));
         QVERIFY(text.startsWith(scenario == "malformed" ? "request-invalid: " : "session-binding-refused: "));
@@ -184,19 +185,19 @@ private Q_SLOTS:
         QVERIFY(f.startRelay());
         auto a = f.registeredNode("node-a");
         auto b = f.registeredNode("node-b");
-        b->setPushHandler("applyRuntimeNetworkProjection", [](const contract::Frame &, const QJsonObject &) {
+        b->setPushHandler("applyRuntimeNetworkProjection", [](const peers::PeerFrame &, const QJsonObject &) {
             return Answer::respondRaw(R"({"acknowledged":true,"projection":{"id":"p","generation":2,"digest":"d"}, "x" : 1})");
         });
         for (const auto &name : contract::method::nodePushes) {
             const QString method(name);
             const QByteArray body = sessionBody(*b->session(), ",\"payload\":{ \"k\" : [1, 2] }");
             QByteArray answerRaw;
-            f.cloudly->push(method, body, [&](const contract::Frame &answer) { answerRaw = answer.raw; });
+            f.cloudly->push(method, body, [&](const peers::PeerFrame &answer) { answerRaw = answer.raw; });
             QTRY_VERIFY(!answerRaw.isEmpty());
             QCOMPARE(b->pushCount(method), 1);
             QCOMPARE(a->pushCount(method), 0);
             QCOMPARE(b->lastPushRawRequest(method), body);
-            auto parsed = contract::Envelope::parse(answerRaw);
+            auto parsed = peers::PeerEnvelope::parse(answerRaw);
             QVERIFY(parsed.ok());
             QVERIFY(!parsed->hasError());
             if (method == "applyRuntimeNetworkProjection")
@@ -207,9 +208,9 @@ private Q_SLOTS:
         const QByteArray error = R"({"text":"assignment-refused: no","data":{"name":"assignment-refused"}})";
         a->setPushAnswer("applyRuntimeAssignment", Answer::errorRaw(error));
         QByteArray raw;
-        f.cloudly->push("applyRuntimeAssignment", sessionBody(*a->session(), {}), [&](const contract::Frame &x) { raw = x.raw; });
+        f.cloudly->push("applyRuntimeAssignment", sessionBody(*a->session(), {}), [&](const peers::PeerFrame &x) { raw = x.raw; });
         QTRY_VERIFY(!raw.isEmpty());
-        QCOMPARE(contract::Envelope::parse(raw)->error.toByteArray(), error);
+        QCOMPARE(peers::PeerEnvelope::parse(raw)->error.toByteArray(), error);
     }
 
     // FW-16, FW-17: a closed node is dropped; a later push is refused with the exact text and Cloudly
@@ -224,12 +225,12 @@ private Q_SLOTS:
         a->close();
         QTRY_VERIFY(f.relay->statusSnapshot().nodes.isEmpty());
         QString text;
-        f.cloudly->push("applyRuntimeAssignment", sessionBody(binding, {}), [&](const contract::Frame &x) { text = x.errorRefusal().text(); });
+        f.cloudly->push("applyRuntimeAssignment", sessionBody(binding, {}), [&](const peers::PeerFrame &x) { text = x.errorRefusal().text(); });
         QTRY_VERIFY(!text.isEmpty());
         QCOMPARE(text, QStringLiteral("node-not-connected: node node-a is not connected to this relay"));
         // Only the push's answer went to Cloudly: no retirement call of the relay's own.
         QCOMPARE(f.cloudly->frames().size(), framesBefore + 1);
-        QCOMPARE(f.cloudly->frames().last().phase, contract::Phase::Response);
+        QCOMPARE(f.cloudly->frames().last().phase, peers::Phase::Response);
     }
 
     // FW-18, FW-19: the four secret-recipient requests go through the same current-session check and
@@ -244,11 +245,11 @@ private Q_SLOTS:
             const QString method(name);
             const QByteArray body = sessionBody(*a->session(), ",\"challenge\":\"possession-canary\"");
             QByteArray answer;
-            a->call(method, body, [&](const contract::Frame &x) { answer = x.raw; });
+            a->call(method, body, [&](const peers::PeerFrame &x) { answer = x.raw; });
             QTRY_VERIFY(!answer.isEmpty());
             QCOMPARE(f.cloudly->lastRawRequest(method), body);
             QString refused;
-            b->call(method, body, [&](const contract::Frame &x) { refused = x.errorRefusal().name; });
+            b->call(method, body, [&](const peers::PeerFrame &x) { refused = x.errorRefusal().name; });
             QTRY_COMPARE(refused, QStringLiteral("session-binding-refused"));
             QCOMPARE(f.cloudly->callCount(method), 1);
         }
@@ -263,7 +264,7 @@ private Q_SLOTS:
         QVERIFY(f.startRelay());
         auto a = f.registeredNode("node-a");
         QString text;
-        a->callWithSession("holdRuntimeNetworkDnsLeaseRenewals", {}, [&](const contract::Frame &x) { text = x.errorRefusal().name; });
+        a->callWithSession("holdRuntimeNetworkDnsLeaseRenewals", {}, [&](const peers::PeerFrame &x) { text = x.errorRefusal().name; });
         QTRY_VERIFY(!text.isEmpty());
         QCOMPARE(text, QStringLiteral("escrow-cloudly-only"));
         QCOMPARE(f.cloudly->callCount("holdRuntimeNetworkDnsLeaseRenewals"), 0);
@@ -283,5 +284,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstForwarding)
+COREFLOW_EPOLL_TEST_MAIN(TstForwarding)
 #include "tst_forwarding.moc"

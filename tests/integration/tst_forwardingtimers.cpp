@@ -1,5 +1,6 @@
 // Forwarding budgets on an injected clock: nothing here sleeps for the budgets' real seconds.
 // Rules: FW-02, FW-03, FW-04, FW-05, FW-14, FW-25 (and D-05: the 9000 ms budget counts from arrival).
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 
@@ -36,7 +37,7 @@ private Q_SLOTS:
         takeSessionDown(f);
         const int before = f.cloudly->callCount("registerPalletRuntimeSession");
         QString text;
-        node->registerSession([&](const contract::Frame &x) { text = x.errorRefusal().text(); });
+        node->registerSession([&](const peers::PeerFrame &x) { text = x.errorRefusal().text(); });
         QTRY_VERIFY(log.contains("holding registerPalletRuntimeSession"));
         f.clock.advance(4999);
         QTest::qWait(50);
@@ -56,7 +57,7 @@ private Q_SLOTS:
         auto node = f.connectNode("node-a");
         takeSessionDown(f);
         bool registered = false;
-        node->registerSession([&](const contract::Frame &x) { registered = !x.hasError(); });
+        node->registerSession([&](const peers::PeerFrame &x) { registered = !x.hasError(); });
         QTRY_VERIFY(log.contains("holding registerPalletRuntimeSession"));
         f.clock.advance(3000);
         QVERIFY(!registered);
@@ -74,7 +75,7 @@ private Q_SLOTS:
         f.cloudly->setAnswer("registerPalletRuntimeSession", Answer::silence());
         auto node = f.connectNode("node-a");
         QString text;
-        node->registerSession([&](const contract::Frame &x) { text = x.errorRefusal().text(); });
+        node->registerSession([&](const peers::PeerFrame &x) { text = x.errorRefusal().text(); });
         QTRY_COMPARE(f.cloudly->callCount("registerPalletRuntimeSession"), 1);
         f.clock.advance(8999);
         QTest::qWait(50);
@@ -93,7 +94,7 @@ private Q_SLOTS:
         f.cloudly->setAnswer("registerPalletRuntimeSession", Answer::silence());
         const qint64 arrival = f.clock.nowMs();
         QString text;
-        node->registerSession([&](const contract::Frame &x) { text = x.errorRefusal().text(); });
+        node->registerSession([&](const peers::PeerFrame &x) { text = x.errorRefusal().text(); });
         QTRY_VERIFY(log.contains("holding registerPalletRuntimeSession"));
         f.clock.advance(2000);
         bringSessionBack(f);
@@ -115,7 +116,7 @@ private Q_SLOTS:
         auto node = f.registeredNode("node-a");
         f.cloudly->setAnswer("getRuntimeRegistryCredential", Answer::silence());
         QString text;
-        node->callWithSession("getRuntimeRegistryCredential", {}, [&](const contract::Frame &x) { text = x.errorRefusal().text(); });
+        node->callWithSession("getRuntimeRegistryCredential", {}, [&](const peers::PeerFrame &x) { text = x.errorRefusal().text(); });
         QTRY_COMPARE(f.cloudly->callCount("getRuntimeRegistryCredential"), 1);
         f.clock.advance(7999);
         QTest::qWait(50);
@@ -134,7 +135,7 @@ private Q_SLOTS:
         node->setPushAnswer("applyRuntimeAssignment", Answer::silence());
         const QByteArray body = "{\"session\":" + QJsonDocument(node->session()->toJson()).toJson(QJsonDocument::Compact) + "}";
         QString text;
-        f.cloudly->push("applyRuntimeAssignment", body, [&](const contract::Frame &x) { text = x.errorRefusal().text(); });
+        f.cloudly->push("applyRuntimeAssignment", body, [&](const peers::PeerFrame &x) { text = x.errorRefusal().text(); });
         QTRY_COMPARE(node->pushCount("applyRuntimeAssignment"), 1);
         f.clock.advance(7999);
         QTest::qWait(50);
@@ -151,14 +152,14 @@ private Q_SLOTS:
         auto node = f.registeredNode("node-a");
         f.cloudly->setAnswer("reportRuntimeAssignmentObservation", Answer::silence());
         QString text;
-        node->callWithSession("reportRuntimeAssignmentObservation", {}, [&](const contract::Frame &x) { text = x.errorRefusal().text(); });
+        node->callWithSession("reportRuntimeAssignmentObservation", {}, [&](const peers::PeerFrame &x) { text = x.errorRefusal().text(); });
         QTRY_COMPARE(f.cloudly->callCount("reportRuntimeAssignmentObservation"), 1);
         f.cloudly->dropRelaySockets();
         QTRY_COMPARE(text, QStringLiteral("cloudly-session-lost: the Cloudly session closed before it answered"));
         QCOMPARE(node->pendingCallCount(), 0);
         // While the session is away, other forwards are refused at once (never queued).
         QString second;
-        node->callWithSession("reportRuntimeAssignmentObservation", {}, [&](const contract::Frame &x) { second = x.errorRefusal().name; });
+        node->callWithSession("reportRuntimeAssignmentObservation", {}, [&](const peers::PeerFrame &x) { second = x.errorRefusal().name; });
         QTRY_COMPARE(second, QStringLiteral("cloudly-session-unavailable"));
     }
 
@@ -185,5 +186,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstForwardingTimers)
+COREFLOW_EPOLL_TEST_MAIN(TstForwardingTimers)
 #include "tst_forwardingtimers.moc"

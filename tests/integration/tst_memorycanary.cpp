@@ -6,6 +6,9 @@
 // pages a Secret lives in. The bearer is searched as UTF-8 and as UTF-16 (a QString copy).
 // After an identity renewal the old token is nowhere, and after a park the bearer is nowhere.
 // Rules: OV-05 (the bearer only in memory), OC-11 (markers absent from a memory dump), RR-29 (park).
+#include "tests/support/epolltestmain.h"
+#include "tests/peers/peerenvelope.h"
+#include "tests/peers/peerframe.h"
 #include "tests/integration/relayfixture.h"
 
 #include "shared/contract/envelope.h"
@@ -284,8 +287,8 @@ private Q_SLOTS:
                                                     {"privateKeyPem", QStringLiteral("-----BEGIN PRIVATE KEY-----\n%1\n-----END PRIVATE KEY-----\n")
                                                                           .arg(QString::fromLatin1(canary))}}}}};
         bool accepted = false;
-        f.cloudly->push("pushClusterRouteTable", contract::Envelope::compact({{"routeTable", table}}),
-                        [&](const contract::Frame &answer) { accepted = !answer.hasError(); });
+        f.cloudly->push("pushClusterRouteTable", peers::PeerEnvelope::compact({{"routeTable", table}}),
+                        [&](const peers::PeerFrame &answer) { accepted = !answer.hasError(); });
         QTRY_VERIFY(accepted);
         QTest::qWait(200);
         int mappingsRead = 0;
@@ -340,5 +343,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstMemoryCanary)
+COREFLOW_EPOLL_TEST_MAIN(TstMemoryCanary)
 #include "tst_memorycanary.moc"

@@ -1,7 +1,8 @@
 // Outage continuity: after this relay's Cloudly session reconnects, the nodes registered under the old
 // carrier are asked to register again, spaced on the injected clock; an identity renewal on the
 // unbroken socket and a session that is still away close nobody.
-// Rules: OC-02, OC-03, OC-04, OC-05, OC-06, OC-07, OC-08, OC-09, OC-12.
+// Rules: OC-01, OC-02, OC-03, OC-04, OC-05, OC-06, OC-07, OC-08, OC-09, OC-12.
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 
@@ -45,6 +46,7 @@ private Q_SLOTS:
         log.clear();
     }
 
+    // OC-01 (the relay counts the connections its session registers on: 1, then 2 after the reconnect),
     // OC-03, OC-04, OC-05, OC-06, OC-07: a reconnect raises the carrier count; once dispatchable again,
     // a 20-node wave closes every node 75 ms apart (well inside 5000 ms), each said out loud; the nodes
     // see close code 4000. OC-08, OC-12: nodes that registered again under the new count stay open, and
@@ -139,5 +141,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstOutageContinuity)
+COREFLOW_EPOLL_TEST_MAIN(TstOutageContinuity)
 #include "tst_outagecontinuity.moc"

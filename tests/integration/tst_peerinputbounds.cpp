@@ -3,6 +3,8 @@
 // TLS sockets: a hostile method name or session key is not echoed into the refusal, and a frame near
 // the 16 MiB bound leaves no parser memory behind once it is answered.
 // Rules: CL-01 (unknown methods are refused by name), FW-06 (session binding refusals).
+#include "tests/support/epolltestmain.h"
+#include "tests/peers/peerframe.h"
 #include "tests/integration/relayfixture.h"
 
 #include "shared/contract/envelope.h"
@@ -34,13 +36,13 @@ private Q_SLOTS:
         auto node = f.registeredNode("node-a");
         const QString method = QStringLiteral("x\x1b]0;owned\x07") + QString(300, QLatin1Char('m'));
         QString text;
-        node->callWithSession(method, {}, [&](const contract::Frame &answer) { text = answer.errorRefusal().text(); });
+        node->callWithSession(method, {}, [&](const peers::PeerFrame &answer) { text = answer.errorRefusal().text(); });
         QTRY_VERIFY(!text.isEmpty());
         QCOMPARE(text, QStringLiteral("method-not-served: the relay listener serves no method a name of %1 characters")
                            .arg(method.size()));
         // A plain name is still named, so an operator can see which method was wrong.
         text.clear();
-        node->callWithSession(QStringLiteral("noSuchMethod"), {}, [&](const contract::Frame &answer) { text = answer.errorRefusal().text(); });
+        node->callWithSession(QStringLiteral("noSuchMethod"), {}, [&](const peers::PeerFrame &answer) { text = answer.errorRefusal().text(); });
         QTRY_VERIFY(!text.isEmpty());
         QCOMPARE(text, QStringLiteral("method-not-served: the relay listener serves no method noSuchMethod"));
     }
@@ -57,7 +59,7 @@ private Q_SLOTS:
         session.insert(key, true);
         const QByteArray body = QJsonDocument(QJsonObject{{QStringLiteral("session"), session}}).toJson(QJsonDocument::Compact);
         QString text;
-        node->call(QStringLiteral("getRuntimeRegistryCredential"), body, [&](const contract::Frame &answer) { text = answer.errorRefusal().text(); });
+        node->call(QStringLiteral("getRuntimeRegistryCredential"), body, [&](const peers::PeerFrame &answer) { text = answer.errorRefusal().text(); });
         QTRY_VERIFY(!text.isEmpty());
         QVERIFY2(text.contains(QStringLiteral("has a member the contract does not name")), qPrintable(text.left(300)));
         QVERIFY2(!text.contains(QStringLiteral("kkkkkkkk")), qPrintable(text.left(300)));
@@ -77,12 +79,12 @@ private Q_SLOTS:
         const QByteArray pad(12 * 1024 * 1024, 'p');
         const QByteArray body = "{\"pad\":\"" + pad + "\"}";
         bool answered = false;
-        node->call(QStringLiteral("noSuchMethod"), body, [&](const contract::Frame &answer) { answered = answer.hasError(); });
+        node->call(QStringLiteral("noSuchMethod"), body, [&](const peers::PeerFrame &answer) { answered = answer.hasError(); });
         QTRY_VERIFY_WITH_TIMEOUT(answered, 20000);
         QVERIFY2(contract::Envelope::heldParserCapacityBytes() <= 3 * contract::Envelope::retainedParserCapacityBytes,
                  qPrintable(QString::number(contract::Envelope::heldParserCapacityBytes())));
     }
 };
 
-QTEST_GUILESS_MAIN(TstPeerInputBounds)
+COREFLOW_EPOLL_TEST_MAIN(TstPeerInputBounds)
 #include "tst_peerinputbounds.moc"

@@ -1,9 +1,13 @@
 // The `coreflow` executable as an operator runs it: --help/--version, configuration refusals, boot,
 // SIGTERM/SIGINT exit codes, the second signal, a failed start. The Cloudly peer runs in this process.
-// Rules: ST-06, ST-07, UC-13, UC-14, CF-02, CF-04, CF-08, UC-09, OV-08.
+// Rules: ST-06, ST-07, UC-13, UC-14, CF-02, CF-04, CF-08, UC-09, OV-08, OV-02, OV-03.
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/relayfixture.h"
 
+#include <QDir>
+#include <QFile>
 #include <QProcess>
+#include <QSet>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -66,6 +70,32 @@ class TstProcessLifecycle : public QObject {
         return p.state() == QProcess::NotRunning ? p.exitCode() : -1;
     }
 
+    // The local TCP ports a process listens on: its socket fds (/proc/<pid>/fd) matched by inode against
+    // the kernel's LISTEN entries (/proc/net/tcp, tcp6; state 0A).
+    static QList<int> listeningTcpPorts(qint64 pid)
+    {
+        QSet<QByteArray> inodes;
+        const QDir fds(QStringLiteral("/proc/%1/fd").arg(pid));
+        for (const QString &name : fds.entryList(QDir::NoDotAndDotDot | QDir::AllEntries | QDir::System)) {
+            const QString target = QFile::symLinkTarget(fds.filePath(name));
+            if (target.contains(QLatin1String("socket:[")))
+                inodes.insert(target.section(QLatin1Char('['), 1).chopped(1).toLatin1());
+        }
+        QList<int> ports;
+        for (const char *table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+            QFile f(QString::fromLatin1(table));
+            if (!f.open(QIODevice::ReadOnly))
+                continue;
+            f.readLine(); // header
+            while (!f.atEnd()) {
+                const QList<QByteArray> cols = f.readLine().simplified().split(' ');
+                if (cols.size() > 9 && cols.at(3) == "0A" && inodes.contains(cols.at(9)))
+                    ports << cols.at(1).split(':').last().toInt(nullptr, 16);
+            }
+        }
+        return ports;
+    }
+
 private Q_SLOTS:
     void initTestCase() { QVERIFY2(QFile::exists(binary()), "COREFLOW_BINARY is not set to the built coreflow"); }
 
@@ -85,6 +115,23 @@ private Q_SLOTS:
         p.start(binary(), {"--no-such-option"});
         QVERIFY(p.waitForFinished(10000));
         QCOMPARE(p.exitCode(), 2);
+    }
+
+    // OV-02: the relay's one TLS listener is its only TCP listener (nodes and the ingress share it; the
+    // status socket is a Unix socket). OV-03: nothing listens on the retired Coretraffic port 3000.
+    void theListenerIsTheOnlyTcpListener_OV02_OV03()
+    {
+        RelayFixture f;
+        QTemporaryDir dir;
+        auto p = launch(f, dir, f.bearer);
+        QByteArray err;
+        QVERIFY2(waitForStderr(*p, "the relay is open for Cloudly dispatch", err), err.constData());
+        QTRY_VERIFY_WITH_TIMEOUT(listeningTcpPorts(p->processId()).contains(int(f.relayPort)), 10000);
+        const QList<int> ports = listeningTcpPorts(p->processId());
+        QCOMPARE(ports, QList<int>{int(f.relayPort)});
+        QVERIFY(!ports.contains(3000));
+        ::kill(pid_t(p->processId()), SIGTERM);
+        QCOMPARE(waitExit(*p, err), 0);
     }
 
     // CF-04, CF-08, UC-14: both missing variables named at once, exit 1, before anything starts.
@@ -170,5 +217,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstProcessLifecycle)
+COREFLOW_EPOLL_TEST_MAIN(TstProcessLifecycle)
 #include "tst_processlifecycle.moc"

@@ -2,6 +2,7 @@
 // §6.6.1).
 // Rules: PV-02, PV-03, PV-05..PV-10, PV-12..PV-24, RR-01..RR-10, RR-15, RR-16, RR-18..RR-20, RR-23,
 // RR-25..RR-33, ON-01.
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 
@@ -113,7 +114,7 @@ private Q_SLOTS:
     {
         RelayFixture f(false);
         QVERIFY(f.startRelay());
-        QTest::qWait(200);
+        QVERIFY(f.settleCloudlyHop());
         QCOMPARE(f.cloudly->callCount("registerClusterRelay"), 0);
     }
 
@@ -152,7 +153,7 @@ private Q_SLOTS:
         // Nodes keep being served (RR-16).
         bool acked = false;
         f.cloudly->push("applyRuntimeAssignment", QJsonObject{{"session", node->session()->toJson()}},
-                        [&](const contract::Frame &x) { acked = !x.hasError(); });
+                        [&](const peers::PeerFrame &x) { acked = !x.hasError(); });
         QTRY_VERIFY(acked);
         QVERIFY(f.relay->cloudly()->isDispatchable());
         // Not parked, no cadence: the next renewal registers again (RR-19), and an acceptance then holds (RR-33).
@@ -185,7 +186,7 @@ private Q_SLOTS:
         QVERIFY(due > 0);
         QCOMPARE(due - f.clock.nowMs(), 300000); // (no time passed since the refusal on the ManualClock)
         f.clock.advance(299999);
-        QTest::qWait(50);
+        QVERIFY(f.settleCloudlyHop());
         QCOMPARE(f.cloudly->callCount("registerClusterRelay"), 1);
         f.cloudly->setAnswer("registerClusterRelay", Answer::useDefault()); // Cloudly upgraded
         f.clock.advance(1);
@@ -240,7 +241,7 @@ private Q_SLOTS:
         QCOMPARE(f.relay->registration()->retryDueMs() - f.clock.nowMs(), 300000);
         bool acked = false;
         f.cloudly->push("applyRuntimeAssignment", QJsonObject{{"session", node->session()->toJson()}},
-                        [&](const contract::Frame &x) { acked = !x.hasError(); });
+                        [&](const peers::PeerFrame &x) { acked = !x.hasError(); });
         QTRY_VERIFY(acked);
         // PV-21: a servable answer ends it.
         f.cloudly->setAnswer("registerClusterRelay", acceptance(origin, "relay-credential-1", 1, 9));
@@ -261,13 +262,13 @@ private Q_SLOTS:
 
     // RR-28, RR-29, RR-30, RR-31, RR-32, PV-14..PV-18: both carriers of a superseded generation park
     // the relay for the rest of the process, stated once; everything it carries keeps running.
-    void superseededGenerationParks_RR28_RR29_data()
+    void superseededGenerationParks_RR28_RR29_PV16_PV17_OV12_data()
     {
         QTest::addColumn<QString>("carrier");
         QTest::newRow("refusal relay-credential-generation-stale RR-29") << "refusal";
         QTest::newRow("acceptance naming another generation RR-28") << "acceptance";
     }
-    void superseededGenerationParks_RR28_RR29()
+    void superseededGenerationParks_RR28_RR29_PV16_PV17_OV12()
     {
         QFETCH(QString, carrier);
         RelayFixture f;
@@ -296,16 +297,62 @@ private Q_SLOTS:
         const int registrations = f.cloudly->callCount("registerClusterRelay");
         const int refreshes = f.cloudly->callCount("refreshClusterIdentity");
         f.clock.advance(4 * 3600 * 1000);
-        QTest::qWait(100);
+        QVERIFY(f.settleCloudlyHop());
         QCOMPARE(f.cloudly->callCount("registerClusterRelay"), registrations);
+        // PV-17: the readiness answer stays that same line for the rest of the process.
+        QVERIFY(!f.relay->checkReadiness().ready);
+        QVERIFY(lines(f.relay->checkReadiness()).contains("registration: " + line));
         QCOMPARE(f.cloudly->callCount("refreshClusterIdentity"), refreshes);
         // Everything it carries keeps running (RR-32, PV-18): the socket, the node, the pushes.
         QVERIFY(f.relay->cloudly()->isDispatchable());
         bool acked = false;
         f.cloudly->push("applyRuntimeAssignment", QJsonObject{{"session", node->session()->toJson()}},
-                        [&](const contract::Frame &x) { acked = !x.hasError(); });
+                        [&](const peers::PeerFrame &x) { acked = !x.hasError(); });
         QTRY_VERIFY(acked);
         QCOMPARE(log.count(line), 1); // still stated once
+    }
+
+    // WD-01: the relay renews its Cloudly identity before the identity expires. RR-02: that renewal, on
+    // the unbroken socket, also sends registerClusterRelay again.
+    void identityIsRenewedBeforeExpiryAndRegistersAgain_WD01_RR02()
+    {
+        RelayFixture f;
+        f.cloudly->options().identityLifetimeMs = 60000;
+        QVERIFY(f.startRelay());
+        QTRY_VERIFY(f.relay->registration()->acceptedRecord().has_value());
+        const qint64 expiresAt = qint64(f.cloudly->issuedIdentities().last().value("expiresAt").toDouble());
+        const qint64 due = f.relay->cloudly()->identityRenewalDueMs();
+        QVERIFY(due > f.clock.nowMs());
+        QVERIFY2(due < expiresAt, qPrintable(QStringLiteral("renewal due %1, identity expires %2").arg(due).arg(expiresAt)));
+        const int registrations = f.cloudly->callCount("registerClusterRelay");
+        const int sessions = f.cloudly->callCount("registerCloudlyClientSession");
+        renewIdentity(f);
+        QVERIFY(f.clock.nowMs() < expiresAt);
+        QCOMPARE(f.cloudly->callCount("registerCloudlyClientSession"), sessions + 1);
+        QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), registrations + 1);
+    }
+
+    // RR-21: an acceptance always carries an origin; Cloudly's own acceptance with the origin taken out
+    // is not taken as accepted (an un-enabled cluster is relay-cluster-not-enabled instead, which
+    // refusalsAreLoggedAndChangeNothing_RR15 covers).
+    void acceptanceWithoutOriginIsNotAccepted_RR21()
+    {
+        RelayFixture f;
+        peers::LoopbackCloudly *cloudly = f.cloudly.get();
+        cloudly->setHandler("registerClusterRelay", [cloudly](const peers::PeerFrame &frame, const QJsonObject &request) {
+            const peers::Answer accepted = cloudly->defaultAnswer(frame, request);
+            QJsonObject response = QJsonDocument::fromJson(accepted.rawResponse).object();
+            response.remove("origin");
+            return peers::Answer::respond(response);
+        });
+        QVERIFY(f.startRelay());
+        QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), 1);
+        QVERIFY(f.settleCloudlyHop());
+        QVERIFY(!f.relay->registration()->acceptedRecord().has_value());
+        QVERIFY(!f.relay->registration()->pinnedCredential().has_value());
+        const Readiness r = f.relay->checkReadiness();
+        QVERIFY(!r.ready);
+        QVERIFY2(lines(r).join('\n').contains("origin"), qPrintable(lines(r).join('\n')));
     }
 
     // RR-09: one registration in flight at a time, however many renewals arrive meanwhile.
@@ -375,7 +422,7 @@ private Q_SLOTS:
         f.relay->cloudly()->park(); // stop further renewals so only the queued registration is counted
         f.clock.advance(8000);
         QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), before + 2);
-        QTest::qWait(100);
+        QVERIFY(f.settleCloudlyHop());
         QCOMPARE(f.cloudly->callCount("registerClusterRelay"), before + 2);
     }
 
@@ -437,7 +484,8 @@ private Q_SLOTS:
         QVERIFY(!f.relay->registration()->pinnedCredential().has_value()); // nothing reported as accepted
     }
 
-    // A re-offer lost in transport keeps the 300000 ms cadence (RR-06).
+    // A re-offer lost in transport keeps the 300000 ms cadence (RR-06). PV-13: once an accepted offer
+    // replaces the refusal, the same process answers ready again.
     void cadenceSurvivesATransportLoss_RR06()
     {
         RelayFixture f;
@@ -532,7 +580,7 @@ private Q_SLOTS:
         f.cloudly->setAnswer("registerClusterRelay", Answer::refuse(QLatin1StringView("relay-node-unknown"), "x"));
         renewIdentity(f);
         QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), 3);
-        QTest::qWait(100);
+        QVERIFY(f.settleCloudlyHop());
         QCOMPARE(f.cloudly->callCount("getClusterRouteTable"), 2);
     }
 
@@ -550,7 +598,7 @@ private Q_SLOTS:
             // An old-major body that the exact-key validator would call malformed (PV-07): the offer speaks first.
             const QByteArray body = "{\"offer\":{\"sessionKind\":\"palletRuntime\",\"release\":\"" + release.toUtf8()
                                     + "\"},\"nodeId\":\"n\",\"authorization\":\"node-bearer-canary\",\"legacyField\":1}";
-            node->call("registerPalletRuntimeSession", body, [&](const contract::Frame &x) {
+            node->call("registerPalletRuntimeSession", body, [&](const peers::PeerFrame &x) {
                 text = x.errorRefusal().text();
                 data = x.errorRefusal().data;
             });
@@ -572,14 +620,14 @@ private Q_SLOTS:
         // A node with no readable offer is told so.
         auto bare = f.connectNode("bare");
         QString text;
-        bare->call("registerPalletRuntimeSession", QByteArray("{\"nodeId\":\"bare\"}"), [&](const contract::Frame &x) { text = x.errorRefusal().text(); });
+        bare->call("registerPalletRuntimeSession", QByteArray("{\"nodeId\":\"bare\"}"), [&](const peers::PeerFrame &x) { text = x.errorRefusal().text(); });
         QTRY_VERIFY(text.endsWith("the peer offered no readable offer"));
         // PV-24: the moment a servable offer arrives the hop serves again.
         auto good = f.connectNode("node-good");
         bool registered = false;
         QJsonObject req{{"offer", QJsonObject{{"sessionKind", "palletRuntime"}, {"release", "32.10.1"}}},
                         {"nodeId", "node-good"}, {"authorization", "b"}, {"nodeInstanceNonce", "n"}};
-        good->call("registerPalletRuntimeSession", req, [&](const contract::Frame &x) { registered = !x.hasError(); });
+        good->call("registerPalletRuntimeSession", req, [&](const peers::PeerFrame &x) { registered = !x.hasError(); });
         QTRY_VERIFY(registered);
         QVERIFY(f.relay->checkReadiness().ready);
     }
@@ -608,5 +656,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstRegistration)
+COREFLOW_EPOLL_TEST_MAIN(TstRegistration)
 #include "tst_registration.moc"

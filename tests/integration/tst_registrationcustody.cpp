@@ -1,6 +1,7 @@
 // Registration outcomes and escrow custody, through the real wiring of the composition root
 // (docs/contract.md §9.5 drop rules; §6.6.1 parking).
 // Rules: ES-33, ES-34, ES-35, ES-36, RR-28, RR-29, RR-30, WD-11 (custody part).
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 
@@ -20,16 +21,16 @@ class TstRegistrationCustody : public QObject {
     Q_OBJECT
     LogCapture log;
 
-    static contract::Frame hold(RelayFixture &f, const peers::SimulatedPalletNode &node, qint64 generation = 1)
+    static peers::PeerFrame hold(RelayFixture &f, const peers::SimulatedPalletNode &node, qint64 generation = 1)
     {
         const auto b = *node.session();
         const auto p = Builder::projection("proj-1", generation);
-        std::optional<contract::Frame> answer;
+        std::optional<peers::PeerFrame> answer;
         f.cloudly->push("holdRuntimeNetworkDnsLeaseRenewals", Builder::holdRequest(b, p, Builder::grid(b, p, f.clock.nowMs(), 3)),
-                        [&](const contract::Frame &a) { answer = a; });
+                        [&](const peers::PeerFrame &a) { answer = a; });
         for (int i = 0; i < 200 && !answer; ++i)
             QTest::qWait(10);
-        return answer.value_or(contract::Frame{});
+        return answer.value_or(peers::PeerFrame{});
     }
 
     static void renewIdentity(RelayFixture &f)
@@ -143,11 +144,11 @@ private Q_SLOTS:
                 parkedLine = i;
         }
         QVERIFY(dropped >= 0 && parkedLine > dropped);
-        const contract::Frame refused = hold(f, *node, 2);
+        const peers::PeerFrame refused = hold(f, *node, 2);
         QCOMPARE(refused.errorRefusal().name, QString(contract::refusal::escrowRelayParked));
         QCOMPARE(f.relay->statusSnapshot().escrow.size(), 0);
     }
 };
 
-QTEST_GUILESS_MAIN(TstRegistrationCustody)
+COREFLOW_EPOLL_TEST_MAIN(TstRegistrationCustody)
 #include "tst_registrationcustody.moc"

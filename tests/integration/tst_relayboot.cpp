@@ -1,6 +1,7 @@
 // Boot and roll-back of the composition root against the loopback Cloudly (docs/contract.md §19.3, §5,
 // §6.4, §6.5 listener rules).
 // Rules: ST-02, ST-03, ST-04, UC-08, UC-09, LO-01..LO-06, LO-08, LO-09, LO-10, CL-01, CL-02, CF-09, CF-10, OV-06.
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 
@@ -47,7 +48,7 @@ private Q_SLOTS:
         QCOMPARE(log.count("the relay is open for Cloudly dispatch"), 1);
         QStringList order;
         for (const auto &frame : f.cloudly->frames())
-            if (frame.phase == contract::Phase::Request)
+            if (frame.phase == peers::Phase::Request)
                 order << frame.method;
         QCOMPARE(order.mid(0, 4), (QStringList{"exchangeClusterRelayAuthorization", "registerCloudlyClientSession",
                                                "getClusterConfig", "getClusterRelayCertificate"}));
@@ -57,7 +58,8 @@ private Q_SLOTS:
         QVERIFY(portAccepts(f.relayPort));
         QCOMPARE(f.relay->listenerPort(), f.relayPort);
         QVERIFY(f.relay->checkReadiness().ready);
-        // A node verifies the listener against the certificate Cloudly issued for the origin's domain.
+        // LO-02: a node verifies the listener against the certificate Cloudly issued for the origin's
+        // domain over the session (getClusterRelayCertificate above is the relay's only source of it).
         auto node = f.connectNode("node-a");
         QVERIFY(node->isConnected());
         QVERIFY(node->sslErrors().isEmpty());
@@ -200,13 +202,13 @@ private Q_SLOTS:
         QVERIFY(f.startRelay());
         auto node = f.registeredNode("node-a");
         QString text;
-        node->callWithSession("applyRuntimeAssignment", {}, [&](const contract::Frame &answer) { text = answer.errorRefusal().text(); });
+        node->callWithSession("applyRuntimeAssignment", {}, [&](const peers::PeerFrame &answer) { text = answer.errorRefusal().text(); });
         QTRY_VERIFY(!text.isEmpty());
         QVERIFY2(text.startsWith("method-not-served: the relay listener serves no method applyRuntimeAssignment"), qPrintable(text));
 
         QString cloudlyText;
         f.cloudly->push("registerPalletRuntimeSession", QByteArray(R"({"nodeId":"x"})"),
-                        [&](const contract::Frame &answer) { cloudlyText = answer.errorRefusal().text(); });
+                        [&](const peers::PeerFrame &answer) { cloudlyText = answer.errorRefusal().text(); });
         QTRY_VERIFY(!cloudlyText.isEmpty());
         QVERIFY2(cloudlyText.startsWith("method-not-served: the Cloudly session serves no method registerPalletRuntimeSession"),
                  qPrintable(cloudlyText));
@@ -222,12 +224,12 @@ private Q_SLOTS:
         QTRY_COMPARE(f.cloudly->callCount("getClusterConfig"), 1);
         QString text;
         f.cloudly->push("applyRuntimeAssignment", QByteArray(R"({"session":{"nodeId":"n","clusterId":"c","sessionId":"s","relayRegistrationGeneration":0}})"),
-                        [&](const contract::Frame &answer) { text = answer.errorRefusal().name; });
+                        [&](const peers::PeerFrame &answer) { text = answer.errorRefusal().name; });
         QTRY_VERIFY(!text.isEmpty());
         QCOMPARE(text, QStringLiteral("relay-starting")); // D-01
         QVERIFY(!f.relay->isOpen());
     }
 };
 
-QTEST_GUILESS_MAIN(TstRelayBoot)
+COREFLOW_EPOLL_TEST_MAIN(TstRelayBoot)
 #include "tst_relayboot.moc"

@@ -12,8 +12,10 @@
 //
 // Needs: docker-registry, skopeo, openssl, /usr/bin/python3 (Debian packages docker-registry, skopeo,
 // openssl, python3). Skips when docker-registry or skopeo is not installed.
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
+#include "tests/support/skiporfail.h"
 
 #include <QCryptographicHash>
 #include <QDir>
@@ -127,8 +129,9 @@ void TstRelayImagePull::initTestCase()
 {
     const QString registryBin = QStandardPaths::findExecutable(QStringLiteral("docker-registry"));
     const QString skopeoBin = QStandardPaths::findExecutable(QStringLiteral("skopeo"));
-    if (registryBin.isEmpty() || skopeoBin.isEmpty())
-        QSKIP("docker-registry and skopeo are not installed (Debian packages docker-registry, skopeo)");
+    COREFLOW_SKIP_OR_FAIL(registryBin.isEmpty() || skopeoBin.isEmpty()
+                              ? QStringLiteral("docker-registry and skopeo are not installed (Debian packages docker-registry, skopeo)")
+                              : QString());
     QVERIFY2(QFile::exists(QStringLiteral("/usr/bin/python3")), "Debian package python3 is needed for the peers");
     QVERIFY2(!QStandardPaths::findExecutable(QStringLiteral("openssl")).isEmpty(), "Debian package openssl is needed");
     const QString peerDir = qEnvironmentVariable("COREFLOW_REGISTRY_PEER_DIR");
@@ -268,7 +271,7 @@ bool TstRelayImagePull::roundTrip(peers::SimulatedPalletNode &node)
     bool accepted = false;
     node.callWithSession(QStringLiteral("reportRuntimeAssignmentObservation"),
                          {{QStringLiteral("observation"), QJsonObject{{QStringLiteral("state"), QStringLiteral("pulling")}}}},
-                         [&](const contract::Frame &frame) {
+                         [&](const peers::PeerFrame &frame) {
                              answered = true;
                              accepted = !frame.hasError();
                          });
@@ -365,5 +368,5 @@ void TstRelayImagePull::nodeSessionsKeepWorkingDuringAPull_CL02_CL05_IP13()
     qInfo("%d forwarded round trips while skopeo pulled through the same port", roundTripsDuringPull);
 }
 
-QTEST_GUILESS_MAIN(TstRelayImagePull)
+COREFLOW_EPOLL_TEST_MAIN(TstRelayImagePull)
 #include "tst_relayimagepull.moc"

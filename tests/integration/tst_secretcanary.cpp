@@ -2,6 +2,7 @@
 // the nodes' own bearers) never appear in any log line, status output or error, across a whole
 // scenario: boot, registrations, forwards, refusals, an identity renewal, a reconnect and a stop.
 // Rules: OV-08, OV-09, OV-10, FW-19, FW-22, LO-07, UC-16.
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 
@@ -35,13 +36,13 @@ private Q_SLOTS:
         f.cloudly->setAnswer("getRuntimeManagedVpnCredential",
                              Answer::respondRaw("{\"credential\":{\"privateKey\":\"" + vpnCanary + "\"}}"));
         bool got = false;
-        a->callWithSession("getRuntimeManagedVpnCredential", {}, [&](const contract::Frame &x) { got = x.raw.contains(vpnCanary); });
+        a->callWithSession("getRuntimeManagedVpnCredential", {}, [&](const peers::PeerFrame &x) { got = x.raw.contains(vpnCanary); });
         QTRY_VERIFY(got); // delivered to the node that asked ...
         // ... refusals in several places
         b->call("getRuntimeRegistryCredential", QByteArray(R"({"session":{"nodeId":"node-a","clusterId":"x","sessionId":"y","relayRegistrationGeneration":0},"token":"reg-canary"})"),
-                [&](const contract::Frame &x) { texts << x.errorRefusal().text(); });
+                [&](const peers::PeerFrame &x) { texts << x.errorRefusal().text(); });
         f.cloudly->push("applyRuntimeAssignment", QByteArray(R"({"session":{"nodeId":"ghost","clusterId":"c","sessionId":"s","relayRegistrationGeneration":0},"secretMaterial":"assign-canary"})"),
-                        [&](const contract::Frame &x) { texts << x.errorRefusal().text(); });
+                        [&](const peers::PeerFrame &x) { texts << x.errorRefusal().text(); });
         QTRY_COMPARE(texts.size(), 2);
         // identity renewal on the open socket, then a reconnect with a fresh authentication
         const qint64 renewal = f.relay->cloudly()->identityRenewalDueMs();
@@ -92,5 +93,5 @@ private:
     static quint32 qrand_like() { return quint32(QDateTime::currentMSecsSinceEpoch() & 0xffffff); }
 };
 
-QTEST_GUILESS_MAIN(TstSecretCanary)
+COREFLOW_EPOLL_TEST_MAIN(TstSecretCanary)
 #include "tst_secretcanary.moc"

@@ -3,6 +3,8 @@
 // RelayTiming::sessionSilenceDeadlineMs = 45000 ms; a Ping after 15000 ms of quiet), and the lost
 // session takes exactly the path of a closed one. The network failure is a BlackholingProxy: bytes
 // accepted and dropped, never a FIN or RST.
+#include "tests/support/epolltestmain.h"
+#include "tests/peers/peerframe.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 #include "tests/peers/blackholingproxy.h"
@@ -124,13 +126,13 @@ class TstSilentPeers : public QObject {
         return proxy;
     }
 
-    static contract::Frame hold(RelayFixture &f, const QJsonObject &request)
+    static peers::PeerFrame hold(RelayFixture &f, const QJsonObject &request)
     {
-        std::optional<contract::Frame> answer;
-        f.cloudly->push(holdMethod, request, [&](const contract::Frame &a) { answer = a; });
+        std::optional<peers::PeerFrame> answer;
+        f.cloudly->push(holdMethod, request, [&](const peers::PeerFrame &a) { answer = a; });
         for (int i = 0; i < 200 && !answer; ++i)
             QTest::qWait(10);
-        return answer.value_or(contract::Frame{});
+        return answer.value_or(peers::PeerFrame{});
     }
 
 private Q_SLOTS:
@@ -230,7 +232,7 @@ private Q_SLOTS:
         QVERIFY(f.startRelay());
         auto node = f.registeredNode(QStringLiteral("node-a"));
         QVERIFY(node->session());
-        node->setPushHandler(renewalMethod, [&f](const contract::Frame &, const QJsonObject &request) {
+        node->setPushHandler(renewalMethod, [&f](const peers::PeerFrame &, const QJsonObject &request) {
             return Builder::acknowledge(request, f.clock.nowMs());
         });
         const auto b = *node->session();
@@ -351,7 +353,7 @@ private Q_SLOTS:
         QString pushRefusal;
         f.cloudly->push(QStringLiteral("applyRuntimeAssignment"),
                         QJsonObject{{QStringLiteral("session"), nodes.front()->session()->toJson()}},
-                        [&](const contract::Frame &x) { pushRefusal = x.errorRefusal().name; });
+                        [&](const peers::PeerFrame &x) { pushRefusal = x.errorRefusal().name; });
         QTest::qWait(100);
         stepClock(f, 4999, {}, 1000);
         QCOMPARE(f.relay->forwarder()->connectionCount(), kNodes + 1); // not one millisecond early
@@ -388,7 +390,7 @@ private Q_SLOTS:
         ingress.open();
         QTRY_VERIFY(ingress.isConnected());
         bool answered = false;
-        ingress.registerIngress([&](const contract::Frame &) { answered = true; });
+        ingress.registerIngress([&](const peers::PeerFrame &) { answered = true; });
         QTRY_VERIFY(answered);
         QTRY_VERIFY(f.relay->statusSnapshot().ingress.bound);
         stepClock(f, 20000); // idle but alive: Pings answered, nothing dropped
@@ -405,5 +407,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstSilentPeers)
+COREFLOW_EPOLL_TEST_MAIN(TstSilentPeers)
 #include "tst_silentpeers.moc"

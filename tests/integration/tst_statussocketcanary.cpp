@@ -4,6 +4,7 @@
 // and a raw client on its real status socket, plus the console's --text/--json renderings of what it
 // received, show none of them (raw, base64 or hex). Also: a client that never reads is dropped at the
 // queue bound while the relay keeps forwarding node calls.
+#include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 
@@ -107,7 +108,7 @@ private Q_SLOTS:
         bool pushed = false;
         f.cloudly->push(QStringLiteral("pushClusterRouteTable"),
                         contract::Envelope::compact({{"routeTable", routeTable(7, routeKeyPem)}}),
-                        [&](const contract::Frame &x) { pushed = !x.hasError(); });
+                        [&](const peers::PeerFrame &x) { pushed = !x.hasError(); });
         QTRY_VERIFY(pushed);
 
         // A DNS lease renewal run whose signatures are canaries.
@@ -122,13 +123,13 @@ private Q_SLOTS:
         }
         bool held = false;
         f.cloudly->push(QStringLiteral("holdRuntimeNetworkDnsLeaseRenewals"), Builder::holdRequest(binding, projection, renewals),
-                        [&](const contract::Frame &x) { held = !x.hasError(); });
+                        [&](const peers::PeerFrame &x) { held = !x.hasError(); });
         QTRY_VERIFY(held);
         QVERIFY(f.relay->escrow()->holdsRunFor(QStringLiteral("node-a")));
 
         // A forward, so the nodes table has content.
         bool answered = false;
-        a->callWithSession(QStringLiteral("getRuntimeRegistryCredential"), {}, [&](const contract::Frame &) { answered = true; });
+        a->callWithSession(QStringLiteral("getRuntimeRegistryCredential"), {}, [&](const peers::PeerFrame &) { answered = true; });
         QTRY_VERIFY(answered);
 
         // A raw client on the real socket: hello, subscribe; everything it receives is kept.
@@ -141,7 +142,7 @@ private Q_SLOTS:
         QTRY_VERIFY(received.contains('\n'));
         // Changes reach it as events and coalesced snapshots.
         answered = false;
-        b->callWithSession(QStringLiteral("getRuntimeRegistryCredential"), {}, [&](const contract::Frame &) { answered = true; });
+        b->callWithSession(QStringLiteral("getRuntimeRegistryCredential"), {}, [&](const peers::PeerFrame &) { answered = true; });
         QTRY_VERIFY(answered);
         f.clock.advance(300);
         QTRY_VERIFY(received.count("\"type\":\"snapshot\"") >= 2);
@@ -218,7 +219,7 @@ private Q_SLOTS:
         int forwards = 0;
         for (int i = 0; i < 2000 && dropped.isEmpty(); ++i) {
             bool answered = false;
-            a->callWithSession(QStringLiteral("getRuntimeRegistryCredential"), {}, [&](const contract::Frame &x) {
+            a->callWithSession(QStringLiteral("getRuntimeRegistryCredential"), {}, [&](const peers::PeerFrame &x) {
                 answered = !x.hasError();
             });
             QTRY_VERIFY(answered);
@@ -234,7 +235,7 @@ private Q_SLOTS:
         const int before = goodSnapshots;
         for (int i = 0; i < 3; ++i) {
             bool answered = false;
-            a->callWithSession(QStringLiteral("getRuntimeRegistryCredential"), {}, [&](const contract::Frame &x) {
+            a->callWithSession(QStringLiteral("getRuntimeRegistryCredential"), {}, [&](const peers::PeerFrame &x) {
                 answered = !x.hasError();
             });
             QTRY_VERIFY(answered);
@@ -249,5 +250,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstStatusSocketCanary)
+COREFLOW_EPOLL_TEST_MAIN(TstStatusSocketCanary)
 #include "tst_statussocketcanary.moc"

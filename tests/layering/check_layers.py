@@ -9,7 +9,8 @@ Layers, bottom to top (a file may include its own layer and the layers below it)
   3 service/cloudly/, service/listener/   the two hops (neither includes the other)
   4 lane folders under service/   each lane includes another lane only through ALLOWED_CROSS_LANE
   5 service/app/, service/main.cpp        the composition root
-Outside service/: console/ includes shared/ and console/ only; tests/peers/ includes no service/ code;
+Outside service/: console/ includes shared/ and console/ only; tests/peers/ includes no service/ code
+and not the relay's envelope codec (shared/contract/envelope.h);
 bench/harness/ includes nothing of the project.
 
 Usage: check_layers.py REPOSITORY_ROOT   (exit 0: clean; exit 1: every violation printed, one a line)
@@ -88,6 +89,9 @@ def judge(root, path, inc):
     if path.startswith('tests/peers/'):
         if inc.startswith('service/'):
             return 'a loopback peer shares no code with the relay'
+        if inc == 'shared/contract/envelope.h':
+            return ('a loopback peer reads and writes envelopes with its own codec '
+                    '(tests/peers/peerenvelope.h), never the relay\'s')
         return None
     if path.startswith('bench/harness/'):
         if not inc.startswith('bench/harness/'):

@@ -7,7 +7,7 @@ namespace coreflow::peers {
 
 Answer Answer::respond(const QJsonObject &response)
 {
-    return respondRaw(contract::Envelope::compact(response));
+    return respondRaw(PeerEnvelope::compact(response));
 }
 
 Answer Answer::respondRaw(const QByteArray &rawResponseJson)
@@ -20,7 +20,7 @@ Answer Answer::respondRaw(const QByteArray &rawResponseJson)
 
 Answer Answer::refuse(const contract::Refusal &refusal)
 {
-    return errorRaw(contract::Envelope::compact(refusal.toErrorJson()));
+    return errorRaw(PeerEnvelope::compact(PeerEnvelope::errorJson(refusal)));
 }
 
 Answer Answer::refuse(QLatin1StringView name, const QString &reason)
@@ -60,16 +60,16 @@ Answer Answer::after(qint64 ms) const
     return a;
 }
 
-QByteArray deliverAnswer(QObject *context, QWebSocket *socket, const contract::Frame &request, const Answer &answer,
+QByteArray deliverAnswer(QObject *context, QWebSocket *socket, const PeerFrame &request, const Answer &answer,
                          std::function<void()> onSent)
 {
     QByteArray bytes;
     switch (answer.kind) {
     case Answer::Kind::Response:
-        bytes = contract::Envelope::response(request.method, request.correlationId, request.request, answer.rawResponse);
+        bytes = PeerEnvelope::response(request.method, request.correlationId, request.request, answer.rawResponse);
         break;
     case Answer::Kind::Error:
-        bytes = contract::Envelope::relayedError(request.method, request.correlationId, request.request,
+        bytes = PeerEnvelope::error(request.method, request.correlationId, request.request,
                                                  answer.rawError, answer.rawRetry);
         break;
     case Answer::Kind::Silence:

@@ -12,7 +12,7 @@
 //   any of the above .after(ms)                    answer after ms milliseconds (QTimer; 0 = at once)
 //
 // The answered frame always echoes the request's method, correlation id and raw request bytes.
-#include "shared/contract/envelope.h"
+#include "tests/peers/peerenvelope.h"
 #include "shared/contract/refusal.h"
 
 #include <QByteArray>
@@ -52,7 +52,7 @@ struct Answer {
 // skipped). `context` bounds the delay timer's life. Kind::Default must be resolved by the caller.
 // onSent (optional) runs right after a Response/Error frame was written (not for Silence/Drop).
 // Returns the frame bytes (empty for Silence/Drop) — sent or scheduled.
-QByteArray deliverAnswer(QObject *context, QWebSocket *socket, const contract::Frame &request, const Answer &answer,
+QByteArray deliverAnswer(QObject *context, QWebSocket *socket, const PeerFrame &request, const Answer &answer,
                          std::function<void()> onSent = {});
 
 } // namespace coreflow::peers

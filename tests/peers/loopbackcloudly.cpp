@@ -240,7 +240,7 @@ void LoopbackCloudly::onTextMessage(QWebSocket *socket, const QByteArray &utf8)
     ReceivedFrame record;
     record.rawFrame = utf8;
     record.timeMs = QDateTime::currentMSecsSinceEpoch();
-    auto parsed = contract::Envelope::parse(utf8);
+    auto parsed = PeerEnvelope::parse(utf8);
     if (!parsed) {
         record.parsed = false;
         record.parseRefusal = parsed.refusal();
@@ -249,7 +249,7 @@ void LoopbackCloudly::onTextMessage(QWebSocket *socket, const QByteArray &utf8)
         Q_EMIT invalidFrameReceived(utf8);
         return;
     }
-    const contract::Frame frame = parsed.value();
+    const PeerFrame frame = parsed.value();
     record.method = frame.method;
     record.correlationId = frame.correlationId;
     record.phase = frame.phase;
@@ -259,7 +259,7 @@ void LoopbackCloudly::onTextMessage(QWebSocket *socket, const QByteArray &utf8)
     m_frames.append(record);
     Q_EMIT frameReceived(frame.method);
 
-    if (frame.phase == contract::Phase::Response) {
+    if (frame.phase == Phase::Response) {
         auto it = m_pendingPushes.find(frame.correlationId);
         if (it == m_pendingPushes.end()) {
             qCWarning(lcPeersCloudly) << "answer" << frame.method << frame.correlationId << "matches no push";
@@ -310,7 +310,7 @@ void LoopbackCloudly::onTextMessage(QWebSocket *socket, const QByteArray &utf8)
     deliverAnswer(this, socket, frame, answer, std::move(onSent));
 }
 
-Answer LoopbackCloudly::defaultAnswer(const contract::Frame &frame, const QJsonObject &request)
+Answer LoopbackCloudly::defaultAnswer(const PeerFrame &frame, const QJsonObject &request)
 {
     const QString &m = frame.method;
     if (m == method::exchangeClusterRelayAuthorization)
@@ -483,7 +483,7 @@ void LoopbackCloudly::setHandler(const QString &method, Handler handler)
 
 void LoopbackCloudly::setAnswer(const QString &method, const Answer &answer)
 {
-    setHandler(method, [answer](const contract::Frame &, const QJsonObject &) { return answer; });
+    setHandler(method, [answer](const PeerFrame &, const QJsonObject &) { return answer; });
 }
 
 void LoopbackCloudly::clearHandler(const QString &method) { m_handlers.remove(method); }
@@ -523,7 +523,7 @@ QList<ReceivedFrame> LoopbackCloudly::requests(const QString &method) const
 {
     QList<ReceivedFrame> out;
     for (const ReceivedFrame &f : m_frames)
-        if (f.parsed && f.phase == contract::Phase::Request && f.method == method)
+        if (f.parsed && f.phase == Phase::Request && f.method == method)
             out.append(f);
     return out;
 }
@@ -532,7 +532,7 @@ int LoopbackCloudly::callCount(const QString &method) const
 {
     int n = 0;
     for (const ReceivedFrame &f : m_frames)
-        if (f.parsed && f.phase == contract::Phase::Request && f.method == method)
+        if (f.parsed && f.phase == Phase::Request && f.method == method)
             ++n;
     return n;
 }
@@ -540,7 +540,7 @@ int LoopbackCloudly::callCount(const QString &method) const
 std::optional<ReceivedFrame> LoopbackCloudly::lastRequest(const QString &method) const
 {
     for (auto it = m_frames.crbegin(); it != m_frames.crend(); ++it)
-        if (it->parsed && it->phase == contract::Phase::Request && it->method == method)
+        if (it->parsed && it->phase == Phase::Request && it->method == method)
             return *it;
     return std::nullopt;
 }
@@ -573,13 +573,13 @@ QString LoopbackCloudly::push(const QString &method, const QByteArray &rawReques
     const QString id = QStringLiteral("cloudly-push-%1").arg(++m_pushCounter);
     m_pendingPushes.insert(id, PendingPush{method, socket, std::move(onAnswer)});
     qCInfo(lcPeersCloudly) << "push" << method << id;
-    socket->sendTextMessage(QString::fromUtf8(contract::Envelope::request(method, id, rawRequestJson)));
+    socket->sendTextMessage(QString::fromUtf8(PeerEnvelope::request(method, id, rawRequestJson)));
     return id;
 }
 
 QString LoopbackCloudly::push(const QString &method, const QJsonObject &request, PushCallback onAnswer)
 {
-    return push(method, contract::Envelope::compact(request), std::move(onAnswer));
+    return push(method, PeerEnvelope::compact(request), std::move(onAnswer));
 }
 
 bool LoopbackCloudly::pushRaw(const QByteArray &frame)

@@ -53,7 +53,7 @@
 #include "tests/peers/receivedframe.h"
 #include "tests/peers/testcertificateauthority.h"
 
-#include "shared/contract/envelope.h"
+#include "tests/peers/peerenvelope.h"
 #include "shared/contract/types.h"
 
 #include <QHash>
@@ -78,9 +78,9 @@ class LoopbackCloudly : public QObject {
     Q_OBJECT
 public:
     // (frame, request) -> what to do. `request` is frame.request parsed as an object ({} if unparsable).
-    using Handler = std::function<Answer(const contract::Frame &frame, const QJsonObject &request)>;
+    using Handler = std::function<Answer(const PeerFrame &frame, const QJsonObject &request)>;
     // Called with the relay's response-phase frame to a push (check frame.hasError()/errorRefusal()).
-    using PushCallback = std::function<void(const contract::Frame &answer)>;
+    using PushCallback = std::function<void(const PeerFrame &answer)>;
 
     struct Options {
         QByteArray bearer;                                  // the relay authorization accepted verbatim
@@ -135,7 +135,7 @@ public:
     void clearHandler(const QString &method);
     void clearHandlers();
     // The default behaviour for one request (for handlers that wrap it, e.g. add a delay).
-    Answer defaultAnswer(const contract::Frame &frame, const QJsonObject &request);
+    Answer defaultAnswer(const PeerFrame &frame, const QJsonObject &request);
 
     // getClusterRelayCertificate answers this material instead of issuing one; `domain` empty: echo the
     // requested domain. resetRelayCertificate() restores issuing per request.
@@ -193,7 +193,7 @@ public:
 Q_SIGNALS:
     void frameReceived(const QString &method);         // any parsed frame (both phases)
     void requestReceived(const QString &method);       // request-phase frames only
-    void invalidFrameReceived(const QByteArray &raw);  // Envelope::parse refused it
+    void invalidFrameReceived(const QByteArray &raw);  // PeerEnvelope::parse refused it
     void relayConnected();
     void relayDisconnected();
     void sessionRegistered();                          // registerCloudlyClientSession answered ok

@@ -148,7 +148,7 @@ int main(int argc, char **argv)
         say(QStringLiteral("pushing applyRuntimeAssignment %1 to node %2").arg(assignmentId, binding.nodeId));
         const QString id = cloudly.push(
             QString(contract::method::applyRuntimeAssignment), request,
-            [&, weak, binding, assignmentId, attempt](const contract::Frame &answer) {
+            [&, weak, binding, assignmentId, attempt](const PeerFrame &answer) {
                 if (!answer.hasError()) {
                     say(QStringLiteral("node %1 acknowledged applyRuntimeAssignment").arg(binding.nodeId));
                     acknowledged.insert(binding.nodeId);

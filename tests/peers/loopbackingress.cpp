@@ -80,7 +80,7 @@ bool LoopbackIngress::isConnected() const { return m_socket && m_socket->state()
 
 QByteArray LoopbackIngress::registrationRequest() const
 {
-    return contract::Envelope::compact({{QStringLiteral("offer"), contract::ProtocolOffer{m_options.sessionKind, m_options.release}.toJson()},
+    return PeerEnvelope::compact({{QStringLiteral("offer"), contract::ProtocolOffer{m_options.sessionKind, m_options.release}.toJson()},
                                         {QStringLiteral("ingressId"), m_options.ingressId},
                                         {QStringLiteral("nodeId"), m_options.nodeId},
                                         {QStringLiteral("authorization"), QString::fromUtf8(m_options.bearer)}});
@@ -88,7 +88,7 @@ QByteArray LoopbackIngress::registrationRequest() const
 
 QString LoopbackIngress::registerIngress(Callback callback)
 {
-    return call(QString(method::registerClusterIngress), registrationRequest(), [this, callback](const contract::Frame &answer) {
+    return call(QString(method::registerClusterIngress), registrationRequest(), [this, callback](const PeerFrame &answer) {
         if (!answer.hasError()) {
             m_registered = true;
             const auto response = answer.responseObject();
@@ -104,7 +104,7 @@ QString LoopbackIngress::pullRouteTable(Callback callback)
 {
     const QByteArray body = QByteArrayLiteral("{\"appliedRevision\":")
                             + (m_appliedRevision ? QByteArray::number(*m_appliedRevision) : QByteArrayLiteral("null")) + '}';
-    return call(QString(method::getClusterIngressRouteTable), body, [this, callback](const contract::Frame &answer) {
+    return call(QString(method::getClusterIngressRouteTable), body, [this, callback](const PeerFrame &answer) {
         if (!answer.hasError()) {
             ++m_pulls;
             m_routeTableRaw = answer.response.toByteArray();
@@ -125,7 +125,7 @@ QString LoopbackIngress::call(const QString &method, const QByteArray &rawReques
         return {};
     const QString id = correlationId.isEmpty() ? QStringLiteral("%1-%2").arg(m_options.ingressId).arg(++m_counter) : correlationId;
     m_pending.insert(id, {method, std::move(callback)});
-    m_socket->sendTextMessage(QString::fromUtf8(contract::Envelope::request(method, id, rawRequest)));
+    m_socket->sendTextMessage(QString::fromUtf8(PeerEnvelope::request(method, id, rawRequest)));
     return id;
 }
 
@@ -137,7 +137,7 @@ QByteArray LoopbackIngress::trafficPage()
                              "\"nextCursor\":null}");
 }
 
-Answer LoopbackIngress::defaultAnswer(const contract::Frame &frame)
+Answer LoopbackIngress::defaultAnswer(const PeerFrame &frame)
 {
     if (frame.method == method::pushClusterIngressRouteTableChanged)
         return Answer::respondRaw("{}");
@@ -148,12 +148,12 @@ Answer LoopbackIngress::defaultAnswer(const contract::Frame &frame)
 
 void LoopbackIngress::onTextMessage(const QByteArray &utf8)
 {
-    auto parsed = contract::Envelope::parse(utf8);
+    auto parsed = PeerEnvelope::parse(utf8);
     if (!parsed) {
         qCWarning(lcPeersIngress) << m_options.ingressId << "unparsable frame:" << parsed.refusal().text();
         return;
     }
-    const contract::Frame frame = parsed.value();
+    const PeerFrame frame = parsed.value();
     ReceivedFrame record;
     record.rawFrame = utf8;
     record.timeMs = QDateTime::currentMSecsSinceEpoch();
@@ -164,7 +164,7 @@ void LoopbackIngress::onTextMessage(const QByteArray &utf8)
     record.rawResponse = frame.response.toByteArray();
     record.rawError = frame.error.toByteArray();
 
-    if (frame.phase == contract::Phase::Response) {
+    if (frame.phase == Phase::Response) {
         m_answers.append(record);
         auto it = m_pending.find(frame.correlationId);
         if (it != m_pending.end()) {
@@ -204,7 +204,7 @@ void LoopbackIngress::setHandler(const QString &method, Handler handler)
 
 void LoopbackIngress::setAnswer(const QString &method, const Answer &answer)
 {
-    setHandler(method, [answer](const contract::Frame &, const QJsonObject &) { return answer; });
+    setHandler(method, [answer](const PeerFrame &, const QJsonObject &) { return answer; });
 }
 
 QList<ReceivedFrame> LoopbackIngress::requests(const QString &method) const

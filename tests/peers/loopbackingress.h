@@ -18,7 +18,7 @@
 #include "tests/peers/answer.h"
 #include "tests/peers/receivedframe.h"
 
-#include "shared/contract/envelope.h"
+#include "tests/peers/peerenvelope.h"
 
 #include <QHash>
 #include <QJsonObject>
@@ -38,8 +38,8 @@ namespace coreflow::peers {
 class LoopbackIngress : public QObject {
     Q_OBJECT
 public:
-    using Callback = std::function<void(const contract::Frame &answer)>;
-    using Handler = std::function<Answer(const contract::Frame &frame, const QJsonObject &request)>;
+    using Callback = std::function<void(const PeerFrame &answer)>;
+    using Handler = std::function<Answer(const PeerFrame &frame, const QJsonObject &request)>;
 
     struct Options {
         QString ingressId = QStringLiteral("ingress-1");
@@ -95,7 +95,7 @@ Q_SIGNALS:
 
 private:
     void onTextMessage(const QByteArray &utf8);
-    Answer defaultAnswer(const contract::Frame &frame);
+    Answer defaultAnswer(const PeerFrame &frame);
 
     Options m_options;
     QPointer<QWebSocket> m_socket;

@@ -1,6 +1,6 @@
 #pragma once
 // ReceivedFrame: one entry of a loopback peer's observation log (every text frame it received).
-#include "shared/contract/envelope.h"
+#include "tests/peers/peerenvelope.h"
 
 #include <QByteArray>
 #include <QString>
@@ -10,13 +10,13 @@ namespace coreflow::peers {
 struct ReceivedFrame {
     QString method;            // empty when the frame could not be parsed
     QString correlationId;     // as the sender wrote it
-    contract::Phase phase = contract::Phase::Request;
+    Phase phase = Phase::Request;
     QByteArray rawRequest;     // the "request" member exactly as received (Frame::request), "{}" when absent
     QByteArray rawResponse;    // the "response" member as received (response phase; empty when null/absent)
     QByteArray rawError;       // the "error" member as received (empty when absent)
     QByteArray rawFrame;       // the whole text frame, UTF-8, as received
     qint64 timeMs = 0;         // receive time, Unix epoch ms (system clock)
-    bool parsed = true;        // false: Envelope::parse refused the frame (see parseRefusal)
+    bool parsed = true;        // false: PeerEnvelope::parse refused the frame (see parseRefusal)
     contract::Refusal parseRefusal;
 };
 

@@ -121,7 +121,7 @@ QString SimulatedPalletNode::nextId() { return QStringLiteral("%1-%2").arg(m_opt
 
 QByteArray SimulatedPalletNode::registrationRequest() const
 {
-    return contract::Envelope::compact(
+    return PeerEnvelope::compact(
         {{QStringLiteral("offer"),
           contract::ProtocolOffer{QString(contract::sessionKind::palletRuntime), m_options.release}.toJson()},
          {QStringLiteral("nodeId"), m_options.nodeId},
@@ -132,7 +132,7 @@ QByteArray SimulatedPalletNode::registrationRequest() const
 QString SimulatedPalletNode::registerSession(Callback callback, const QString &correlationId)
 {
     return call(QString(method::registerPalletRuntimeSession), registrationRequest(),
-                [this, callback = std::move(callback)](const contract::Frame &answer) {
+                [this, callback = std::move(callback)](const PeerFrame &answer) {
                     if (answer.hasError()) {
                         const contract::Refusal r = answer.errorRefusal();
                         qCInfo(lcPeersNode) << m_options.nodeId << "registration refused:" << r.text();
@@ -172,14 +172,14 @@ QString SimulatedPalletNode::call(const QString &method, const QByteArray &rawRe
         qCWarning(lcPeersNode) << m_options.nodeId << "correlation id" << id << "is already pending; replacing it";
     m_pending.insert(id, {method, std::move(callback)});
     qCInfo(lcPeersNode) << m_options.nodeId << "call" << method << id;
-    m_socket->sendTextMessage(QString::fromUtf8(contract::Envelope::request(method, id, rawRequest)));
+    m_socket->sendTextMessage(QString::fromUtf8(PeerEnvelope::request(method, id, rawRequest)));
     return id;
 }
 
 QString SimulatedPalletNode::call(const QString &method, const QJsonObject &request, Callback callback,
                                   const QString &correlationId)
 {
-    return call(method, contract::Envelope::compact(request), std::move(callback), correlationId);
+    return call(method, PeerEnvelope::compact(request), std::move(callback), correlationId);
 }
 
 QString SimulatedPalletNode::callWithSession(const QString &method, const QJsonObject &extraFields, Callback callback,
@@ -206,7 +206,7 @@ void SimulatedPalletNode::onTextMessage(const QByteArray &utf8)
     ReceivedFrame record;
     record.rawFrame = utf8;
     record.timeMs = QDateTime::currentMSecsSinceEpoch();
-    auto parsed = contract::Envelope::parse(utf8);
+    auto parsed = PeerEnvelope::parse(utf8);
     if (!parsed) {
         record.parsed = false;
         record.parseRefusal = parsed.refusal();
@@ -214,7 +214,7 @@ void SimulatedPalletNode::onTextMessage(const QByteArray &utf8)
         qCWarning(lcPeersNode) << m_options.nodeId << "unparsable frame:" << parsed.refusal().text();
         return;
     }
-    const contract::Frame frame = parsed.value();
+    const PeerFrame frame = parsed.value();
     record.method = frame.method;
     record.correlationId = frame.correlationId;
     record.phase = frame.phase;
@@ -222,7 +222,7 @@ void SimulatedPalletNode::onTextMessage(const QByteArray &utf8)
     record.rawResponse = frame.response.toByteArray();
     record.rawError = frame.error.toByteArray();
 
-    if (frame.phase == contract::Phase::Response) {
+    if (frame.phase == Phase::Response) {
         m_answers.append(record);
         auto it = m_pending.find(frame.correlationId);
         if (it == m_pending.end()) {
@@ -261,7 +261,7 @@ void SimulatedPalletNode::onTextMessage(const QByteArray &utf8)
     Q_EMIT pushReceived(frame.method);
 }
 
-Answer SimulatedPalletNode::defaultPushAnswer(const contract::Frame &frame) const
+Answer SimulatedPalletNode::defaultPushAnswer(const PeerFrame &frame) const
 {
     // A renewal is acknowledged in the contract's shape (docs/contract.md §8.3): it names the renewal's
     // projection and sequence. (Window checks by the node's own clock are scripted per test.)
@@ -291,7 +291,7 @@ void SimulatedPalletNode::setPushHandler(const QString &method, PushHandler hand
 
 void SimulatedPalletNode::setPushAnswer(const QString &method, const Answer &answer)
 {
-    setPushHandler(method, [answer](const contract::Frame &, const QJsonObject &) { return answer; });
+    setPushHandler(method, [answer](const PeerFrame &, const QJsonObject &) { return answer; });
 }
 
 void SimulatedPalletNode::clearPushHandlers() { m_pushHandlers.clear(); }

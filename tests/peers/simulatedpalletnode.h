@@ -19,7 +19,7 @@
 #include "tests/peers/answer.h"
 #include "tests/peers/receivedframe.h"
 
-#include "shared/contract/envelope.h"
+#include "tests/peers/peerenvelope.h"
 #include "shared/contract/types.h"
 
 #include <QHash>
@@ -41,8 +41,8 @@ class SimulatedPalletNode : public QObject {
     Q_OBJECT
 public:
     // Receives the response-phase frame answering a call (check frame.hasError()/errorRefusal()).
-    using Callback = std::function<void(const contract::Frame &answer)>;
-    using PushHandler = std::function<Answer(const contract::Frame &frame, const QJsonObject &request)>;
+    using Callback = std::function<void(const PeerFrame &answer)>;
+    using PushHandler = std::function<Answer(const PeerFrame &frame, const QJsonObject &request)>;
 
     struct Options {
         QString nodeId = QStringLiteral("node-a");
@@ -93,7 +93,7 @@ public:
     void setPushHandler(const QString &method, PushHandler handler);
     void setPushAnswer(const QString &method, const Answer &answer);
     void clearPushHandlers();
-    Answer defaultPushAnswer(const contract::Frame &frame) const;
+    Answer defaultPushAnswer(const PeerFrame &frame) const;
 
     // --- Observation -------------------------------------------------------------------------------
     const QList<ReceivedFrame> &pushes() const { return m_pushes; }     // request-phase frames received

@@ -71,7 +71,7 @@ bool keyMatches(const QByteArray &certPem, const QByteArray &keyPem)
     return ok;
 }
 
-QJsonObject responseOf(const contract::Frame &frame)
+QJsonObject responseOf(const PeerFrame &frame)
 {
     const auto r = frame.responseObject();
     return r ? r.value() : QJsonObject{};
@@ -175,8 +175,8 @@ private Q_SLOTS:
         QTRY_COMPARE(connectedSpy.size(), 1);
         QVERIFY(node.sslErrors().isEmpty());
 
-        std::optional<contract::Frame> answer;
-        const QString id = node.registerSession([&](const contract::Frame &f) { answer = f; });
+        std::optional<PeerFrame> answer;
+        const QString id = node.registerSession([&](const PeerFrame &f) { answer = f; });
         QVERIFY(!id.isEmpty());
         QTRY_COMPARE(registered.size(), 1);
         QVERIFY(answer && !answer->hasError());
@@ -200,9 +200,9 @@ private Q_SLOTS:
         QCOMPARE(cloudly.bindingFor(QStringLiteral("node-a")), node.session());
 
         // The five other node methods are accepted by default; the session binding travels along.
-        std::optional<contract::Frame> reported;
+        std::optional<PeerFrame> reported;
         node.callWithSession(method::reportRuntimeAssignmentObservation, {{QStringLiteral("observation"), 1}},
-                             [&](const contract::Frame &f) { reported = f; });
+                             [&](const PeerFrame &f) { reported = f; });
         QTRY_VERIFY(reported.has_value());
         QCOMPARE(responseOf(*reported), (QJsonObject{{QStringLiteral("accepted"), true}}));
         const QJsonObject observed =
@@ -222,12 +222,12 @@ private Q_SLOTS:
         node.open();
         QTRY_COMPARE(registered.size(), 1);
 
-        const QByteArray raw = contract::Envelope::compact(
+        const QByteArray raw = PeerEnvelope::compact(
             {{QStringLiteral("session"), node.sessionJson()},
              {QStringLiteral("assignment"), QJsonObject{{QStringLiteral("id"), QStringLiteral("a-1")}}}});
-        std::optional<contract::Frame> ack;
+        std::optional<PeerFrame> ack;
         QSignalSpy answeredSpy(&cloudly, &LoopbackCloudly::pushAnswered);
-        const QString id = cloudly.push(method::applyRuntimeAssignment, raw, [&](const contract::Frame &f) { ack = f; });
+        const QString id = cloudly.push(method::applyRuntimeAssignment, raw, [&](const PeerFrame &f) { ack = f; });
         QVERIFY(!id.isEmpty());
         QCOMPARE(cloudly.pendingPushCount(), 1);
         QTRY_COMPARE(pushed.size(), 1);
@@ -245,8 +245,8 @@ private Q_SLOTS:
         // Scripted push answers: a refusal, then silence.
         node.setPushAnswer(method::applyRuntimeNetworkProjection,
                            Answer::refuse(refusal::requestInvalid, QStringLiteral("scripted")));
-        std::optional<contract::Frame> refused;
-        cloudly.push(method::applyRuntimeNetworkProjection, QJsonObject{}, [&](const contract::Frame &f) { refused = f; });
+        std::optional<PeerFrame> refused;
+        cloudly.push(method::applyRuntimeNetworkProjection, QJsonObject{}, [&](const PeerFrame &f) { refused = f; });
         QTRY_VERIFY(refused.has_value());
         QVERIFY(refused->hasError());
         QCOMPARE(refused->errorRefusal(), (contract::Refusal{QString(refusal::requestInvalid), QStringLiteral("scripted")}));
@@ -257,8 +257,8 @@ private Q_SLOTS:
         QCOMPARE(cloudly.pendingPushCount(), 1);
 
         // An unknown push is refused by name.
-        std::optional<contract::Frame> unknown;
-        cloudly.push(QStringLiteral("applySomethingElse"), QJsonObject{}, [&](const contract::Frame &f) { unknown = f; });
+        std::optional<PeerFrame> unknown;
+        cloudly.push(QStringLiteral("applySomethingElse"), QJsonObject{}, [&](const PeerFrame &f) { unknown = f; });
         QTRY_VERIFY(unknown.has_value());
         QCOMPARE(unknown->errorRefusal().name, QString(refusal::methodNotServed));
     }
@@ -277,8 +277,8 @@ private Q_SLOTS:
         client.open();
         QTRY_COMPARE(up.size(), 1);
 
-        std::optional<contract::Frame> a;
-        auto keep = [&](const contract::Frame &f) { a = f; };
+        std::optional<PeerFrame> a;
+        auto keep = [&](const PeerFrame &f) { a = f; };
 
         client.call(method::exchangeClusterRelayAuthorization, QJsonObject{{QStringLiteral("authorization"), QStringLiteral("wrong")}}, keep);
         QTRY_VERIFY(a.has_value());
@@ -375,9 +375,9 @@ private Q_SLOTS:
         QTRY_COMPARE(cloudly.connectionCount(), 2);
 
         // Both nodes use the same correlation id; each gets its own answer.
-        std::optional<contract::Frame> answerA, answerB;
-        QCOMPARE(a.registerSession([&](const contract::Frame &f) { answerA = f; }, QStringLiteral("1")), QStringLiteral("1"));
-        QCOMPARE(b.registerSession([&](const contract::Frame &f) { answerB = f; }, QStringLiteral("1")), QStringLiteral("1"));
+        std::optional<PeerFrame> answerA, answerB;
+        QCOMPARE(a.registerSession([&](const PeerFrame &f) { answerA = f; }, QStringLiteral("1")), QStringLiteral("1"));
+        QCOMPARE(b.registerSession([&](const PeerFrame &f) { answerB = f; }, QStringLiteral("1")), QStringLiteral("1"));
         QTRY_VERIFY(answerA && answerB);
         QCOMPARE(a.session()->nodeId, QStringLiteral("node-a"));
         QCOMPARE(b.session()->nodeId, QStringLiteral("node-b"));
@@ -385,16 +385,16 @@ private Q_SLOTS:
 
         // Delayed answer wrapping the default; a fixed refusal; silence.
         cloudly.setHandler(method::getRuntimeRegistryCredential,
-                           [&](const contract::Frame &f, const QJsonObject &r) { return cloudly.defaultAnswer(f, r).after(50); });
+                           [&](const PeerFrame &f, const QJsonObject &r) { return cloudly.defaultAnswer(f, r).after(50); });
         cloudly.setAnswer(method::getRuntimeManagedVpnCredential,
                           Answer::refuse(refusal::relayVpnHubAbsent, QStringLiteral("no hub")));
         cloudly.setAnswer(method::reportRuntimeNetworkProtection, Answer::silence());
-        std::optional<contract::Frame> delayed, refused;
+        std::optional<PeerFrame> delayed, refused;
         bool silentAnswered = false;
         const qint64 start = QDateTime::currentMSecsSinceEpoch();
-        a.callWithSession(method::getRuntimeRegistryCredential, {}, [&](const contract::Frame &f) { delayed = f; });
-        a.callWithSession(method::getRuntimeManagedVpnCredential, {}, [&](const contract::Frame &f) { refused = f; });
-        a.callWithSession(method::reportRuntimeNetworkProtection, {}, [&](const contract::Frame &) { silentAnswered = true; });
+        a.callWithSession(method::getRuntimeRegistryCredential, {}, [&](const PeerFrame &f) { delayed = f; });
+        a.callWithSession(method::getRuntimeManagedVpnCredential, {}, [&](const PeerFrame &f) { refused = f; });
+        a.callWithSession(method::reportRuntimeNetworkProtection, {}, [&](const PeerFrame &) { silentAnswered = true; });
         QTRY_VERIFY(delayed && refused);
         QVERIFY(QDateTime::currentMSecsSinceEpoch() - start >= 45);
         QCOMPARE(responseOf(*delayed), (QJsonObject{{QStringLiteral("accepted"), true}}));
@@ -406,8 +406,8 @@ private Q_SLOTS:
         // A raw response is answered byte-for-byte.
         const QByteArray rawResponse = R"({ "accepted" : true, "z": [1, 2] })";
         cloudly.setAnswer(method::reportRuntimeAssignmentTerminalReceipt, Answer::respondRaw(rawResponse));
-        std::optional<contract::Frame> rawAnswer;
-        b.callWithSession(method::reportRuntimeAssignmentTerminalReceipt, {}, [&](const contract::Frame &f) { rawAnswer = f; });
+        std::optional<PeerFrame> rawAnswer;
+        b.callWithSession(method::reportRuntimeAssignmentTerminalReceipt, {}, [&](const PeerFrame &f) { rawAnswer = f; });
         QTRY_VERIFY(rawAnswer.has_value());
         QCOMPARE(rawAnswer->response.toByteArray(), rawResponse);
 

@@ -284,6 +284,59 @@ private Q_SLOTS:
         QVERIFY(node.received() > before); // an answer went out before the close
     }
 
+    // A Close the peer may not send (RFC 6455 §5.5.1, §7.4): a 1-byte payload, or a code outside the
+    // ranges a peer may use. The session answers 1002 and ends with that code (docs/contract.md §3).
+    void invalidCloseIsAnswered1002_data()
+    {
+        QTest::addColumn<QByteArray>("payload");
+        QTest::newRow("1-byte payload") << QByteArray("\x03", 1);
+        QTest::newRow("code 999") << QByteArray("\x03\xe7", 2);
+        QTest::newRow("code 1004 (reserved)") << QByteArray("\x03\xec", 2);
+        QTest::newRow("code 1005 (never sent)") << QByteArray("\x03\xed", 2);
+        QTest::newRow("code 1006 (never sent)") << QByteArray("\x03\xee", 2);
+        QTest::newRow("code 1015 (never sent)") << QByteArray("\x03\xf7", 2);
+        QTest::newRow("code 2999") << QByteArray("\x0b\xb7", 2);
+        QTest::newRow("code 5000") << QByteArray("\x13\x88", 2);
+    }
+    void invalidCloseIsAnswered1002()
+    {
+        QFETCH(QByteArray, payload);
+        RawHttpsClient node(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(node.connectAndWait());
+        node.sendRequest("GET", "/", kUpgrade);
+        QVERIFY(spinUntil([&] { return m_sessions.size() == 1; }, 5000));
+        QVERIFY(spinUntil([&] { return node.received() > 0; }, 5000)); // the 101
+        const qint64 before = node.received();
+        node.socket().write(maskedFrame(0x8, payload));
+        QVERIFY(spinUntil([&] { return m_closedCodes.size() == 1; }, 5000));
+        QCOMPARE(m_closedCodes.first(), quint16(1002));
+        QVERIFY(node.received() > before); // the answering Close went out
+    }
+
+    // A valid code with an empty reason, and no payload at all (1005 reported), end as sent.
+    void validCloseIsEchoed_data()
+    {
+        QTest::addColumn<QByteArray>("payload");
+        QTest::addColumn<int>("code");
+        QTest::newRow("no payload") << QByteArray() << 1005;
+        QTest::newRow("1000") << QByteArray("\x03\xe8", 2) << 1000;
+        QTest::newRow("3000") << QByteArray("\x0b\xb8", 2) << 3000;
+        QTest::newRow("4999 with reason") << QByteArray("\x13\x87" "bye", 5) << 4999;
+    }
+    void validCloseIsEchoed()
+    {
+        QFETCH(QByteArray, payload);
+        QFETCH(int, code);
+        RawHttpsClient node(m_listener->boundPort(), m_pki->caCertificate());
+        QVERIFY(node.connectAndWait());
+        node.sendRequest("GET", "/", kUpgrade);
+        QVERIFY(spinUntil([&] { return m_sessions.size() == 1; }, 5000));
+        QVERIFY(spinUntil([&] { return node.received() > 0; }, 5000));
+        node.socket().write(maskedFrame(0x8, payload));
+        QVERIFY(spinUntil([&] { return m_closedCodes.size() == 1; }, 5000));
+        QCOMPARE(int(m_closedCodes.first()), code);
+    }
+
     // The 64 KiB header bound holds for upgrades too: an oversize one never gets a 101.
     void oversizeUpgradeHeaderIsRefused431()
     {

@@ -239,6 +239,8 @@ std::unique_ptr<RawHttpsClient> TstRegistryProxy::connectNode()
     return node;
 }
 
+// IP-03: a path outside /v2/ is refused by name (path-not-served), never a bare 404, and the registry
+// is not asked.
 void TstRegistryProxy::refusesPathsOutsideV2()
 {
     makeRelay(registryUrl());
@@ -1345,8 +1347,9 @@ void TstRegistryProxy::closeDelimitedUpstreamAnswerIsRelayedWhole()
     QVERIFY(spinUntil([this] { return m_proxy->activeExchanges() == 0; }, 5000));
 }
 
-// IP-13 with many pulls: 40 nodes pull a 2 MiB blob at once; every body arrives intact, every
-// exchange ends, and the upstream connections stay within the pool's bound.
+// IP-13 with many pulls: 40 nodes pull a 2 MiB blob at once; while all 40 run, each one's share of the
+// in-flight budget is the budget / 40 (not the lone pull's 512 KiB); every body arrives
+// intact, every exchange ends, and the upstream connections stay within the pool's bound.
 void TstRegistryProxy::manyConcurrentPullsShareTheBudget()
 {
     makeRelay(registryUrl());
@@ -1354,6 +1357,7 @@ void TstRegistryProxy::manyConcurrentPullsShareTheBudget()
     m_registry->route = [size](const FakeRequest &) {
         FakeAnswer a;
         a.streamBytes = size;
+        a.bodyDelayMs = 5000; // every exchange is still running once all 40 header blocks have arrived
         return a;
     };
     std::vector<std::unique_ptr<RawHttpsClient>> nodes;
@@ -1367,8 +1371,12 @@ void TstRegistryProxy::manyConcurrentPullsShareTheBudget()
         RawResponse headers;
         QVERIFY(node->waitForHeaders(headers));
         QCOMPARE(headers.status, 200);
-        node->discardBody(0);
     }
+    QCOMPARE(m_proxy->activeExchanges(), 40);
+    QCOMPARE(m_proxy->sharedWatermark(), RegistryProxy::kDefaultInFlightBudgetBytes / 40);
+    QVERIFY(m_proxy->sharedWatermark() < RegistryProxy::kDefaultWatermarkBytes);
+    for (auto &node : nodes)
+        node->discardBody(0);
     QVERIFY(spinUntil([&] {
         for (auto &node : nodes)
             if (node->discarded() < size)

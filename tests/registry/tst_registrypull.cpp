@@ -11,6 +11,7 @@
 #include "tests/peers/reservedloopbackport.h"
 #include "tests/registry/testpki.h"
 #include "tests/registry/testwait.h"
+#include "tests/support/skiporfail.h"
 
 #include "service/listener/relaylistener.h"
 #include "service/registry/registryproxy.h"
@@ -146,8 +147,9 @@ void TstRegistryPull::initTestCase()
 {
     const QString registryBin = QStandardPaths::findExecutable(QStringLiteral("docker-registry"));
     const QString skopeoBin = QStandardPaths::findExecutable(QStringLiteral("skopeo"));
-    if (registryBin.isEmpty() || skopeoBin.isEmpty())
-        QSKIP("docker-registry and skopeo are not installed (Debian packages docker-registry, skopeo)");
+    COREFLOW_SKIP_OR_FAIL(registryBin.isEmpty() || skopeoBin.isEmpty()
+                              ? QStringLiteral("docker-registry and skopeo are not installed (Debian packages docker-registry, skopeo)")
+                              : QString());
     QVERIFY2(QFile::exists(QStringLiteral("/usr/bin/python3")), "Debian package python3 is needed for the peers");
     const QString peerDir = qEnvironmentVariable("COREFLOW_REGISTRY_PEER_DIR",
                                                  QStringLiteral(QT_TESTCASE_SOURCEDIR "/peers"));

@@ -3,6 +3,7 @@
 #include "service/statussocket/statusaccesspolicy.h"
 #include "service/statussocket/statusserver.h"
 #include "shared/util/manualclock.h"
+#include "tests/support/skiporfail.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -47,12 +48,15 @@ private:
         return r;
     }
 
-    void requireRootAndSetpriv()
+    // Why this host cannot run a client as uid 65534 (empty: it can). Callers pass it to
+    // COREFLOW_SKIP_OR_FAIL, which leaves the test function itself.
+    static QString missingRootOrSetpriv()
     {
         if (::geteuid() != 0)
-            QSKIP("access-control integration needs root to drop to uid 65534 with setpriv; run the suite as root to cover it");
+            return QStringLiteral("access-control integration needs root to drop to uid 65534 with setpriv; run the suite as root to cover it");
         if (QStandardPaths::findExecutable(QStringLiteral("setpriv")).isEmpty())
-            QSKIP("setpriv (util-linux) not found; cannot run a client as an unprivileged uid");
+            return QStringLiteral("setpriv (util-linux) not found; cannot run a client as an unprivileged uid");
+        return {};
     }
 
     // A group that exists and that uid 65534 is not in by default ("users" on Debian).
@@ -139,7 +143,7 @@ private Q_SLOTS:
 
     void unprivilegedUidIsRefusedBySocketMode()
     {
-        requireRootAndSetpriv();
+        COREFLOW_SKIP_OR_FAIL(missingRootOrSetpriv());
         QTemporaryDir dir;
         QVERIFY(QFile::setPermissions(dir.path(), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner
                                                       | QFileDevice::ReadGroup | QFileDevice::ExeGroup
@@ -160,10 +164,9 @@ private Q_SLOTS:
     {
         // The deployment case: the default 0660 socket, chowned by start() to the operator group, in a
         // directory the group can traverse. Members reach SO_PEERCRED; everyone else stops at connect(2).
-        requireRootAndSetpriv();
+        COREFLOW_SKIP_OR_FAIL(missingRootOrSetpriv());
         const auto group = testGroup();
-        if (!group)
-            QSKIP("no suitable existing group (users/staff/adm) on this host");
+        COREFLOW_SKIP_OR_FAIL(group ? QString() : QStringLiteral("no suitable existing group (users/staff/adm) on this host"));
         QTemporaryDir dir;
         QVERIFY(QFile::setPermissions(dir.path(), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner
                                                       | QFileDevice::ReadGroup | QFileDevice::ExeGroup
@@ -208,10 +211,9 @@ private Q_SLOTS:
     {
         // The second gate: should the file mode ever let a stranger through (here a deliberately widened
         // 0666), SO_PEERCRED still refuses it.
-        requireRootAndSetpriv();
+        COREFLOW_SKIP_OR_FAIL(missingRootOrSetpriv());
         const auto group = testGroup();
-        if (!group)
-            QSKIP("no suitable existing group (users/staff/adm) on this host");
+        COREFLOW_SKIP_OR_FAIL(group ? QString() : QStringLiteral("no suitable existing group (users/staff/adm) on this host"));
         QTemporaryDir dir;
         QVERIFY(QFile::setPermissions(dir.path(), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner
                                                       | QFileDevice::ReadGroup | QFileDevice::ExeGroup

@@ -2,6 +2,7 @@
 #include "shared/contract/envelope.h"
 #include "shared/contract/refusalnames.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QTest>
 
@@ -79,6 +80,85 @@ private Q_SLOTS:
         QVERIFY(!parsed.ok());
         QCOMPARE(parsed.refusal().name, QString(refusal::requestInvalid));
         QVERIFY2(parsed.refusal().reason.contains(reasonPart), qPrintable(parsed.refusal().reason));
+    }
+
+    // A key written twice counts by its last occurrence, and keys compare after JSON unescaping, so the
+    // relay reads the same member a JSON library (Qt's, a peer's) reads (docs/contract.md §3).
+    void duplicateAndEscapedTopLevelKeysCountLikeAJsonReader()
+    {
+        const QByteArray twice = R"({"method":"first","method":"second","request":{"x":1},"request":{"y":2},)"
+                                 R"("correlation":{"id":"1","phase":"request"},"correlation":{"id":"2","phase":"response"}})";
+        auto parsed = Envelope::parse(twice);
+        QVERIFY(parsed.ok());
+        QCOMPARE(parsed->method, QStringLiteral("second"));
+        QCOMPARE(parsed->request.toByteArray(), QByteArray(R"({"y":2})"));
+        QCOMPARE(parsed->correlationId, QStringLiteral("2"));
+        QCOMPARE(parsed->phase, Phase::Response);
+        const QJsonObject qt = QJsonDocument::fromJson(twice).object();
+        QCOMPARE(qt.value("method").toString(), parsed->method);
+
+        const QByteArray escaped = R"({"method":"m2","request":{"a":1},"correlation":{"id":"7","phase":"request"}})";
+        auto e = Envelope::parse(escaped);
+        QVERIFY2(e.ok(), e.ok() ? "" : qPrintable(e.refusal().text()));
+        QCOMPARE(e->method, QStringLiteral("m2"));
+        QCOMPARE(e->correlationId, QStringLiteral("7"));
+        QCOMPARE(e->request.toByteArray(), QByteArray(R"({"a":1})"));
+    }
+
+    // Frame::requestMember, the fast path the forwarding lane reads request.session with before it
+    // binds a node's call to a session (sessionforwarder.cpp): it must find exactly the member
+    // requestObject() finds, bytes as sent, never a nested or decoy one.
+    void requestMemberFindsWhatAJsonReaderFinds_data()
+    {
+        QTest::addColumn<QByteArray>("body");
+        QTest::addColumn<QByteArray>("expected"); // empty: absent
+        QTest::newRow("present") << QByteArray(R"({"a":1,"session":{"id":"s1","n":2},"b":[3]})") << QByteArray(R"({"id":"s1","n":2})");
+        QTest::newRow("spacing kept") << QByteArray(R"({ "session" : {"id" : "s1"} , "b":2})") << QByteArray(R"({"id" : "s1"})");
+        QTest::newRow("last of two") << QByteArray(R"({"session":{"id":"first"},"x":0,"session":{"id":"last"}})")
+                                     << QByteArray(R"({"id":"last"})");
+        QTest::newRow("escaped key") << QByteArray(R"({"session":{"id":"esc"}})") << QByteArray(R"({"id":"esc"})");
+        QTest::newRow("escaped decoy after") << QByteArray(R"({"session":{"id":"plain"},"session":{"id":"decoy"}})")
+                                             << QByteArray(R"({"id":"decoy"})");
+        QTest::newRow("string value") << QByteArray(R"({"session":"s-1"})") << QByteArray(R"("s-1")");
+        QTest::newRow("nested only") << QByteArray(R"({"other":{"session":{"id":"deep"}}})") << QByteArray();
+        QTest::newRow("absent") << QByteArray(R"({"sessions":{"id":"near"}})") << QByteArray();
+        QTest::newRow("key in a string") << QByteArray("{\"note\":\"\\\"session\\\":{}\"}") << QByteArray();
+    }
+    void requestMemberFindsWhatAJsonReaderFinds()
+    {
+        QFETCH(QByteArray, body);
+        QFETCH(QByteArray, expected);
+        auto parsed = Envelope::parse(R"({"method":"m","request":)" + body + R"(,"correlation":{"id":"1","phase":"request"}})");
+        QVERIFY(parsed.ok());
+        bool readable = false;
+        const auto member = parsed->requestMember("session", &readable);
+        QVERIFY(readable);
+        QCOMPARE(member.has_value(), !expected.isEmpty());
+        if (member)
+            QCOMPARE(member->toByteArray(), expected);
+        // The same answer as the full reader.
+        const QJsonObject whole = QJsonDocument::fromJson(body).object();
+        QCOMPARE(whole.contains("session"), member.has_value());
+        if (member)
+            QCOMPARE(QJsonDocument::fromJson("[" + member->toByteArray() + "]").array().at(0), whole.value("session"));
+    }
+
+    // A Frame not made by parse() (or a request defaulted to {}) is not readable by the fast path: the
+    // caller must fall back to requestObject().
+    void requestMemberSaysWhenItCannotRead()
+    {
+        Frame built;
+        built.raw = R"({"session":{"id":"x"}})";
+        built.request = QByteArrayView("{\"session\":{}}");
+        bool readable = true;
+        QVERIFY(!built.requestMember("session", &readable));
+        QVERIFY(!readable);
+        auto defaulted = Envelope::parse(R"({"method":"m","correlation":{"id":"1","phase":"request"}})");
+        QVERIFY(defaulted.ok());
+        QCOMPARE(defaulted->request.toByteArray(), QByteArray("{}"));
+        readable = true;
+        QVERIFY(!defaulted->requestMember("session", &readable));
+        QVERIFY(!readable);
     }
 
     void frameTooLarge()

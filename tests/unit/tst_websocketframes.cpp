@@ -1,6 +1,7 @@
 // tst_websocketframes: the listener's RFC 6455 framing (WebSocketFrameDecoder / WebSocketFrameEncoder),
 // which carries every node lane (CL-02: the one TLS WebSocket at "/"; CL-06: bodies untouched, so
 // text arrives as the exact UTF-8 bytes sent). docs/contract.md D-53.
+#include "service/transport/websocketacceptkey.h"
 #include "service/transport/websocketframedecoder.h"
 #include "service/transport/websocketframeencoder.h"
 #include "service/transport/websocketmask.h"
@@ -179,24 +180,127 @@ private Q_SLOTS:
         QCOMPARE(got.messages.first().first, Opcode::Binary);
     }
 
+    // Random corruptions of one frame, fed in random pieces. Each round must end failed (with one of
+    // the named close codes) or clean (nothing held: every byte went into a delivered frame), or be
+    // waiting for the rest of a frame or message; delivered text is valid UTF-8. Feeding the same bytes at once must give the same outcome (cut points
+    // never matter), and an uncorrupted round must deliver the payload sent.
     void randomBytesNeverCrashAndAlwaysEndFailedOrClean()
     {
         QRandomGenerator rng(52);
+        int failed = 0, delivered = 0, waiting = 0;
         for (int round = 0; round < 3000; ++round) {
-            QByteArray wire = clientFrame(0x1, QByteArray(int(rng.bounded(300)), 'q'));
-            for (int flips = int(rng.bounded(6)); flips > 0; --flips)
+            QByteArray payload(int(rng.bounded(300)), Qt::Uninitialized);
+            for (char &c : payload)
+                c = char('a' + rng.bounded(26));
+            QByteArray wire = clientFrame(0x1, payload);
+            const int flips = int(rng.bounded(6));
+            for (int f = flips; f > 0; --f)
                 wire[int(rng.bounded(wire.size()))] = char(rng.bounded(256));
-            WebSocketFrameDecoder decoder(4096);
+            WebSocketFrameDecoder pieces(4096);
             Collected got;
             qsizetype at = 0;
             while (at < wire.size()) {
                 const qsizetype n = qMin<qsizetype>(wire.size() - at, 1 + rng.bounded(40));
-                decoder.feed(QByteArrayView(wire).sliced(at, n), got.sink());
+                pieces.feed(QByteArrayView(wire).sliced(at, n), got.sink());
                 at += n;
             }
-            QVERIFY(decoder.bufferedBytes() <= wire.size());
-            QVERIFY(got.messages.size() <= 1);
+            WebSocketFrameDecoder whole(4096);
+            Collected once;
+            whole.feed(wire, once.sink());
+            QCOMPARE(pieces.failure(), whole.failure());
+            QCOMPARE(got.messages, once.messages);
+            QCOMPARE(got.controls, once.controls);
+            QCOMPARE(pieces.bufferedBytes(), whole.bufferedBytes());
+
+            for (const auto &[opcode, body] : got.messages)
+                if (opcode == Opcode::Text)
+                    QVERIFY(WebSocketFrameDecoder::isValidUtf8(body));
+            if (pieces.failure() != Failure::None) {
+                ++failed;
+                QVERIFY(QList<quint16>({1002, 1007, 1009}).contains(pieces.failureCloseCode()));
+            } else if (pieces.bufferedBytes() == 0) {
+                ++delivered; // clean: every byte went into a delivered frame
+                QVERIFY(got.messages.size() + got.controls.size() >= 1);
+            } else {
+                ++waiting; // an incomplete frame or an unfinished fragmented message, held as sent
+                QVERIFY(pieces.bufferedBytes() <= wire.size());
+            }
+            if (flips == 0) {
+                QCOMPARE(pieces.failure(), Failure::None);
+                QCOMPARE(got.messages.size(), 1);
+                QCOMPARE(got.messages.first(), qMakePair(Opcode::Text, payload));
+            }
         }
+        QVERIFY(failed > 0 && delivered > 0 && waiting > 0); // the corpus reaches every outcome
+    }
+
+    // RFC 6455 §5.2 asks a sender for the shortest length form; the decoder reads a longer form for what
+    // it says (a 16- or 64-bit length holding a small value) and delivers the exact payload.
+    void nonMinimalLengthEncodingsAreReadForTheirValue()
+    {
+        const QByteArray key("\x01\x02\x03\x04", 4);
+        auto masked = [&](const QByteArray &payload) {
+            QByteArray out;
+            for (qsizetype i = 0; i < payload.size(); ++i)
+                out.append(char(payload[i] ^ key[i % 4]));
+            return out;
+        };
+        const QByteArray sixteen = QByteArray("\x81\xfe\x00\x05", 4) + key + masked("hello");
+        const QByteArray sixtyFour = QByteArray("\x81\xff\x00\x00\x00\x00\x00\x00\x00\x03", 10) + key + masked("abc");
+        WebSocketFrameDecoder decoder(1024);
+        Collected got;
+        decoder.feed(sixteen + sixtyFour, got.sink());
+        QCOMPARE(decoder.failure(), Failure::None);
+        QCOMPARE(got.messages.size(), 2);
+        QCOMPARE(got.messages.at(0).second, QByteArray("hello"));
+        QCOMPARE(got.messages.at(1).second, QByteArray("abc"));
+        QCOMPARE(decoder.bufferedBytes(), 0);
+    }
+
+    // A 64-bit length with its most significant bit set is not a length (RFC 6455 §5.2): 1002 at once,
+    // from the header alone, and nothing buffered.
+    void sixtyFourBitLengthWithTheTopBitSetFails1002()
+    {
+        WebSocketFrameDecoder decoder(16 * 1024 * 1024);
+        Collected got;
+        decoder.feed(QByteArray("\x81\xff\x80\x00\x00\x00\x00\x00\x00\x05\x01\x02\x03\x04", 14), got.sink());
+        QCOMPARE(decoder.failure(), Failure::ProtocolError);
+        QCOMPARE(decoder.failureCloseCode(), quint16(1002));
+        QCOMPARE(decoder.bufferedBytes(), 0);
+        QVERIFY(got.messages.isEmpty());
+    }
+
+    // UTF-8 is judged on the whole message: a character cut between fragments is valid; a message that
+    // ends inside a character is not (1007).
+    void utf8SplitAcrossFragmentsIsJudgedOnTheWholeMessage()
+    {
+        WebSocketFrameDecoder decoder(1024);
+        Collected got;
+        decoder.feed(clientFrame(0x1, "price \xe2", false) + clientFrame(0x0, "\x82", false) + clientFrame(0x0, "\xac!"),
+                     got.sink());
+        QCOMPARE(decoder.failure(), Failure::None);
+        QCOMPARE(got.messages.size(), 1);
+        QCOMPARE(got.messages.first().second, QByteArray("price \xe2\x82\xac!"));
+
+        WebSocketFrameDecoder cut(1024);
+        Collected none;
+        cut.feed(clientFrame(0x1, "price \xe2", false) + clientFrame(0x0, "\x82"), none.sink());
+        QCOMPARE(cut.failure(), Failure::InvalidUtf8);
+        QCOMPARE(cut.failureCloseCode(), quint16(1007));
+        QVERIFY(none.messages.isEmpty());
+    }
+
+    // The decoder hands a Close payload over as it came, 1 byte included; judging it (1002 for a 1-byte
+    // payload or an invalid code) is the session's, checked end to end in tst_listenertransport.
+    void closePayloadIsHandedOverAsItCame()
+    {
+        WebSocketFrameDecoder decoder(1024);
+        Collected got;
+        decoder.feed(clientFrame(0x8, "\x03") + clientFrame(0x8, QByteArray("\x03\xe7", 2)), got.sink());
+        QCOMPARE(decoder.failure(), Failure::None);
+        QCOMPARE(got.controls.size(), 2);
+        QCOMPARE(got.controls.at(0), qMakePair(Opcode::Close, QByteArray("\x03")));
+        QCOMPARE(got.controls.at(1), qMakePair(Opcode::Close, QByteArray("\x03\xe7", 2)));
     }
 
     void serverFramesAreUnmaskedWithTheShortestLength()
@@ -305,6 +409,12 @@ private Q_SLOTS:
         QVERIFY(!WebSocketFrameDecoder::isValidReceivedCloseCode(1005));
         QVERIFY(!WebSocketFrameDecoder::isValidReceivedCloseCode(1006));
         QVERIFY(!WebSocketFrameDecoder::isValidReceivedCloseCode(999));
+    }
+
+    // Sec-WebSocket-Accept (RFC 6455 §1.3/§4.2.2) against the RFC's own published example.
+    void acceptKeyMatchesRfc6455sExample()
+    {
+        QCOMPARE(webSocketAcceptKey("dGhlIHNhbXBsZSBub25jZQ=="), QByteArray("s3pPLMBiTxaQ9kYGzzhZRbK+xOo="));
     }
 };
 

@@ -1,0 +1,40 @@
+#include "tests/peers/peerframe.h"
+
+#include <QJsonDocument>
+#include <QJsonParseError>
+
+namespace coreflow::peers {
+
+namespace {
+
+contract::Result<QJsonObject> objectOf(QByteArrayView raw, const QString &member)
+{
+    QJsonParseError error{};
+    const QJsonDocument document = QJsonDocument::fromJson(raw.toByteArray(), &error);
+    if (raw.isEmpty() || error.error != QJsonParseError::NoError || !document.isObject())
+        return contract::Refusal{QStringLiteral("request-invalid"),
+                                 QStringLiteral("member %1 is not a JSON object").arg(member)};
+    return document.object();
+}
+
+} // namespace
+
+contract::Result<QJsonObject> PeerFrame::requestObject() const { return objectOf(request, QStringLiteral("request")); }
+
+contract::Result<QJsonObject> PeerFrame::responseObject() const { return objectOf(response, QStringLiteral("response")); }
+
+contract::Refusal PeerFrame::errorRefusal() const
+{
+    const QJsonObject object = QJsonDocument::fromJson(error.toByteArray()).object();
+    const QString text = object.value(QStringLiteral("text")).toString();
+    QJsonObject data = object.value(QStringLiteral("data")).toObject();
+    QString name = data.take(QStringLiteral("name")).toString();
+    const qsizetype separator = text.indexOf(QStringLiteral(": "));
+    if (name.isEmpty())
+        name = separator >= 0 ? text.left(separator) : text;
+    const QString prefix = name + QStringLiteral(": ");
+    const QString reason = text.startsWith(prefix) ? text.mid(prefix.size()) : text;
+    return contract::Refusal{name, reason, data};
+}
+
+} // namespace coreflow::peers
