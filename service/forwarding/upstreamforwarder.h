@@ -37,7 +37,8 @@ class UpstreamForwarder : public QObject {
     Q_OBJECT
 public:
     UpstreamForwarder(CloudlyConnector &cloudly, MethodTable &nodeMethods, NodeRegistry &registry, RelayCounters &counters,
-                      Clock &clock, const contract::RelayTiming &timing, QObject *parent = nullptr);
+                      Clock &clock, const contract::RelayTiming &timing, FrameRefusalLog &refusalLog,
+                      QObject *parent = nullptr);
     ~UpstreamForwarder() override;
 
     // connection closed: its registrations waiting for a session are never sent and its forwards in
@@ -70,6 +71,7 @@ private:
     RelayCounters &m_counters;
     Clock &m_clock;
     contract::RelayTiming m_timing;
+    FrameRefusalLog &m_refusalLog;
     BindingGate m_gate;
 
     QList<std::shared_ptr<Upstream>> m_waitingForSession;
