@@ -94,17 +94,12 @@ bool UpstreamForwarder::admitRegistration(const Frame &frame, NodeConnection *co
         return false;
     }
     if (auto refusal = judgePeerOffer(request.value().value(QStringLiteral("offer")), sessionKind::palletRuntime)) {
-        const QString peer = peerOfferInRefusal(*refusal);
-        const QString peerText = peer.isEmpty() ? QStringLiteral("no readable offer") : peer;
         if (m_refusalLog.admit(*connection))
             qCWarning(logForwarder).noquote() << "refused registerPalletRuntimeSession from" << connection->describe() << ":"
                                               << refusal->text() << FrameRefusalLog::countNote(*connection);
-        Q_EMIT offerRefused(peerText, offerForPalletRuntime().describe(),
-                            QStringLiteral("a node offered %1; %2").arg(peerText, refusal->reason));
         refuse(reply, frame, *refusal);
         return false;
     }
-    Q_EMIT offerServed();
     const QJsonValue nodeId = request.value().value(QStringLiteral("nodeId"));
     if (!nodeId.isString() || nodeId.toString().isEmpty()) {
         refuse(reply, frame, named(refusal::requestInvalid, nodeId.isUndefined() ? QStringLiteral("field request.nodeId is missing")

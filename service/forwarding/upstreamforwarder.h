@@ -5,7 +5,7 @@
 // node's own id. Nothing is cached.
 //
 //  - registerPalletRuntimeSession: the offer is judged first (§2.2: protocol-offer-refused, nothing
-//    forwarded; offerRefused/offerServed feed readiness), then request.nodeId must be a non-empty
+//    forwarded; counted by name, never a readiness refusal, D-62), then request.nodeId must be a non-empty
 //    string (request-invalid). Without a dispatchable session it waits up to registrationWaitMs (5000)
 //    for one, then "cloudly-session-unavailable: no Cloudly session after waiting 5000 ms"; forwarded,
 //    it is bounded by registrationBudgetMs (9000) counted from its arrival. The answer's
@@ -48,10 +48,6 @@ public:
 Q_SIGNALS:
     // A forward began or ended (status model, §18 `nodes`).
     void statusChanged();
-    // Cluster-hop negotiation for palletRuntime (§2.2): a node's offer was refused (offers as
-    // "kind@release") or a servable offer arrived (which clears the refusal at once).
-    void offerRefused(const QString &peerOffer, const QString &ownOffer, const QString &line);
-    void offerServed();
 
 private:
     struct Upstream;
