@@ -38,7 +38,9 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     m_cloudly = std::make_unique<CloudlyConnector>(m_config.cloudlyUrl, std::exchange(m_config.bearer, Secret()), m_config.extraCaCertificates,
                                                    m_cloudlyMethods, m_clock, m_timing);
     m_registration = std::make_unique<RelayRegistration>(*m_cloudly, *m_readiness, m_clock, m_timing);
-    // Negotiation on both hops only changes what the relay says about itself (docs/contract.md §2).
+    // Negotiation on the Cloudly hop only changes what the relay says about itself (docs/contract.md §2).
+    // A cluster peer's refused offer is that peer's: it is answered and counted (refusals by name),
+    // never a readiness refusal (§2.2, D-62), so a stranger on the listener cannot flip readiness.
     connect(m_readiness.get(), &ReadinessBoard::changed, this, &Coreflow::notifyStatus);
     connect(m_cloudly.get(), &CloudlyConnector::cloudlyOfferRefused, m_readiness.get(),
             [this](const QString &peer, const QString &own, const QString &line) {
@@ -55,12 +57,6 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     connect(m_cloudly.get(), &CloudlyConnector::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_forwarder.get(), &SessionForwarder::statusChanged, this, &Coreflow::notifyStatus);
     connect(&m_forwarder->upstream(), &UpstreamForwarder::statusChanged, this, &Coreflow::notifyStatus);
-    connect(&m_forwarder->upstream(), &UpstreamForwarder::offerRefused, m_readiness.get(),
-            [this](const QString &peer, const QString &own, const QString &line) {
-                m_readiness->setOfferDisagreement(QStringLiteral("palletRuntime"), peer, own, line);
-            });
-    connect(&m_forwarder->upstream(), &UpstreamForwarder::offerServed, m_readiness.get(),
-            [this] { m_readiness->clearHop(QStringLiteral("palletRuntime")); });
     // Outage continuity and the DNS lease renewal escrow (docs/contract.md §8.4, §9).
     m_escrowCourier = std::make_unique<ForwarderCourier>(m_forwarder->registry(), *m_forwarder);
     m_escrow = std::make_unique<LeaseEscrow>(*m_escrowCourier, m_clock, m_timing, &m_counters);
@@ -88,12 +84,6 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     m_namedRefusals = std::make_unique<NamedRefusals>(m_cloudlyMethods, m_counters);
     // Registering this relay (docs/contract.md §6.6): what an acceptance re-reads, what the
     // refusals end, and the park (docs/contract.md §6.6).
-    connect(m_ingress.get(), &ClusterIngress::offerRefused, m_readiness.get(),
-            [this](const QString &peer, const QString &own, const QString &line) {
-                m_readiness->setOfferDisagreement(QStringLiteral("clusterIngress"), peer, own, line);
-            });
-    connect(m_ingress.get(), &ClusterIngress::offerAccepted, m_readiness.get(),
-            [this] { m_readiness->clearHop(QStringLiteral("clusterIngress")); });
     connect(m_registration.get(), &RelayRegistration::accepted, m_ingress.get(), &ClusterIngress::refreshRouteTable);
     // §9.5: the escrow judges the refusal itself (drop for four names, park for the stale generation);
     // refusedByName is emitted before parked, so custody ends before the park line (RR-30), and the

@@ -8,8 +8,9 @@
 // A hop serves again only when neither stands. Parking is terminal: its line stands on hop
 // "registration" for the rest of the process.
 //
-// Hops: "cloudly" (registerCloudlyClientSession), "registration" (registerClusterRelay),
-// "palletRuntime" and "clusterIngress" (the cluster hop's two session kinds).
+// Hops: "cloudly" (registerCloudlyClientSession), "registration" (registerClusterRelay). A cluster
+// peer's refused offer (palletRuntime, clusterIngress) is never posted here: it is that peer's
+// problem, answered and counted by its lane (docs/contract.md §2.2, D-62).
 #include "shared/status/relaystatus.h"
 
 #include <QMap>

@@ -20,7 +20,9 @@ std::optional<Refusal> BindingGate::admit(const Frame &frame, NodeConnection *co
     if (!binding)
         return binding.refusal();
     if (auto refusal = compare(connection, binding.value())) {
-        qCInfo(logForwarder).noquote() << "refused" << frame.method << "from" << connection->describe() << ":" << refusal->name;
+        if (m_refusalLog.admit(*connection))
+            qCInfo(logForwarder).noquote() << "refused" << frame.method << "from" << connection->describe() << ":" << refusal->name
+                                           << FrameRefusalLog::countNote(*connection);
         return refusal;
     }
     connection->rememberAcceptedSession(readable && raw ? raw->toByteArray() : QByteArray());

@@ -7,6 +7,7 @@
 // Fast path: the very bytes of request.session a connection presented before and that passed, while
 // its binding and its place in the registry are unchanged, pass again without being parsed (same bytes,
 // same value, same verdict). One registry lookup per request.
+#include "service/forwarding/framerefusallog.h"
 #include "shared/contract/envelope.h"
 #include "shared/contract/types.h"
 
@@ -19,16 +20,17 @@ class NodeRegistry;
 
 class BindingGate {
 public:
-    explicit BindingGate(const NodeRegistry &registry) : m_registry(registry) {}
+    BindingGate(const NodeRegistry &registry, FrameRefusalLog &refusalLog) : m_registry(registry), m_refusalLog(refusalLog) {}
 
     // nullopt: frame may be forwarded. A refusal of session-binding-refused is logged (method and
-    // connection only).
+    // connection only) as FrameRefusalLog allows (docs/contract.md §3.1, D-61).
     std::optional<contract::Refusal> admit(const contract::Frame &frame, NodeConnection *connection) const;
 
 private:
     std::optional<contract::Refusal> compare(const NodeConnection *connection, const contract::SessionBinding &binding) const;
 
     const NodeRegistry &m_registry;
+    FrameRefusalLog &m_refusalLog;
 };
 
 } // namespace coreflow

@@ -83,6 +83,10 @@ public:
     // UpstreamForwarder: a forward began (waiting or sent) / ended; the count never goes below 0.
     void forwardBegan() { ++m_forwardsInFlight; }
     void forwardEnded() { m_forwardsInFlight = qMax(0, m_forwardsInFlight - 1); }
+    // FrameRefusalLog: one more frame of this connection was refused (unreadable, or by the binding
+    // check); returns the count so far.
+    qint64 countRefusedFrame() { return ++m_refusedFrames; }
+    qint64 refusedFrames() const { return m_refusedFrames; }
     // UpstreamForwarder: method left for Cloudly at atMs (clock ms).
     void forwardSent(const QString &method, qint64 atMs)
     {
@@ -108,6 +112,7 @@ private:
     QString m_lastMethod;
     qint64 m_lastForwardAtMs = 0;
     int m_forwardsInFlight = 0;
+    qint64 m_refusedFrames = 0;
 };
 
 } // namespace coreflow

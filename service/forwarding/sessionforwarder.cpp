@@ -12,8 +12,8 @@ using namespace contract;
 
 SessionForwarder::SessionForwarder(CloudlyConnector &cloudly, MethodTable &nodeMethods, MethodTable &cloudlyMethods,
                                    RelayCounters &counters, Clock &clock, const RelayTiming &timing, QObject *parent)
-    : ListenerSessions(parent), m_nodeMethods(nodeMethods), m_counters(counters), m_clock(clock), m_requests(clock),
-      m_upstream(cloudly, nodeMethods, m_registry, counters, clock, timing),
+    : ListenerSessions(parent), m_nodeMethods(nodeMethods), m_counters(counters), m_clock(clock), m_refusalLog(clock),
+      m_requests(clock), m_upstream(cloudly, nodeMethods, m_registry, counters, clock, timing, m_refusalLog),
       m_pushes(cloudlyMethods, m_registry, m_requests, counters, timing)
 {
 }
@@ -75,7 +75,9 @@ void SessionForwarder::answerUnreadable(NodeConnection *connection, const QByteA
     const QJsonDocument doc = QJsonDocument::fromJson(utf8);
     const QJsonObject correlation = doc.object().value(QStringLiteral("correlation")).toObject();
     const QString id = correlation.value(QStringLiteral("id")).toString();
-    qCWarning(logForwarder).noquote() << connection->describe() << "sent an unreadable frame:" << refusal.name;
+    if (m_refusalLog.admit(*connection))
+        qCWarning(logForwarder).noquote() << connection->describe() << "sent an unreadable frame:" << refusal.name
+                                          << FrameRefusalLog::countNote(*connection);
     if (id.isEmpty()) {
         // Nobody to answer: the peer does not speak the envelope (docs/contract.md §3).
         connection->close(refusal.name == QLatin1String(refusal::frameTooLarge) ? QWebSocketProtocol::CloseCodeTooMuchData

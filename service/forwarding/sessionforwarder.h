@@ -9,13 +9,15 @@
 // pending is logged and dropped); a request-phase frame is dispatched on the listener's method table
 // (the UpstreamForwarder serves the forwarded node methods, other lanes theirs). A frame that is not
 // the envelope is refused by name when its correlation id is readable, else the connection is closed
-// (1009 frame-too-large, otherwise 1002; §3).
+// (1009 frame-too-large, otherwise 1002; §3). Refused frames are logged as FrameRefusalLog allows
+// (per connection and overall, §3.1, D-61).
 //
 // It is the relay's ListenerSessions: other lanes ask connections through it and hear their closes.
 #include "service/core/methodtable.h"
 #include "service/core/relaycounters.h"
 #include "service/cloudly/cloudlyconnector.h"
 #include "service/forwarding/connectionrequests.h"
+#include "service/forwarding/framerefusallog.h"
 #include "service/forwarding/listenersessions.h"
 #include "service/forwarding/nodeconnection.h"
 #include "service/forwarding/noderegistry.h"
@@ -68,6 +70,8 @@ private:
     MethodTable &m_nodeMethods;
     RelayCounters &m_counters;
     Clock &m_clock;
+    // Refused frames of all connections share one log bound (docs/contract.md §3.1, D-61).
+    FrameRefusalLog m_refusalLog;
     // Declared in the order they are built; destroyed in reverse (the handlers leave the tables first).
     NodeRegistry m_registry;
     ConnectionRequests m_requests;

@@ -28,9 +28,10 @@ struct UpstreamForwarder::Upstream {
 };
 
 UpstreamForwarder::UpstreamForwarder(CloudlyConnector &cloudly, MethodTable &nodeMethods, NodeRegistry &registry,
-                                     RelayCounters &counters, Clock &clock, const RelayTiming &timing, QObject *parent)
+                                     RelayCounters &counters, Clock &clock, const RelayTiming &timing,
+                                     FrameRefusalLog &refusalLog, QObject *parent)
     : QObject(parent), m_cloudly(cloudly), m_nodeMethods(nodeMethods), m_registry(registry), m_counters(counters),
-      m_clock(clock), m_timing(timing), m_gate(registry)
+      m_clock(clock), m_timing(timing), m_refusalLog(refusalLog), m_gate(registry, refusalLog)
 {
     // The six node methods and the four secret-recipient requests travel the same current-session path
     // (§8.1); none of their bodies is read beyond request.session.
@@ -93,16 +94,12 @@ bool UpstreamForwarder::admitRegistration(const Frame &frame, NodeConnection *co
         return false;
     }
     if (auto refusal = judgePeerOffer(request.value().value(QStringLiteral("offer")), sessionKind::palletRuntime)) {
-        const QString peer = peerOfferInRefusal(*refusal);
-        const QString peerText = peer.isEmpty() ? QStringLiteral("no readable offer") : peer;
-        qCWarning(logForwarder).noquote() << "refused registerPalletRuntimeSession from" << connection->describe() << ":"
-                                          << refusal->text();
-        Q_EMIT offerRefused(peerText, offerForPalletRuntime().describe(),
-                            QStringLiteral("a node offered %1; %2").arg(peerText, refusal->reason));
+        if (m_refusalLog.admit(*connection))
+            qCWarning(logForwarder).noquote() << "refused registerPalletRuntimeSession from" << connection->describe() << ":"
+                                              << refusal->text() << FrameRefusalLog::countNote(*connection);
         refuse(reply, frame, *refusal);
         return false;
     }
-    Q_EMIT offerServed();
     const QJsonValue nodeId = request.value().value(QStringLiteral("nodeId"));
     if (!nodeId.isString() || nodeId.toString().isEmpty()) {
         refuse(reply, frame, named(refusal::requestInvalid, nodeId.isUndefined() ? QStringLiteral("field request.nodeId is missing")

@@ -5,7 +5,7 @@
 // node's own id. Nothing is cached.
 //
 //  - registerPalletRuntimeSession: the offer is judged first (§2.2: protocol-offer-refused, nothing
-//    forwarded; offerRefused/offerServed feed readiness), then request.nodeId must be a non-empty
+//    forwarded; counted by name, never a readiness refusal, D-62), then request.nodeId must be a non-empty
 //    string (request-invalid). Without a dispatchable session it waits up to registrationWaitMs (5000)
 //    for one, then "cloudly-session-unavailable: no Cloudly session after waiting 5000 ms"; forwarded,
 //    it is bounded by registrationBudgetMs (9000) counted from its arrival. The answer's
@@ -37,7 +37,8 @@ class UpstreamForwarder : public QObject {
     Q_OBJECT
 public:
     UpstreamForwarder(CloudlyConnector &cloudly, MethodTable &nodeMethods, NodeRegistry &registry, RelayCounters &counters,
-                      Clock &clock, const contract::RelayTiming &timing, QObject *parent = nullptr);
+                      Clock &clock, const contract::RelayTiming &timing, FrameRefusalLog &refusalLog,
+                      QObject *parent = nullptr);
     ~UpstreamForwarder() override;
 
     // connection closed: its registrations waiting for a session are never sent and its forwards in
@@ -47,10 +48,6 @@ public:
 Q_SIGNALS:
     // A forward began or ended (status model, §18 `nodes`).
     void statusChanged();
-    // Cluster-hop negotiation for palletRuntime (§2.2): a node's offer was refused (offers as
-    // "kind@release") or a servable offer arrived (which clears the refusal at once).
-    void offerRefused(const QString &peerOffer, const QString &ownOffer, const QString &line);
-    void offerServed();
 
 private:
     struct Upstream;
@@ -70,6 +67,7 @@ private:
     RelayCounters &m_counters;
     Clock &m_clock;
     contract::RelayTiming m_timing;
+    FrameRefusalLog &m_refusalLog;
     BindingGate m_gate;
 
     QList<std::shared_ptr<Upstream>> m_waitingForSession;

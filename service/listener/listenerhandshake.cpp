@@ -10,9 +10,10 @@
 
 namespace coreflow {
 
-ListenerHandshake::ListenerHandshake(TlsConnection *tls, QObject *parent)
+ListenerHandshake::ListenerHandshake(TlsConnection *tls, qsizetype maxHeadLines, QObject *parent)
     : QObject(parent), m_tls(tls), m_head(HttpMessageParser::Kind::Request, kMaxHeadBytes)
 {
+    m_head.setMaxHeaderLines(maxHeadLines);
     m_tls->setParent(this);
     m_tls->setReceiver(this);
     m_timeout.start(kTimeoutMs, this);

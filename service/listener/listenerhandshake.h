@@ -7,7 +7,9 @@
 //    answers 101 itself and emits upgraded();
 //  - Upgrade: websocket elsewhere: 404 path-not-served (registry error shape), connection closed;
 //  - an upgrade at "/" with a broken WebSocket handshake: 400 request-invalid, connection closed;
-//  - anything else (including a header block the parser refuses or one over kMaxHeadBytes): emits
+//  - anything else (including a header block the parser refuses, one over kMaxHeadBytes, and one
+//    with more lines than maxHeadLines, the HTTP handler's line bound, decided the moment the line
+//    past it begins; D-60): emits
 //    httpRequest() with every byte read so far, for the listener's HTTP server loop
 //    (ListenerHttpConnection), which answers oversize or body-carrying requests by name.
 // A connection that has not reached a decision within kTimeoutMs (10000 ms, real time; TLS
@@ -27,7 +29,8 @@ public:
     static constexpr int kTimeoutMs = 10000;
     static constexpr qsizetype kMaxHeadBytes = 64 * 1024;
 
-    ListenerHandshake(TlsConnection *tls, QObject *parent = nullptr);
+    // maxHeadLines: header lines the first request may have (negative: unbounded).
+    ListenerHandshake(TlsConnection *tls, qsizetype maxHeadLines, QObject *parent = nullptr);
     ~ListenerHandshake() override;
 
 Q_SIGNALS:

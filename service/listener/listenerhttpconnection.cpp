@@ -48,6 +48,7 @@ void ListenerHttpConnection::start(const QByteArray &bytesSoFar)
     }
     ++m_side.openConnections;
     m_counted = true;
+    applyBounds();
     if (!bytesSoFar.isEmpty() && !feed(bytesSoFar.constData(), bytesSoFar.size()))
         return;
     readClient();
@@ -88,7 +89,18 @@ bool ListenerHttpConnection::feed(const char *data, qsizetype size)
     HttpMessageParser &parse = *m_parse;
     qsizetype offset = 0;
     while (offset < size && !m_stopParsing && !m_ended) {
+        const bool answering = m_current != nullptr || !m_waiting.empty();
+        if (answering && qsizetype(m_waiting.size()) >= kMaxPipelinedRequests) {
+            // Between messages: these bytes begin one request more than may wait (D-60).
+            qCWarning(logListener, "more than %d pipelined requests on one connection: connection closed",
+                      kMaxPipelinedRequests);
+            m_stopParsing = true;
+            abortUnanswered();
+            return false;
+        }
         const HttpMessageParser::Step step = parse.execute(data + offset, size - offset);
+        if (const qsizetype held = heldRequestBytes(); held > m_side.peakHeldRequestBytes)
+            m_side.peakHeldRequestBytes = held;
         offset += step.used;
         switch (step.event) {
         case HttpMessageParser::Event::HeadersComplete:
@@ -140,6 +152,7 @@ void ListenerHttpConnection::messageComplete()
     Waiting waiting;
     waiting.request.method = parse.methodName();
     waiting.request.url = QUrl::fromEncoded(parse.url(), QUrl::TolerantMode);
+    waiting.heldBytes = parse.heldBytes();
     waiting.request.headers = parse.headers().take();
     waiting.closeUnanswered = std::exchange(m_webSocketUpgrade, false);
     // An upgrade of another kind (or CONNECT) ends what http_parser reads on this connection.
@@ -147,22 +160,38 @@ void ListenerHttpConnection::messageComplete()
     parse.nextMessage();
     if (waiting.last || waiting.closeUnanswered)
         m_stopParsing = true;
-    const bool answering = m_current != nullptr || !m_waiting.empty();
-    if (answering && qsizetype(m_waiting.size()) >= kMaxPipelinedRequests) {
-        qCWarning(logListener, "more than %d pipelined requests on one connection: connection closed",
-                  kMaxPipelinedRequests);
-        m_stopParsing = true;
-        abortUnanswered();
-        return;
-    }
+    m_waitingBytes += waiting.heldBytes;
     m_waiting.push_back(std::move(waiting));
+    applyBounds();
     m_idleBound.stop(); // a whole request arrived
     dispatch();
+}
+
+void ListenerHttpConnection::applyBounds()
+{
+    const ListenerHeaderLineBound lines = m_side.handler ? m_side.handler->headerLineBound() : ListenerHeaderLineBound{};
+    m_parse->setMaxHeaderLines(lines.maxLines);
+    m_parse->setMaxHeldBytes(qMax<qsizetype>(0, kMaxHeldRequestBytes - m_waitingBytes));
+}
+
+void ListenerHttpConnection::takeWaiting(qsizetype heldBytes)
+{
+    m_waitingBytes -= heldBytes;
+    applyBounds();
 }
 
 void ListenerHttpConnection::parseFailed(int error)
 {
     const auto e = http_errno(error);
+    // A bound crossed while the request arrived (D-60): the same refusals as once it is whole.
+    const HttpHeaderCollector::Overflow overflow = m_parse->overflow();
+    if (overflow == HttpHeaderCollector::Overflow::Lines && m_side.handler) {
+        const ListenerHeaderLineBound lines = m_side.handler->headerLineBound();
+        ++m_side.refusedRequests;
+        return refuse(lines.status, lines.reason, lines.name, {});
+    }
+    if (overflow != HttpHeaderCollector::Overflow::None)
+        return refuse(431, "the request header block is over the bound", false);
     if (e == HPE_HEADER_OVERFLOW)
         return refuse(431, "the request header block is over the bound", false);
     if (e == HPE_INVALID_CONTENT_LENGTH || e == HPE_UNEXPECTED_CONTENT_LENGTH || e == HPE_INVALID_TRANSFER_ENCODING
@@ -184,11 +213,13 @@ void ListenerHttpConnection::dispatch()
     while (!m_ended && !m_current && !m_waiting.empty()) {
         Waiting next = std::move(m_waiting.front());
         m_waiting.pop_front();
+        takeWaiting(next.heldBytes);
         if (next.closeUnanswered) {
             // An answer could overtake answers to earlier pipelined requests, and sessions start at
             // "/" on a new connection: the connection is closed without one.
             qCInfo(logListener) << "WebSocket upgrade on an HTTP connection: connection closed (sessions start on a new connection at /)";
             m_waiting.clear();
+            m_waitingBytes = 0;
             m_tls->shutdown(); // tlsClosed() ends this
             break;
         }
@@ -225,6 +256,7 @@ void ListenerHttpConnection::answerFinished(TlsHttpResponder *responder)
     m_current = nullptr;
     if (m_lastAnswer) {
         m_waiting.clear();
+        m_waitingBytes = 0;
         m_tls->shutdown(); // after the queue drains; tlsClosed() ends this
         return;
     }
@@ -315,6 +347,7 @@ void ListenerHttpConnection::end()
 void ListenerHttpConnection::dropAnswers()
 {
     m_waiting.clear();
+    m_waitingBytes = 0;
     if (TlsHttpResponder *current = m_current) {
         m_current = nullptr;
         current->connectionGone();

@@ -19,8 +19,17 @@
 //  in progress or requests wait behind it: then the connection is aborted unanswered, since an
 //  answer now would interleave with it. Refusal lines are logged (coreflow.listener) and counted in
 //  ListenerHttpSide::refusedRequests.
+//  These bounds hold while a request arrives (D-60): the handler's header line bound
+//  (ListenerHttpHandler::headerLineBound; the registry: 32 lines, 431 registry-headers-too-large) is
+//  applied to the piece that would begin the line past it, and the byte bound to every piece of the
+//  URL, header names and values, so nothing past a bound is ever kept.
 // Pipelining: requests keep being read while an answer is in progress; at most kMaxPipelinedRequests
-// (16) wait (method, URL and headers copied), one more aborts the connection. The next waits until
+// (16) wait (method, URL and headers copied). With that many waiting behind an answer, the first byte
+// of one more request aborts the connection (nothing of it is collected). Held bytes: the URLs and
+// header names and values of the waiting requests and of the one being read hold at most
+// kMaxHeldRequestBytes (65536) together; the piece that would cross it is refused as the header
+// block bound (aborted when answers are in progress). heldRequestBytes() is that figure now;
+// ListenerHttpSide::peakHeldRequestBytes the most any connection held. The next waits until
 // the current responder's finish(). The connection stops reading while kTlsWatermarkBytes (262144)
 // of answers wait unsent in its TLS queue (a client that does not read its answers cannot make the
 // relay queue them without bound).
@@ -69,6 +78,9 @@ struct ListenerHttpSide {
     int openConnections = 0;
     int maxConnections = 1024;
     qint64 busyRefused = 0; // connections refused 503 listener-busy at the bound
+    // The most request bytes (URLs, header names and values: being read and waiting) one connection
+    // held at once, bytes (at most ListenerHttpConnection::kMaxHeldRequestBytes).
+    qsizetype peakHeldRequestBytes = 0;
 };
 
 class ListenerHttpConnection : public QObject, private TlsConnection::Receiver {
@@ -78,6 +90,7 @@ public:
     static constexpr qsizetype kTlsWatermarkBytes = 256 * 1024;
     static constexpr qsizetype kReadChunkBytes = 16 * 1024;
     static constexpr int kMaxPipelinedRequests = 16;
+    static constexpr qsizetype kMaxHeldRequestBytes = 64 * 1024;
     static constexpr int kCloseGraceMs = 2000;
     static constexpr int kIdleRequestTimeoutMs = 10000;
     static constexpr int kMaxConnections = 1024;
@@ -90,6 +103,8 @@ public:
     // For the responder of the answer in progress (TlsHttpResponder).
     void writeAnswer(QByteArrayView bytes);
     qint64 pendingBytes() const { return m_tls->pendingBytes(); }
+    // Bytes of URLs, header names and values this connection holds now (read and waiting).
+    qsizetype heldRequestBytes() const { return m_parse->heldBytes() + m_waitingBytes; }
     void answerFinished(TlsHttpResponder *responder);
     void abortConnection();
 
@@ -101,6 +116,7 @@ private:
         ListenerHttpRequest request;
         bool last = false;           // shut the connection down after its answer
         bool closeUnanswered = false; // a WebSocket upgrade: shut down when its turn comes
+        qsizetype heldBytes = 0;      // its URL, header names and values
     };
     void tlsReadable() override { readClient(); }
     void tlsWritten() override;
@@ -122,11 +138,16 @@ private:
     void abortUnanswered();
     // Runs the idle bound exactly while the connection waits for a request with nothing to answer.
     void updateIdleBound();
+    // The parser's bounds for the next piece: the handler's line bound, what the waiting requests
+    // leave of kMaxHeldRequestBytes.
+    void applyBounds();
+    void takeWaiting(qsizetype heldBytes);
 
     TlsConnection *m_tls;
     ListenerHttpSide &m_side;
     std::unique_ptr<HttpMessageParser> m_parse;
     std::deque<Waiting> m_waiting;
+    qsizetype m_waitingBytes = 0; // Waiting::heldBytes summed
     TlsHttpResponder *m_current = nullptr; // the answer in progress (cleared by finish or the end)
     QBasicTimer m_closeGrace;
     QBasicTimer m_idleBound;

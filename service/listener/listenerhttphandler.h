@@ -10,13 +10,27 @@
 #include "service/listener/listenerhttprequest.h"
 #include "service/listener/listenerhttpresponder.h"
 
+#include <QByteArray>
+#include <QLatin1StringView>
+
 #include <memory>
 
 namespace coreflow {
 
+// The header line bound a handler's requests are read with, and what a request crossing it is
+// answered while its header block is still arriving (docs/contract.md §17, D-60): the listener
+// refuses the piece that would begin line maxLines + 1, before anything more of the block is kept.
+struct ListenerHeaderLineBound {
+    qsizetype maxLines = -1; // lines per request (negative: only the listener's byte bound)
+    int status = 431;
+    QLatin1StringView name;
+    QByteArray reason;
+};
+
 class ListenerHttpHandler {
 public:
     virtual ~ListenerHttpHandler() = default;
+    virtual ListenerHeaderLineBound headerLineBound() const { return {}; }
     virtual void handleHttp(const ListenerHttpRequest &request, std::unique_ptr<ListenerHttpResponder> responder) = 0;
 };
 

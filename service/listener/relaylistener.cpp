@@ -62,7 +62,10 @@ void RelayListener::onDescriptor(int descriptor)
         return;
     }
     auto *connection = new TlsConnection(descriptor, ssl);
-    auto *handshake = new ListenerHandshake(connection, this);
+    // The first request is read with the HTTP handler's line bound: a block crossing it goes to the
+    // HTTP loop at once, which refuses it by the handler's name (docs/contract.md §17, D-60).
+    const qsizetype maxHeadLines = m_httpSide.handler ? m_httpSide.handler->headerLineBound().maxLines : -1;
+    auto *handshake = new ListenerHandshake(connection, maxHeadLines, this);
     connect(handshake, &ListenerHandshake::upgraded, this, [this](TlsConnection *tls, const QByteArray &rest) {
         auto *session = new WebSocketSession(tls, rest, kMaxMessageBytes, WebSocketFrameDecoder::Role::Server, m_receiveBudget);
         session->startKeepalive(m_keepalive); // every node and ingress session (§3.3)

@@ -56,6 +56,9 @@ public:
     void setMaxHttpConnections(int connections) { m_httpSide.maxConnections = connections; }
     qint64 busyRefusedConnections() const { return m_httpSide.busyRefused; }
     int openHttpConnections() const { return m_httpSide.openConnections; }
+    // The most request bytes (URLs, header names and values, read and waiting) one HTTP connection
+    // held at once, bytes (ListenerHttpConnection::kMaxHeldRequestBytes bounds it; contract §17, D-60).
+    qsizetype peakHeldHttpRequestBytes() const { return m_httpSide.peakHeldRequestBytes; }
     bool isListening() const;
     QString boundAddress() const { return m_boundAddress; }
     quint16 boundPort() const { return m_boundPort; }

@@ -127,6 +127,11 @@ QByteArray RegistryProxy::pathClass(const QString &encodedPath, bool isTokenPath
     return "other";
 }
 
+ListenerHeaderLineBound RegistryProxy::headerLineBound() const
+{
+    return {RegistryHeaders::kMaxLines, 431, contract::refusal::registryHeadersTooLarge, QByteArrayLiteral("too many request header lines")};
+}
+
 void RegistryProxy::handleHttp(const ListenerHttpRequest &request, std::unique_ptr<ListenerHttpResponder> responder)
 {
     namespace refusal = contract::refusal;

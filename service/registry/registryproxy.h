@@ -93,6 +93,9 @@ public:
     ~RegistryProxy() override;
 
     void handleHttp(const ListenerHttpRequest &request, std::unique_ptr<ListenerHttpResponder> responder) override;
+    // RegistryHeaders::kMaxLines (32) lines, 431 registry-headers-too-large, applied by the listener
+    // while a request's header block arrives (docs/contract.md §17, D-60).
+    ListenerHeaderLineBound headerLineBound() const override;
 
     QUrl registryOrigin() const { return m_registryOrigin; }
     QStringList tokenRealmPaths() const { return m_tokenPaths; }

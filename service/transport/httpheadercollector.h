@@ -3,8 +3,15 @@
 // (a field or value may arrive in several pieces), fed by HttpMessageParser (the relay's one
 // http_parser setup: the listener's handshake and HTTP/1.1 loop, the WebSocket client handshake, the
 // HTTP client). Names as sent, values trimmed of surrounding whitespace, in arrival order.
-// Bound: at most maxLines header lines when set (setMaxLines; unbounded by default, the callers then
-// bound the header block in bytes); field() refuses the line past it (returns false, overflowed()).
+// Bounds, both checked on every piece as it arrives (docs/contract.md §17 "Listener bounds", D-60):
+//  - at most maxLines header lines (setMaxLines; unbounded by default): the piece that would begin
+//    the line past it is refused;
+//  - at most maxBytes bytes of names and values held (setMaxBytes, bytes; unbounded by default): the
+//    piece that would take heldBytes() past it is refused.
+// A refused piece is not kept: field()/value() return false and overflow() names the bound from
+// then on (the caller fails the message; http_parser then stops with HPE_CB_header_field or
+// HPE_CB_header_value). heldBytes() is what the collector holds of the message now (names and
+// values; each line's bookkeeping comes on top, bounded by the line bound).
 #include "service/transport/httpheaderpairs.h"
 
 #include <QByteArray>
@@ -17,47 +24,57 @@ namespace coreflow {
 class HttpHeaderCollector {
 public:
     using Pairs = HttpHeaderPairs;
+    enum class Overflow { None, Lines, Bytes };
 
     // At most `lines` header lines per message; a negative value: unbounded.
     void setMaxLines(qsizetype lines) { m_maxLines = lines; }
+    // At most `bytes` bytes of names and values held per message; a negative value: unbounded.
+    void setMaxBytes(qsizetype bytes) { m_maxBytes = bytes; }
 
-    // Returns false (and overflowed() is true from then on) when the piece would begin a line past
-    // the bound; nothing is kept of it.
     bool field(const char *at, qsizetype length)
     {
         if (m_inValue || m_headers.isEmpty()) {
-            if (m_maxLines >= 0 && m_headers.size() >= m_maxLines) {
-                m_overflowed = true;
+            if (m_maxLines >= 0 && m_headers.size() >= m_maxLines)
+                return refuse(Overflow::Lines);
+            if (!admitBytes(length))
                 return false;
-            }
             finishLast();
             m_headers.append({QByteArray(), QByteArray()});
             m_inValue = false;
+        } else if (!admitBytes(length)) {
+            return false;
         }
         m_headers.last().first.append(at, length);
         return true;
     }
-    void value(const char *at, qsizetype length)
+    bool value(const char *at, qsizetype length)
     {
         if (m_headers.isEmpty())
-            return;
+            return true;
+        if (!admitBytes(length))
+            return false;
         m_inValue = true;
         m_headers.last().second.append(at, length);
+        return true;
     }
     // Call once the header block is complete (on_headers_complete).
     void finish() { finishLast(); }
     void clear()
     {
         m_headers.clear();
+        m_heldBytes = 0;
         m_inValue = false;
-        m_overflowed = false;
+        m_overflow = Overflow::None;
     }
-    bool overflowed() const { return m_overflowed; }
+    bool overflowed() const { return m_overflow != Overflow::None; }
+    Overflow overflow() const { return m_overflow; }
+    qsizetype heldBytes() const { return m_heldBytes; }
 
     const Pairs &headers() const { return m_headers; }
     Pairs take()
     {
         m_inValue = false;
+        m_heldBytes = 0;
         return std::exchange(m_headers, Pairs());
     }
     // The last value of a header (name compared case-insensitively), or empty.
@@ -86,21 +103,38 @@ public:
     }
 
 private:
+    bool refuse(Overflow why)
+    {
+        m_overflow = why;
+        return false;
+    }
+    bool admitBytes(qsizetype length)
+    {
+        if (m_maxBytes >= 0 && m_heldBytes + length > m_maxBytes)
+            return refuse(Overflow::Bytes);
+        m_heldBytes += length;
+        return true;
+    }
     void finishLast()
     {
         if (m_headers.isEmpty())
             return;
         QByteArray &value = m_headers.last().second;
         // Trimmed in place, and only when there is something to trim (no copy per header line).
-        if (!value.isEmpty() && (isWhitespace(value.front()) || isWhitespace(value.back())))
+        if (!value.isEmpty() && (isWhitespace(value.front()) || isWhitespace(value.back()))) {
+            const qsizetype before = value.size();
             value = std::move(value).trimmed();
+            m_heldBytes -= before - value.size();
+        }
     }
     static bool isWhitespace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; }
 
     Pairs m_headers;
     qsizetype m_maxLines = -1;
+    qsizetype m_maxBytes = -1;
+    qsizetype m_heldBytes = 0;
     bool m_inValue = false;
-    bool m_overflowed = false;
+    Overflow m_overflow = Overflow::None;
 };
 
 } // namespace coreflow

@@ -25,6 +25,9 @@ public:
     HttpHeadReader(HttpMessageParser::Kind kind, qsizetype maxBytes);
 
     Outcome readFrom(TlsConnection &tls);
+    // Header lines the block may have (HttpMessageParser::setMaxHeaderLines): the piece beginning
+    // the line past it is Failed, while the block still arrives.
+    void setMaxHeaderLines(qsizetype lines) { m_parser.setMaxHeaderLines(lines); }
 
     const QByteArray &bytes() const { return m_bytes; }
     const HttpMessageParser &parser() const { return m_parser; }

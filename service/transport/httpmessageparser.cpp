@@ -11,19 +11,27 @@ HttpMessageParser::HttpMessageParser(Kind kind) : m_kind(kind)
         HttpMessageParser &s = of(p);
         s.m_url.clear();
         s.m_headers.clear();
+        s.m_urlOverflow = false;
         s.m_headersDone = false;
         return 0;
     };
     m_settings.on_url = [](http_parser *p, const char *at, size_t length) {
-        of(p).m_url.append(at, qsizetype(length));
+        HttpMessageParser &s = of(p);
+        if (s.m_maxHeldBytes >= 0 && s.m_url.size() + qsizetype(length) > s.m_maxHeldBytes) {
+            s.m_urlOverflow = true;
+            return 1;
+        }
+        s.m_url.append(at, qsizetype(length));
         return 0;
     };
     m_settings.on_header_field = [](http_parser *p, const char *at, size_t length) {
-        return of(p).m_headers.field(at, qsizetype(length)) ? 0 : 1;
+        HttpMessageParser &s = of(p);
+        // The URL is complete once a header begins: the lines may hold what it left of the bound.
+        s.m_headers.setMaxBytes(s.m_maxHeldBytes < 0 ? -1 : s.m_maxHeldBytes - s.m_url.size());
+        return s.m_headers.field(at, qsizetype(length)) ? 0 : 1;
     };
     m_settings.on_header_value = [](http_parser *p, const char *at, size_t length) {
-        of(p).m_headers.value(at, qsizetype(length));
-        return 0;
+        return of(p).m_headers.value(at, qsizetype(length)) ? 0 : 1;
     };
     // Pauses at the end of each header block and each message, so the caller decides about a
     // message (bounds, body, the answer's head) before the parser reads on.
@@ -54,6 +62,7 @@ void HttpMessageParser::reset()
     m_parser.data = this;
     m_url.clear();
     m_headers.clear();
+    m_urlOverflow = false;
     m_pending = Event::None;
     m_headBytes = 0;
     m_headersDone = false;
@@ -63,6 +72,7 @@ void HttpMessageParser::nextMessage()
 {
     m_url.clear();
     m_headers.clear();
+    m_urlOverflow = false;
     m_headBytes = 0;
     m_headersDone = false;
 }

@@ -9,8 +9,8 @@
 //                    headBytes() counts the message's bytes up to and including the blank line
 //                    (leading blank lines included);
 //   MessageComplete  the message (its body included) ended: keepAlive() and upgrade() are valid;
-//   Failed           http_parser refused the bytes (error() names why; a header line past the
-//                    collector's bound is HPE_CB_header_field with headers().overflowed());
+//   Failed           http_parser refused the bytes (error() names why; a piece past a bound below
+//                    is HPE_CB_url, HPE_CB_header_field or HPE_CB_header_value with overflow() set);
 //   None             every byte given was consumed without an event.
 // Step::used is how many bytes were consumed; after an event the caller calls execute() again with
 // the rest (the parser resumes where it stopped; after HeadersComplete the block's last LF is
@@ -20,6 +20,10 @@
 // makes an answer end at its header block whatever it announces.
 // finish() tells the parser the stream ended (a close-delimited answer completes there).
 // A new message clears url() and headers() when it begins; nextMessage() also restarts headBytes().
+// Bounds, checked on every piece as http_parser hands it over (nothing past a bound is kept;
+// docs/contract.md §17, D-60): header lines per message (setMaxHeaderLines) and bytes held per
+// message, URL and header names and values together (setMaxHeldBytes); heldBytes() is what the
+// message holds now.
 #include "service/transport/httpheadercollector.h"
 
 #include <QByteArray>
@@ -54,6 +58,14 @@ public:
     void setBodySink(BodySink *sink) { m_sink = sink; }
     // Header lines per message at most (HttpHeaderCollector::setMaxLines; negative: unbounded).
     void setMaxHeaderLines(qsizetype lines) { m_headers.setMaxLines(lines); }
+    // Bytes of URL, header names and values one message may hold at most (negative: unbounded).
+    void setMaxHeldBytes(qsizetype bytes) { m_maxHeldBytes = bytes; }
+    qsizetype heldBytes() const { return m_url.size() + m_headers.heldBytes(); }
+    // Which bound failed the message (Bytes for a URL past the held bound), or None.
+    HttpHeaderCollector::Overflow overflow() const
+    {
+        return m_urlOverflow ? HttpHeaderCollector::Overflow::Bytes : m_headers.overflow();
+    }
 
     Step execute(const char *data, qsizetype size);
     Step finish();
@@ -82,6 +94,8 @@ private:
     BodySink *m_sink = nullptr;
     Event m_pending = Event::None;
     qsizetype m_headBytes = 0;
+    qsizetype m_maxHeldBytes = -1;
+    bool m_urlOverflow = false;
     bool m_headersDone = false;
     bool m_expectNoBody = false;
 };

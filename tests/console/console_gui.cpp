@@ -114,10 +114,9 @@ private Q_SLOTS:
                  QStringLiteral("NOT READY\n"
                                 "• cloudly: Cloudly answered with cloudlyClient@34.0.0, which this relay (cloudlyClient@33.1.0) "
                                 "cannot serve (offered again every 300000 ms) [peer offer cloudlyClient@34.0.0; own offer "
-                                "cloudlyClient@33.1.0]\n"
-                                "• clusterIngress: protocol-offer-refused: this relay serves clusterIngress from 32.0.0 (it "
-                                "speaks 33.1.0); the peer offered clusterIngress@31.4.0 [peer offer clusterIngress@31.4.0; "
-                                "own offer clusterIngress@33.1.0]"));
+                                "cloudlyClient@33.1.0]"));
+        // A peer's refused offer is a counter, not a readiness line (docs/contract.md §2.2, D-62).
+        QVERIFY(window.pane(QStringLiteral("relay"))->model()->allText().contains(QStringLiteral("Refusals: protocol-offer-refused")));
         QCOMPARE(bannerColour(window), QColor(0xb0, 0x2a, 0x37));
         QCOMPARE(cell(window.pane(QStringLiteral("ingress")), 0, 1), QStringLiteral("no"));
         QCOMPARE(cell(window.pane(QStringLiteral("vpn")), 2, 1), QStringLiteral("-"));

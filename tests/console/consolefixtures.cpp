@@ -48,8 +48,7 @@ status::RelayStatus readyStatus()
 
 status::RelayStatus refusedStatus()
 {
-    // The relay's own lines (service/cloudly/cloudlyconnector.cpp, shared/contract/offers.cpp
-    // judgePeerOffer via service/ingress/clusteringress.cpp): offers are "kind@release".
+    // The relay's own line (service/cloudly/cloudlyconnector.cpp): offers are "kind@release".
     status::RelayStatus s = base();
     s.ready = false;
     s.cloudly.connected = true; // Cloudly answered, with an offer this relay cannot serve
@@ -61,10 +60,9 @@ status::RelayStatus refusedStatus()
         {QStringLiteral("cloudly"), QStringLiteral("cloudlyClient@34.0.0"), QStringLiteral("cloudlyClient@33.1.0"),
          QStringLiteral("Cloudly answered with cloudlyClient@34.0.0, which this relay (cloudlyClient@33.1.0) cannot serve "
                         "(offered again every 300000 ms)")},
-        {QStringLiteral("clusterIngress"), QStringLiteral("clusterIngress@31.4.0"), QStringLiteral("clusterIngress@33.1.0"),
-         QStringLiteral("protocol-offer-refused: this relay serves clusterIngress from 32.0.0 (it speaks 33.1.0); the peer "
-                        "offered clusterIngress@31.4.0")},
     };
+    // A peer's refused offer is counted, never a readiness refusal (docs/contract.md §2.2, D-62).
+    s.counters.refusalsByName.insert(QStringLiteral("protocol-offer-refused"), 2);
     return s;
 }
 

@@ -527,6 +527,9 @@ private Q_SLOTS:
         QVERIFY(standing);
         QCOMPARE(standing->hop, QStringLiteral("clusterIngress"));
         QCOMPARE(standing->ownOffer, QStringLiteral("clusterIngress@33.1.0"));
+        // D-62: the relay's readiness is the hops it serves; a peer's refused offer is counted.
+        QVERIFY(f.relay->checkReadiness().ready);
+        QCOMPARE(f.relay->statusSnapshot().counters.refusalsByName.value(QString(contract::refusal::protocolOfferRefused)), 1);
 
         // The oldest accepted release is servable and clears the standing refusal (PV-24).
         auto oldest = connectIngress(f, "ingress-old", "32.0.0");

@@ -5,6 +5,7 @@
 #include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
+#include "shared/contract/refusalnames.h"
 
 #include "service/core/readinessboard.h"
 #include "service/cloudly/cloudlyconnector.h"
@@ -584,8 +585,9 @@ private Q_SLOTS:
         QCOMPARE(f.cloudly->callCount("getClusterRouteTable"), 2);
     }
 
-    // PV-05, PV-07, PV-08, PV-09, PV-24: a 31.x and a 34.x node are refused naming both offers and never
-    // reach Cloudly; a 32.10.1 node is served and clears the refusal at once.
+    // PV-05, PV-07, PV-08, PV-09: a 31.x and a 34.x node are refused naming both offers and never
+    // reach Cloudly; the relay's readiness is untouched by it (D-62), the refusals are counted; a
+    // 32.10.1 node is served.
     void clusterHopOffers_PV05_PV09_PV24()
     {
         RelayFixture f;
@@ -607,13 +609,15 @@ private Q_SLOTS:
                      qPrintable(text));
             QCOMPARE(data.value("peerOffer").toObject().value("release").toString(), release);
             QCOMPARE(data.value("ownOffer").toObject().value("release").toString(), QStringLiteral("33.1.0"));
+            // D-62: a refused peer offer is that peer's problem; the relay stays ready for every
+            // operator and counts the refusal (contract §2.2).
             const Readiness r = f.relay->checkReadiness();
-            QVERIFY(!r.ready);
-            QCOMPARE(r.refusals.first().hop, QStringLiteral("palletRuntime"));
-            QCOMPARE(r.refusals.first().peerOffer.value_or(""), "palletRuntime@" + release);
-            QCOMPARE(r.refusals.first().ownOffer.value_or(""), QStringLiteral("palletRuntime@33.1.0"));
+            QVERIFY(r.ready);
+            QVERIFY(r.refusals.isEmpty());
             QVERIFY(node->isConnected()); // nothing torn down
         }
+        QCOMPARE(f.relay->statusSnapshot().counters.refusalsByName.value(QString(contract::refusal::protocolOfferRefused)), 3);
+        QVERIFY(f.relay->statusSnapshot().ready);
         QCOMPARE(f.cloudly->callCount("registerPalletRuntimeSession"), 0);
         for (const QString &line : log.lines())
             QVERIFY(!line.contains("node-bearer-canary"));

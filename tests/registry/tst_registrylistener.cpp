@@ -11,6 +11,7 @@
 #include "tests/registry/testpki.h"
 #include "tests/registry/testwait.h"
 
+#include "service/listener/listenerhttpconnection.h"
 #include "service/listener/relaylistener.h"
 #include "service/core/logging.h"
 #include "service/registry/registryproxy.h"
@@ -98,6 +99,9 @@ private Q_SLOTS:
     void refusesBodyBeforeBufferingIt();
     void refusesOversizedHeaderBlock();
     void refusesBodyOnLaterRequestByClosing();
+    void headerLinesRefusedWhileCollecting();
+    void pipelinedRequestPastTheBoundAbortsAtOnce();
+    void heldRequestBytesStayWithinTheBound();
     void keepAliveAndPipelinedPullsPass();
     void nodeSessionKeepsFlowingWhileBlobStreams();
     void slowNodeSlowsTheUpstreamThroughTheListener_IP();
@@ -256,6 +260,91 @@ void TstRegistryListener::refusesBodyOnLaterRequestByClosing()
     puller.sendRequest("GET", "/v2/", {{"Transfer-Encoding", "chunked"}}, "");
     QVERIFY(spinUntil([&] { return m_registry->abortedStreams == 1; }, 10000));
     QCOMPARE(m_registry->requests.size(), 2);
+}
+
+// Issue 14 defect 3 (docs/contract.md §17 "Listener bounds", D-60): the header line bound holds while
+// the block is read. A block that never ends is refused at its 33rd line, long before the 10000 ms
+// idle bound would close it; 32 lines still pass.
+void TstRegistryListener::headerLinesRefusedWhileCollecting()
+{
+    RawHttpsClient node(m_listener->boundPort(), m_relayPki->caCertificate());
+    QVERIFY(node.connectAndWait());
+    QByteArray head = "GET /v2/ HTTP/1.1\r\nHost: localhost\r\n";
+    for (int i = 0; i < 40; ++i)
+        head += "X-Line-" + QByteArray::number(i) + ": v\r\n";
+    node.socket().write(head); // no blank line: the block never ends
+    RawResponse r;
+    QVERIFY2(node.readResponse(r, false, 3000), "no answer before the block ended");
+    QCOMPARE(r.status, 431);
+    QVERIFY(r.body.contains("registry-headers-too-large"));
+    QVERIFY(spinUntil([&] { return node.socket().state() == QAbstractSocket::UnconnectedState; }, 5000));
+    QCOMPARE(m_registry->requests.size(), 0);
+
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.body = "{}";
+        return a;
+    };
+    RawHttpsClient fits(m_listener->boundPort(), m_relayPki->caCertificate());
+    QVERIFY(fits.connectAndWait());
+    RawHeaders lines;
+    for (int i = 0; i < 31; ++i) // with Host: 32 lines
+        lines.append({"X-Line-" + QByteArray::number(i), "v"});
+    fits.sendRequest("GET", "/v2/", lines);
+    RawResponse ok;
+    QVERIFY(fits.readResponse(ok));
+    QCOMPARE(ok.status, 200);
+}
+
+// Issue 14 defect 3: with one answer in progress and 16 requests waiting (the pipelining bound), the
+// first byte of one more request aborts the connection; nothing of it is collected.
+void TstRegistryListener::pipelinedRequestPastTheBoundAbortsAtOnce()
+{
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.neverAnswer = true;
+        return a;
+    };
+    RawHttpsClient node(m_listener->boundPort(), m_relayPki->caCertificate());
+    QVERIFY(node.connectAndWait());
+    QByteArray many;
+    for (int i = 0; i < 1 + ListenerHttpConnection::kMaxPipelinedRequests; ++i)
+        many += "GET /v2/ HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    many += "GET /v2/ HTTP/1.1\r\nHost: localhost\r\n"; // one more begins, and never ends
+    node.socket().write(many);
+    QVERIFY2(spinUntil([&] { return node.socket().state() == QAbstractSocket::UnconnectedState; }, 3000),
+             "the connection was not aborted at the pipelining bound");
+    QVERIFY(spinUntil([this] { return m_proxy->activeExchanges() == 0; }, 5000));
+}
+
+// Issue 14 defect 3: behind an answer in progress, pipelined requests of 31 header lines of ~1 KiB
+// each: the bytes one connection holds (request being read and waiting ones) never pass 65536; the
+// request that would cross it aborts the connection. Shown on the listener's own figure, not RSS.
+void TstRegistryListener::heldRequestBytesStayWithinTheBound()
+{
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.neverAnswer = true;
+        return a;
+    };
+    RawHttpsClient node(m_listener->boundPort(), m_relayPki->caCertificate());
+    QVERIFY(node.connectAndWait());
+    const QByteArray value(1000, 'v');
+    QByteArray request = "GET /v2/ HTTP/1.1\r\nHost: localhost\r\n";
+    for (int i = 0; i < 30; ++i)
+        request += "X-" + QByteArray::number(i) + ": " + value + "\r\n";
+    request += "\r\n";
+    QByteArray many;
+    for (int i = 0; i < 8; ++i) // 8 x ~30 KiB: the third waiting one crosses the bound
+        many += request;
+    node.socket().write(many);
+    QVERIFY2(spinUntil([&] { return node.socket().state() == QAbstractSocket::UnconnectedState; }, 5000),
+             "the connection was not aborted at the held-bytes bound");
+    qInfo("peak request bytes held by one connection: %lld (bound %lld)", qint64(m_listener->peakHeldHttpRequestBytes()),
+          qint64(ListenerHttpConnection::kMaxHeldRequestBytes));
+    QVERIFY(m_listener->peakHeldHttpRequestBytes() <= ListenerHttpConnection::kMaxHeldRequestBytes);
+    QVERIFY(m_listener->peakHeldHttpRequestBytes() > 2 * 30 * 1000); // two requests were waiting
+    QVERIFY(spinUntil([this] { return m_proxy->activeExchanges() == 0; }, 5000));
 }
 
 void TstRegistryListener::keepAliveAndPipelinedPullsPass()

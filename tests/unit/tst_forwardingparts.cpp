@@ -155,7 +155,9 @@ private Q_SLOTS:
         TwoConnections two;
         NodeRegistry &registry = two.registry;
         NodeConnection *a = two.a, *b = two.b;
-        BindingGate gate(registry);
+        ManualClock clock;
+        FrameRefusalLog refusalLog(clock);
+        BindingGate gate(registry, refusalLog);
         const SessionBinding mine = binding("node-a", "s1");
 
         auto refused = gate.admit(sessionRequest(mine), a);

@@ -93,6 +93,7 @@ private Q_SLOTS:
     void pipelinedRequestsOneAfterTheOther();
     void requestWithControlCharacterFails();
     void headerLinesOverTheBoundFail();
+    void boundsHoldWhileTheBlockArrives();
     void chunkedAnswerIsDecoded();
     void interimAnswerIsSkipped();
     void answerToHeadHasNoBody();
@@ -153,6 +154,48 @@ void TstHttpParsing::headerLinesOverTheBoundFail()
     const QByteArray three = "GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n";
     QCOMPARE(bounded.execute(three.constData(), three.size()).event, Event::Failed);
     QVERIFY(bounded.headers().overflowed());
+}
+
+// D-60: the line and byte bounds refuse the piece that crosses them while the block is still
+// arriving (no blank line is ever sent); what is held stays within the bound.
+void TstHttpParsing::boundsHoldWhileTheBlockArrives()
+{
+    HttpMessageParser lines(HttpMessageParser::Kind::Request);
+    lines.setMaxHeaderLines(32);
+    QByteArray head = "GET /v2/ HTTP/1.1\r\n";
+    for (int i = 0; i < 1000; ++i)
+        head += "a:\r\n";
+    const HttpMessageParser::Step step = lines.execute(head.constData(), head.size());
+    QCOMPARE(step.event, Event::Failed);
+    QCOMPARE(lines.overflow(), HttpHeaderCollector::Overflow::Lines);
+    QCOMPARE(lines.headers().headers().size(), 32);
+    QVERIFY(step.used < head.size()); // stopped at the 33rd line, the rest unread
+
+    HttpMessageParser bytes(HttpMessageParser::Kind::Request);
+    bytes.setMaxHeldBytes(1000);
+    const QByteArray value(300, 'v');
+    QByteArray big = "GET /v2/ HTTP/1.1\r\n";
+    for (int i = 0; i < 10; ++i)
+        big += "X-" + QByteArray::number(i) + ": " + value + "\r\n";
+    for (qsizetype piece : {qsizetype(7), big.size()}) {
+        bytes.reset();
+        qsizetype at = 0;
+        HttpMessageParser::Event event = Event::None;
+        while (at < big.size() && event != Event::Failed) {
+            const auto s = bytes.execute(big.constData() + at, qMin(piece, big.size() - at));
+            at += s.used;
+            event = s.event;
+            QVERIFY(bytes.heldBytes() <= 1000);
+        }
+        QCOMPARE(event, Event::Failed);
+        QCOMPARE(bytes.overflow(), HttpHeaderCollector::Overflow::Bytes);
+    }
+    // A URL alone over the bound is refused as bytes too.
+    const QByteArray longUrl = "GET /" + QByteArray(2000, 'u') + " HTTP/1.1\r\n";
+    bytes.reset();
+    QCOMPARE(bytes.execute(longUrl.constData(), longUrl.size()).event, Event::Failed);
+    QCOMPARE(bytes.overflow(), HttpHeaderCollector::Overflow::Bytes);
+    QVERIFY(bytes.heldBytes() <= 1000);
 }
 
 void TstHttpParsing::chunkedAnswerIsDecoded()
