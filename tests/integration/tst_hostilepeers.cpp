@@ -376,6 +376,18 @@ private Q_SLOTS:
         lowered.rlim_cur = rlim_t(open + 32);
         QVERIFY(setrlimit(RLIMIT_NOFILE, &lowered) == 0);
         std::vector<int> fillers;
+        // Whatever happens below, the process gets its descriptors and its limit back.
+        struct Restore {
+            std::vector<int> &fillers;
+            rlimit limit;
+            ~Restore()
+            {
+                for (int fd : fillers)
+                    ::close(fd);
+                fillers.clear();
+                setrlimit(RLIMIT_NOFILE, &limit);
+            }
+        } restore{fillers, original};
         for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;)
             fillers.push_back(fd);
         QCOMPARE(errno, EMFILE);
@@ -397,6 +409,7 @@ private Q_SLOTS:
         burst.clear();
         for (int fd : fillers)
             ::close(fd);
+        fillers.clear();
         QVERIFY(setrlimit(RLIMIT_NOFILE, &original) == 0);
         auto node = f.registeredNode(QStringLiteral("node-a"));
         QVERIFY(node->session());
