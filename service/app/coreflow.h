@@ -59,6 +59,8 @@ public:
     quint16 listenerPort() const;
     CloudlyConnector *cloudly() const { return m_cloudly.get(); }
     SessionForwarder *forwarder() const { return m_forwarder.get(); }
+    // The listener once started (nullptr before, and in a relay without a relay block).
+    RelayListener *listener() const { return m_listener.get(); }
     LeaseEscrow *escrow() const { return m_escrow.get(); }
     ReregistrationWave *reregistrationWave() const { return m_wave.get(); }
     ClusterIngress *clusterIngress() const { return m_ingress.get(); }

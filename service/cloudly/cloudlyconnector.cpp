@@ -128,6 +128,10 @@ void CloudlyConnector::connectNow()
     connect(m_socket.get(), &CloudlySocket::connected, this, &CloudlyConnector::onConnected);
     connect(m_socket.get(), &CloudlySocket::disconnected, this, &CloudlyConnector::onDisconnected);
     connect(m_socket.get(), &CloudlySocket::textMessage, this, &CloudlyConnector::onTextMessage);
+    connect(m_socket.get(), &CloudlySocket::written, this, [this] {
+        if (m_sendBacklogged && m_socket && m_socket->pendingBytes() <= kSendLowWaterBytes)
+            setSendBacklogged(false);
+    });
     connect(m_socket.get(), &CloudlySocket::binaryMessage, this, [] {
         qCWarning(logCloudly) << "ignored a binary frame on the Cloudly session (the contract uses text frames)";
     });
@@ -331,6 +335,7 @@ void CloudlyConnector::onDisconnected()
 {
     const bool wasDispatchable = m_dispatchable;
     m_dispatchable = false;
+    setSendBacklogged(false); // nothing waits for a socket that is gone
     m_renewalTimer->stop();
     m_handshakeTimer->stop();
     m_reofferTimer->stop();
@@ -415,7 +420,27 @@ void CloudlyConnector::onTextMessage(const QByteArray &message)
     }
 }
 
-void CloudlyConnector::sendOnSocket(const QByteArray &frame) { m_socket->sendText(frame); }
+void CloudlyConnector::sendOnSocket(const QByteArray &frame)
+{
+    m_socket->sendText(frame);
+    if (!m_sendBacklogged && m_socket->pendingBytes() >= kSendHighWaterBytes)
+        setSendBacklogged(true);
+}
+
+void CloudlyConnector::setSendBacklogged(bool backlogged)
+{
+    if (m_sendBacklogged == backlogged)
+        return;
+    m_sendBacklogged = backlogged;
+    if (backlogged) {
+        ++m_sendBacklogEpisodes;
+        qCInfo(logCloudly).noquote() << "the Cloudly session is backlogged (" << m_socket->pendingBytes()
+                                     << "bytes waiting); node sockets are not read until it drains";
+    } else {
+        qCInfo(logCloudly) << "the Cloudly session drained; node sockets are read again";
+    }
+    Q_EMIT sendBacklogChanged(backlogged);
+}
 
 quint64 CloudlyConnector::call(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback)
 {

@@ -83,6 +83,17 @@ public:
     const std::shared_ptr<SessionKeepalive> &keepalive() const { return m_keepalive; }
 
     quint64 call(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback);
+
+    // Upstream backpressure (docs/contract.md §3.4, D-58): once kSendHighWaterBytes (8 MiB) wait to
+    // reach Cloudly the session is backlogged, and stays so until at most kSendLowWaterBytes (2 MiB)
+    // wait or the socket is gone. The forwarding lane stops reading node sockets meanwhile, so the
+    // session's own 32 MiB send bound (WebSocketSession::kMaxPendingBytes) is never reached by
+    // forwarded traffic: 8 MiB + one maximal frame finishing (16 MiB) + the rest of one 16 KiB read.
+    static constexpr qsizetype kSendHighWaterBytes = 8 * 1024 * 1024;
+    static constexpr qsizetype kSendLowWaterBytes = 2 * 1024 * 1024;
+    bool isSendBacklogged() const { return m_sendBacklogged; }
+    // Times the session became backlogged (status, tests).
+    qint64 sendBacklogEpisodes() const { return m_sendBacklogEpisodes; }
     void cancel(quint64 callId);
 
     // Test hook: closes the current socket as if the network dropped it.
@@ -104,6 +115,8 @@ Q_SIGNALS:
     // contract. The composition root fails the start with it.
     void startRefused(const contract::Refusal &refusal);
     void statusChanged();
+    // isSendBacklogged() changed.
+    void sendBacklogChanged(bool backlogged);
     // Cloudly-hop negotiation on registerCloudlyClientSession (docs/contract.md §2.3): the two kinds of
     // refusal, held apart, and the served answer that clears both. Offers as "kind@release".
     void cloudlyOfferRefused(const QString &peerOffer, const QString &ownOffer, const QString &line);
@@ -125,6 +138,7 @@ private:
     void onDisconnected();
     void onTextMessage(const QByteArray &message);
     void sendOnSocket(const QByteArray &frame);
+    void setSendBacklogged(bool backlogged);
     // wipeFrame: the composed frame is wiped once it is on the socket (a body that carries a secret).
     quint64 sendCall(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback,
                      bool wipeFrame = false);
@@ -159,6 +173,8 @@ private:
     std::unique_ptr<ClockTimer> m_handshakeTimer;
     std::unique_ptr<ClockTimer> m_reofferTimer;
     std::unordered_map<quint64, Pending> m_pending;
+    bool m_sendBacklogged = false;
+    qint64 m_sendBacklogEpisodes = 0;
     DeadlineQueue m_callDeadlines{m_clock}; // one clock timer for every call's timeout
     quint64 m_nextCallId = 1;
 

@@ -51,6 +51,8 @@ public:
     // Frames one text message (UTF-8 bytes) and sends what the socket takes now; nothing on a socket
     // that is not open.
     void sendText(QByteArrayView utf8);
+    // Bytes framed for Cloudly that the socket has not taken yet; written() each time some left.
+    qsizetype pendingBytes() const { return m_session ? m_session->pendingBytes() : 0; }
     // Sends a Close frame (code, reason) and then closes the transport without waiting for the answer.
     void closeNow(quint16 code, QByteArrayView reason);
     void abort();
@@ -71,11 +73,13 @@ Q_SIGNALS:
     void disconnected();
     void textMessage(const QByteArray &utf8);
     void binaryMessage();
+    void written();
 
 private:
     void sessionText(const QByteArray &utf8) override;
     void sessionBinary() override { Q_EMIT binaryMessage(); }
     void sessionClosed(quint16 code) override;
+    void sessionWritten() override { Q_EMIT written(); }
     void onDialed(int fd);
     void onUpgraded(TlsConnection *tls, const QByteArray &rest);
     void failAttempt(const QString &reason);

@@ -75,6 +75,7 @@ void NodeConnection::bindTo(const contract::SessionBinding &binding, qint64 carr
     m_acceptedSessionRaw.clear();
     m_registeredUnderCarrier = carrierCount;
     m_registeredAtMs = atMs;
+    admitAsRegistered();
 }
 
 } // namespace coreflow

@@ -78,6 +78,21 @@ public:
     // NodeRegistry: a registration answer bound this connection (carrierCount, atMs: clock ms); forgets
     // the accepted session bytes, so the next request.session is read in full.
     void bindTo(const contract::SessionBinding &binding, qint64 carrierCount, qint64 atMs);
+    // A registration of this connection was accepted (a node's by NodeRegistry::bind, the ingress' by
+    // the ingress lane): from now on it has the registered frame bound and receive pool (§3.4).
+    void admitAsRegistered()
+    {
+        if (m_session)
+            m_session->promote();
+    }
+    // Whether a registration of this connection was accepted (admitAsRegistered).
+    bool isAdmitted() const { return m_session && m_session->isPromoted(); }
+    // SessionForwarder: stop or resume reading this connection (upstream backpressure, §3.4).
+    void setReadPaused(bool paused)
+    {
+        if (m_session)
+            m_session->setReadPaused(paused);
+    }
     // BindingGate: raw (a session reference, not secret) passed the binding check; empty forgets it.
     void rememberAcceptedSession(QByteArray raw) { m_acceptedSessionRaw = std::move(raw); }
     // UpstreamForwarder: a forward began (waiting or sent) / ended; the count never goes below 0.

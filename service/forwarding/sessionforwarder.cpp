@@ -12,18 +12,38 @@ using namespace contract;
 
 SessionForwarder::SessionForwarder(CloudlyConnector &cloudly, MethodTable &nodeMethods, MethodTable &cloudlyMethods,
                                    RelayCounters &counters, Clock &clock, const RelayTiming &timing, QObject *parent)
-    : ListenerSessions(parent), m_nodeMethods(nodeMethods), m_counters(counters), m_clock(clock), m_refusalLog(clock),
-      m_requests(clock), m_upstream(cloudly, nodeMethods, m_registry, counters, clock, timing, m_refusalLog),
-      m_pushes(cloudlyMethods, m_registry, m_requests, counters, timing)
+    : ListenerSessions(parent), m_cloudly(cloudly), m_nodeMethods(nodeMethods), m_counters(counters), m_clock(clock),
+      m_refusalLog(clock), m_requests(clock), m_upstream(cloudly, nodeMethods, m_registry, counters, clock, timing, m_refusalLog),
+      m_pushes(cloudlyMethods, m_registry, m_requests, counters, timing),
+      m_registrationDeadlineMs(timing.registrationDeadlineMs), m_registrationDeadlines(clock)
 {
+    connect(&m_cloudly, &CloudlyConnector::sendBacklogChanged, this, &SessionForwarder::pauseReading);
 }
 
 SessionForwarder::~SessionForwarder() = default;
+
+void SessionForwarder::pauseReading(bool paused)
+{
+    for (NodeConnection *c : m_registry.connections())
+        c->setReadPaused(paused);
+}
 
 void SessionForwarder::adoptSession(WebSocketSession *session)
 {
     auto *connection = new NodeConnection(session, m_nextConnectionId++, m_clock.nowMs(), *this, this);
     m_registry.add(connection);
+    if (m_cloudly.isSendBacklogged())
+        connection->setReadPaused(true);
+    if (m_registrationDeadlineMs > 0) {
+        QPointer<NodeConnection> watched = connection;
+        m_registrationDeadlines.schedule(m_registrationDeadlineMs, [this, watched] {
+            if (!watched || watched->isAdmitted() || !watched->isOpen())
+                return;
+            m_counters.countRefusal(QString(refusal::registrationDeadline));
+            qCDebug(logForwarder).noquote() << watched->describe() << "did not register within" << m_registrationDeadlineMs << "ms";
+            watched->close(QWebSocketProtocol::CloseCodePolicyViolated, QString(refusal::registrationDeadline));
+        });
+    }
     qCDebug(logForwarder).noquote() << "accepted" << connection->describe();
     Q_EMIT statusChanged();
 }

@@ -12,6 +12,15 @@
 // (1009 frame-too-large, otherwise 1002; §3). Refused frames are logged as FrameRefusalLog allows
 // (per connection and overall, §3.1, D-61).
 //
+// Upstream backpressure (§3.4, D-58): while the Cloudly session is backlogged
+// (CloudlyConnector::isSendBacklogged) no node socket is read, newly adopted ones included; all resume
+// together when it drained, each then read one TLS record per turn as before, so no node is
+// preferred. The Cloudly session is never closed for what nodes send.
+//
+// Registration deadline (§3.4, D-59): a connection not admitted as registered within
+// RelayTiming::registrationDeadlineMs of its adoption (on the injected clock) is closed 1008
+// registration-deadline.
+//
 // It is the relay's ListenerSessions: other lanes ask connections through it and hear their closes.
 #include "service/core/methodtable.h"
 #include "service/core/relaycounters.h"
@@ -26,6 +35,7 @@
 #include "shared/contract/timing.h"
 #include "shared/status/relaystatus.h"
 #include "shared/util/clock.h"
+#include "shared/util/deadlinequeue.h"
 
 namespace coreflow {
 
@@ -65,8 +75,10 @@ Q_SIGNALS:
 private:
     void nodeFrame(NodeConnection *connection, const QByteArray &utf8) override;
     void nodeClosed(NodeConnection *connection) override;
+    void pauseReading(bool paused);
     void answerUnreadable(NodeConnection *connection, const QByteArray &utf8, const contract::Refusal &refusal);
 
+    CloudlyConnector &m_cloudly;
     MethodTable &m_nodeMethods;
     RelayCounters &m_counters;
     Clock &m_clock;
@@ -78,6 +90,8 @@ private:
     UpstreamForwarder m_upstream;
     PushRouter m_pushes;
     quint64 m_nextConnectionId = 1;
+    qint64 m_registrationDeadlineMs;
+    DeadlineQueue m_registrationDeadlines;
 };
 
 } // namespace coreflow

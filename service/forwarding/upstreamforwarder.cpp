@@ -65,6 +65,10 @@ void UpstreamForwarder::forward(const Frame &frame, NodeConnection *connection, 
         return refuse(reply, frame, named(refusal::methodNotServed, QStringLiteral("node methods are served on the listener only")));
     const bool registration = frame.method == method::registerPalletRuntimeSession;
     if (registration) {
+        // A connection not registered yet has one request in flight at most (§3.4, D-57).
+        if (!connection->binding() && connection->forwardsInFlight() > 0)
+            return refuse(reply, frame, named(refusal::unregisteredRequestInFlight,
+                                              QStringLiteral("a connection that has not registered has one request in flight at most")));
         if (!admitRegistration(frame, connection, reply))
             return;
     } else {

@@ -182,6 +182,7 @@ void ClusterIngress::onRegister(const Frame &frame, const Caller &caller, const 
                        }
                        NodeConnection *previous = self->m_bound.data();
                        self->m_bound = origin;
+                       origin->admitAsRegistered(); // registered frame bound and pool from now on (§3.4)
                        if (previous && previous != origin.data())
                            qCInfo(logIngress).noquote() << "cluster ingress" << ingressId << "on node" << nodeId << "bound to"
                                                         << origin->describe() << "; it supersedes" << previous->describe();

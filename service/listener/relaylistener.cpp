@@ -53,8 +53,18 @@ std::optional<contract::Refusal> RelayListener::listen(const QString &hostname, 
     return std::nullopt;
 }
 
+qint64 RelayListener::droppedAtDescriptorLimit() const { return m_server ? m_server->droppedAtDescriptorLimit() : 0; }
+
 void RelayListener::onDescriptor(int descriptor)
 {
+    if (m_pendingHandshakes >= m_maxPendingHandshakes) {
+        // Costs the newcomer only (§3.4); one log line when the bound is first reached, then counted.
+        ::close(descriptor);
+        // One line per doubling of the count (1, 2, 4, ...): a flood cannot flood the log.
+        if (const qint64 n = ++m_droppedHandshakes; (n & (n - 1)) == 0)
+            qCWarning(logListener)  << "connection dropped at accept:" << m_maxPendingHandshakes << "handshakes pending;" << n << "dropped so far";
+        return;
+    }
     SSL *ssl = m_tls ? m_tls->newConnection(descriptor) : nullptr;
     if (!ssl) {
         ::close(descriptor);
@@ -66,8 +76,22 @@ void RelayListener::onDescriptor(int descriptor)
     // HTTP loop at once, which refuses it by the handler's name (docs/contract.md §17, D-60).
     const qsizetype maxHeadLines = m_httpSide.handler ? m_httpSide.handler->headerLineBound().maxLines : -1;
     auto *handshake = new ListenerHandshake(connection, maxHeadLines, this);
+    ++m_pendingHandshakes;
+    connect(handshake, &QObject::destroyed, this, [this] { --m_pendingHandshakes; });
     connect(handshake, &ListenerHandshake::upgraded, this, [this](TlsConnection *tls, const QByteArray &rest) {
-        auto *session = new WebSocketSession(tls, rest, kMaxMessageBytes, WebSocketFrameDecoder::Role::Server, m_receiveBudget);
+        auto *session = new WebSocketSession(tls, rest, kUnregisteredMaxMessageBytes, WebSocketFrameDecoder::Role::Server,
+                                             m_unregisteredBudget);
+        session->setPromotion(kMaxMessageBytes, m_receiveBudget); // taken when its registration is accepted (§3.4)
+        if (!m_unregisteredSeats->take()) {
+            if (const qint64 n = ++m_refusedSessions; (n & (n - 1)) == 0)
+                qCWarning(logListener) << "session refused:" << m_unregisteredSeats->limit() << "unregistered sessions open;" << n
+                                       << "refused so far";
+            session->close(1013, QByteArrayView(contract::refusal::unregisteredSessionsFull.data(),
+                                                contract::refusal::unregisteredSessionsFull.size()));
+            session->releaseWhenClosed();
+            return;
+        }
+        session->holdSeat(m_unregisteredSeats);
         session->startKeepalive(m_keepalive); // every node and ingress session (§3.3)
         Q_EMIT nodeSessionAccepted(session);
     });

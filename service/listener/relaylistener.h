@@ -63,10 +63,37 @@ public:
     QString boundAddress() const { return m_boundAddress; }
     quint16 boundPort() const { return m_boundPort; }
 
-    // Largest WebSocket message a session accepts (bytes; larger: Close 1009).
+    // Largest WebSocket message a registered session accepts (bytes; larger: Close 1009).
     static constexpr qsizetype kMaxMessageBytes = contract::Envelope::maxFrameBytes;
-    // What all node sessions may hold of messages still arriving, together (bytes): 16 maximal ones.
+    // What all registered node sessions may hold of messages still arriving, together (bytes): 16
+    // maximal ones.
     static constexpr qint64 kReceiveBudgetBytes = 16 * kMaxMessageBytes;
+    // Before its registration is accepted (docs/contract.md §3.4, D-57) a session accepts messages of
+    // at most 64 KiB (a registration is a few KiB; larger: Close 1009 unregistered-frame-too-large),
+    // and all such sessions together hold at most 4 MiB of messages still arriving (their own pool,
+    // apart from the registered one; beyond it: Close 1008 unregistered-receive-budget).
+    static constexpr qsizetype kUnregisteredMaxMessageBytes = 64 * 1024;
+    static constexpr qint64 kUnregisteredReceiveBudgetBytes = 4 * 1024 * 1024;
+    // Tests: replaces the unregistered pool for sessions accepted from now on.
+    void setUnregisteredReceiveBudgetBytes(qint64 bytes) { m_unregisteredBudget = std::make_shared<ReceiveBudget>(bytes); }
+    qint64 unregisteredReceiveBudgetUsed() const { return m_unregisteredBudget->used(); }
+    qint64 receiveBudgetUsed() const { return m_receiveBudget->used(); }
+    // Count bounds (§3.4, D-59): at most kMaxUnregisteredSessions upgraded sessions not registered yet
+    // (one more is closed 1013 unregistered-sessions-full at once) and at most kMaxPendingHandshakes
+    // accepted connections still in their TLS handshake or first request (one more is closed at
+    // accept, before any TLS byte). Both cost the newcomer only.
+    static constexpr int kMaxUnregisteredSessions = 1024;
+    static constexpr int kMaxPendingHandshakes = 512;
+    // Tests: replace the bounds for connections accepted from now on.
+    void setMaxUnregisteredSessions(int sessions) { m_unregisteredSeats = std::make_shared<AdmissionSeats>(sessions); }
+    void setMaxPendingHandshakes(int handshakes) { m_maxPendingHandshakes = handshakes; }
+    int unregisteredSessions() const { return m_unregisteredSeats->taken(); }
+    int pendingHandshakes() const { return m_pendingHandshakes; }
+    // Connections closed at accept because kMaxPendingHandshakes were pending; sessions closed
+    // unregistered-sessions-full; connections accepted and dropped at the descriptor limit.
+    qint64 droppedHandshakes() const { return m_droppedHandshakes; }
+    qint64 refusedUnregisteredSessions() const { return m_refusedSessions; }
+    qint64 droppedAtDescriptorLimit() const;
 
 Q_SIGNALS:
     // A WebSocket session at "/"; the receiver takes ownership.
@@ -79,6 +106,12 @@ private:
     ListenerHttpSide m_httpSide;
     std::shared_ptr<TlsServerContext> m_tls;
     std::shared_ptr<ReceiveBudget> m_receiveBudget = std::make_shared<ReceiveBudget>(kReceiveBudgetBytes);
+    std::shared_ptr<ReceiveBudget> m_unregisteredBudget = std::make_shared<ReceiveBudget>(kUnregisteredReceiveBudgetBytes);
+    std::shared_ptr<AdmissionSeats> m_unregisteredSeats = std::make_shared<AdmissionSeats>(kMaxUnregisteredSessions);
+    int m_maxPendingHandshakes = kMaxPendingHandshakes;
+    int m_pendingHandshakes = 0;
+    qint64 m_droppedHandshakes = 0;
+    qint64 m_refusedSessions = 0;
     std::shared_ptr<SessionKeepalive> m_keepalive;
     QString m_boundAddress;
     quint16 m_boundPort = 0;

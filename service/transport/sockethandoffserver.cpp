@@ -1,6 +1,8 @@
 #include "service/transport/sockethandoffserver.h"
 
+#include "service/core/logging.h"
 #include "service/transport/tcpliveness.h"
+
 
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -9,6 +11,45 @@
 #include <unistd.h>
 
 namespace coreflow {
+
+SocketHandoffServer::SocketHandoffServer(QObject *parent) : QTcpServer(parent)
+{
+    openSpare();
+    connect(this, &QTcpServer::acceptError, this, &SocketHandoffServer::onAcceptError);
+}
+
+SocketHandoffServer::~SocketHandoffServer()
+{
+    if (m_spare >= 0)
+        ::close(m_spare);
+}
+
+void SocketHandoffServer::openSpare()
+{
+    if (m_spare < 0)
+        m_spare = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+void SocketHandoffServer::onAcceptError(QAbstractSocket::SocketError)
+{
+    const int listening = int(socketDescriptor());
+    if (listening >= 0) {
+        if (m_spare >= 0) {
+            ::close(m_spare);
+            m_spare = -1;
+        }
+        for (int i = 0; i < 64; ++i) { // what waits in the backlog now, bounded per turn
+            const int fd = ::accept4(listening, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (fd < 0)
+                break;
+            ::close(fd);
+            if (const qint64 n = ++m_dropped; (n & (n - 1)) == 0)
+                qCWarning(logListener) << "connection dropped at the descriptor limit;" << n << "so far";
+        }
+        openSpare();
+    }
+    resumeAccepting();
+}
 
 void SocketHandoffServer::incomingConnection(qintptr descriptor)
 {

@@ -45,6 +45,8 @@ public:
     // call stop() to make the decoder drop the rest (e.g. after a Close frame).
     void feed(QByteArrayView bytes, const Sink &sink);
     void stop() { m_stopped = true; }
+    // Changes the message bound for frames whose header has not been read yet (bytes).
+    void setMaxMessageBytes(qsizetype maxMessageBytes) { m_maxMessageBytes = maxMessageBytes; }
 
     Failure failure() const { return m_failure; }
     // The RFC 6455 close code for failure() (1002, 1007 or 1009; 0 while none).

@@ -38,6 +38,7 @@ WebSocketSession::~WebSocketSession()
 {
     cancelKeepalive();
     chargeBudget(0);
+    releaseSeat();
 }
 
 void WebSocketSession::chargeBudget(qint64 buffered)
@@ -52,7 +53,40 @@ void WebSocketSession::chargeBudget(qint64 buffered)
     m_budget->adjust(-m_charged);
     m_charged = 0;
     m_decoder.stop();
-    close(1008, QByteArrayView(contract::refusal::relayReceiveBudget.data(), contract::refusal::relayReceiveBudget.size()));
+    const auto &reason = m_promotable ? contract::refusal::unregisteredReceiveBudget : contract::refusal::relayReceiveBudget;
+    close(1008, QByteArrayView(reason.data(), reason.size()));
+}
+
+void WebSocketSession::setPromotion(qsizetype maxMessageBytes, std::shared_ptr<ReceiveBudget> budget)
+{
+    m_promotedMaxMessageBytes = maxMessageBytes;
+    m_promotedBudget = std::move(budget);
+    m_promotable = !m_promoted;
+}
+
+void WebSocketSession::promote()
+{
+    if (!m_promotable)
+        return;
+    m_promotable = false;
+    m_promoted = true;
+    releaseSeat();
+    m_decoder.setMaxMessageBytes(m_promotedMaxMessageBytes);
+    const qint64 held = m_charged;
+    if (m_budget)
+        m_budget->adjust(-m_charged);
+    m_charged = 0;
+    m_budget = std::move(m_promotedBudget);
+    chargeBudget(held);
+}
+
+void WebSocketSession::setReadPaused(bool paused)
+{
+    if (!m_tls || m_tls->readEnabled() == !paused)
+        return;
+    m_tls->setReadEnabled(!paused);
+    if (!paused)
+        QTimer::singleShot(0, this, [this] { onReadyRead(); }); // bytes OpenSSL already holds
 }
 
 void WebSocketSession::onReadyRead()
@@ -65,7 +99,7 @@ void WebSocketSession::onReadyRead()
         if (wipe && used > 0)
             sodium_memzero(buffer, size_t(used));
     });
-    while (m_tls && m_state != State::Closed) {
+    while (m_tls && m_state != State::Closed && m_tls->readEnabled()) {
         const qsizetype n = m_tls->read(buffer, kReadChunk);
         if (n <= 0)
             return;
@@ -106,7 +140,8 @@ void WebSocketSession::decode(QByteArrayView bytes)
                      ? m_decoder.bufferedBytes()
                      : 0);
     if (m_decoder.failure() != WebSocketFrameDecoder::Failure::None && m_state == State::Open) {
-        const char *reason = m_decoder.failure() == WebSocketFrameDecoder::Failure::MessageTooBig ? "message too large"
+        const char *reason = m_decoder.failure() == WebSocketFrameDecoder::Failure::MessageTooBig
+                                 ? (m_promotable ? contract::refusal::unregisteredFrameTooLarge.data() : "message too large")
                              : m_decoder.failure() == WebSocketFrameDecoder::Failure::InvalidUtf8 ? "text frame is not UTF-8"
                                                                                                    : "protocol error";
         close(m_decoder.failureCloseCode(), reason);
@@ -208,6 +243,7 @@ void WebSocketSession::end(quint16 code)
     m_closeTimer.stop();
     cancelKeepalive();
     chargeBudget(0);
+    releaseSeat();
     if (m_receiver)
         m_receiver->sessionClosed(code);
     Q_EMIT closed(code);
@@ -282,6 +318,12 @@ void WebSocketSession::keepaliveDue()
     if (m_state != State::Open)
         return;
     const qint64 now = m_keepalive->clock().nowMs();
+    if (!m_tls->readEnabled()) {
+        // The relay itself stopped reading (backpressure, §3.4): what the peer sent waits unread, so
+        // silence cannot be judged; the interval restarts when reading does.
+        m_lastReceivedAtMs = now;
+        return armKeepalive();
+    }
     if (now - m_lastReceivedAtMs >= m_keepalive->silenceDeadlineMs())
         return loseToSilence();
     const bool pingOutstanding = m_lastPingAtMs > m_lastReceivedAtMs;

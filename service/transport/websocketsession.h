@@ -10,9 +10,10 @@
 // at once; what the socket does not take yet waits in the connection's queue.
 //
 // Bounds:
-//  - incoming message: at most maxMessageBytes (the envelope's 16 MiB), else Close 1009; what all
-//    sessions hold of unfinished messages at once is bounded by the listener's ReceiveBudget
-//    (beyond it the growing session is closed 1008);
+//  - incoming message: at most maxMessageBytes (the envelope's 16 MiB; the listener's sessions start
+//    at 64 KiB until promote(), §3.4), else Close 1009; what all sessions hold of unfinished messages
+//    at once is bounded by the ReceiveBudget they are charged to (beyond it the growing session is
+//    closed 1008);
 //  - outgoing queue: at most kMaxPendingBytes (32 MiB: two maximal frames), pongs included. A peer
 //    that stops reading while more is sent (or while it keeps pinging) is closed with 1008
 //    "node-not-reading" (server role) or "cloudly-not-reading" (client role); until then only its own requests wait (and time out by their own
@@ -31,6 +32,7 @@
 // "cloudly-silent" (client role) or "node-silent" (server role) is offered to the socket, the
 // transport is closed at once (a silent peer would not answer the closing handshake) and closed(1001)
 // follows, with endedBySilence() true. Pings from the peer are answered at once, never deferred.
+#include "service/transport/admissionseats.h"
 #include "service/transport/sessionkeepalive.h"
 #include "service/transport/tlsconnection.h"
 #include "service/transport/receivebudget.h"
@@ -56,6 +58,8 @@ public:
         virtual void sessionText(const QByteArray &utf8) = 0;
         virtual void sessionBinary() = 0;
         virtual void sessionClosed(quint16 code) = 0;
+        // Queued bytes left for the peer (pendingBytes() fell); for a holder applying backpressure.
+        virtual void sessionWritten() {}
     };
     void setReceiver(Receiver *receiver) { m_receiver = receiver; }
 
@@ -80,6 +84,23 @@ public:
     void close(quint16 code, QByteArrayView reason);
     void abort();
     qsizetype pendingBytes() const { return m_tls ? m_tls->pendingBytes() : 0; }
+
+    // Admission in two stages (docs/contract.md §3.4): a session starts under the bound and the receive
+    // pool it was built with (the listener's unregistered ones) and moves once, at promote(), to the
+    // bound and pool set here (the registered ones). Until then a message over the first bound closes
+    // 1009 "unregistered-frame-too-large" and growth beyond the first pool closes 1008
+    // "unregistered-receive-budget". Nothing per frame: promote() changes two members.
+    void setPromotion(qsizetype maxMessageBytes, std::shared_ptr<ReceiveBudget> budget);
+    // Moves to the promotion's bound and pool (the bytes buffered now move with it; a full pool closes
+    // the session 1008 relay-receive-budget). No-op without a promotion or when already promoted.
+    void promote();
+    bool isPromoted() const { return m_promoted; }
+    // Holds one of seats until promote() or the end of the session (the listener's count bound on
+    // unregistered sessions, §3.4).
+    void holdSeat(std::shared_ptr<AdmissionSeats> seats) { m_seat = std::move(seats); }
+    // Reading pause (backpressure, §3.4): while paused no byte is read from the socket, so the
+    // peer's TCP window closes; resuming reads what waits at once.
+    void setReadPaused(bool paused);
     // Hands the session to itself: it finishes a closing handshake already started (at most
     // kCloseGraceMs) and then deletes itself. Used when the owner leaves first.
     void releaseWhenClosed();
@@ -109,6 +130,11 @@ private:
     enum class State { Open, Closing, Closed };
     void tlsReadable() override { onReadyRead(); }
     void tlsClosed() override { end(m_closeCode); }
+    void tlsWritten() override
+    {
+        if (m_receiver)
+            m_receiver->sessionWritten();
+    }
     void onReadyRead();
     void decode(QByteArrayView bytes);
     void chargeBudget(qint64 buffered);
@@ -127,6 +153,17 @@ private:
     Receiver *m_receiver = nullptr;
     bool m_wipeMessages = false;
     std::shared_ptr<ReceiveBudget> m_budget;
+    std::shared_ptr<ReceiveBudget> m_promotedBudget; // set by setPromotion(), taken by promote()
+    qsizetype m_promotedMaxMessageBytes = 0;
+    bool m_promotable = false;
+    bool m_promoted = false;
+    std::shared_ptr<AdmissionSeats> m_seat; // held until promoted or ended
+    void releaseSeat()
+    {
+        if (m_seat)
+            m_seat->release();
+        m_seat.reset();
+    }
     qint64 m_charged = 0; // bytes of unfinished messages charged to m_budget
     WebSocketFrameDecoder m_decoder;
     std::unique_ptr<WebSocketMask> m_mask; // client role only

@@ -114,6 +114,13 @@ inline constexpr Name relayStarting{"relay-starting"};                          
 // --- Listener WebSocket close reasons (sent in a Close frame, §3, D-53) -----------------------------
 inline constexpr Name nodeNotReading{"node-not-reading"};                       // (project) 1008, send bound
 inline constexpr Name relayReceiveBudget{"relay-receive-budget"};               // (project) 1008, receive budget
+// Connections that have not registered yet (§3.4, D-57): their own frame bound, pool and in-flight limit.
+inline constexpr Name unregisteredFrameTooLarge{"unregistered-frame-too-large"}; // (project) 1009
+inline constexpr Name unregisteredReceiveBudget{"unregistered-receive-budget"}; // (project) 1008
+inline constexpr Name unregisteredRequestInFlight{"unregistered-request-in-flight"}; // (project) answered refusal
+// Count bound and registration deadline of unregistered sessions (§3.4, D-59).
+inline constexpr Name unregisteredSessionsFull{"unregistered-sessions-full"};   // (project) 1013
+inline constexpr Name registrationDeadline{"registration-deadline"};           // (project) 1008
 inline constexpr Name listenerBusy{"listener-busy"};                             // (project) 503, HTTP connection cap (§17)
 inline constexpr Name cloudlyNotReading{"cloudly-not-reading"};                 // (project) 1008, Cloudly session send bound (D-54)
 // Silent peers (§3.3, D-56): the Close reason of a session lost to silence (1001), and the readiness

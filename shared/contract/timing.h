@@ -43,6 +43,10 @@ struct RelayTiming {
     // (tests of other rules whose ManualClock jumps minutes without an event-loop turn).
     qint64 sessionPingIntervalMs = 15000;
     qint64 sessionSilenceDeadlineMs = 45000;
+    // A listener session that has not registered within registrationDeadlineMs of its upgrade is closed
+    // 1008 registration-deadline (docs/contract.md §3.4, D-59). 0 turns the rule off (tests of other
+    // rules whose ManualClock jumps minutes with unregistered connections open).
+    qint64 registrationDeadlineMs = 60000;
 };
 
 // TCP liveness on every socket of both hops (set with setsockopt on the descriptor, real kernel time,

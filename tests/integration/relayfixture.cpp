@@ -56,6 +56,8 @@ Coreflow &RelayFixture::makeRelay(const RelayConfiguration &config, const contra
         used.sessionPingIntervalMs = 0;
         used.sessionSilenceDeadlineMs = 0;
     }
+    if (!registrationDeadline)
+        used.registrationDeadlineMs = 0;
     relay = std::make_unique<Coreflow>(config, clock, used);
     return *relay;
 }

@@ -36,6 +36,10 @@ public:
     // move the ManualClock minutes in one advance() without an event-loop turn, so no Pong could ever
     // arrive in between. The silence tests set it and step the clock with the event loop running.
     bool keepalive = false;
+    // Likewise the registration deadline of unregistered connections (RelayTiming::registrationDeadlineMs,
+    // docs/contract.md §3.4): off unless a test sets this first (tests of other rules jump the clock
+    // minutes with unregistered connections open).
+    bool registrationDeadline = false;
 
     RelayConfiguration configuration() const;
     // Builds the relay (not started) from configuration(); tests may change the config first.

@@ -1,6 +1,8 @@
 // What a connection's refused frames may cost the relay's log (docs/contract.md §3.1 "Refusal log
 // bound", D-61): unreadable frames and session-binding refusals through a running relay, on its
 // ManualClock, read back from the log capture.
+#include "tests/support/epolltestmain.h"
+#include "tests/peers/peerframe.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 #include "shared/contract/refusalnames.h"
@@ -94,5 +96,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TstFrameRefusalLog)
+COREFLOW_EPOLL_TEST_MAIN(TstFrameRefusalLog)
 #include "tst_framerefusallog.moc"

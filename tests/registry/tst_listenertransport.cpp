@@ -66,6 +66,8 @@ private Q_SLOTS:
         connect(m_listener.get(), &RelayListener::nodeSessionAccepted, this, [this](WebSocketSession *session) {
             session->setParent(this);
             m_sessions.append(session);
+            // These sessions stand for registered nodes: what an accepted registration does (§3.4).
+            session->promote();
             connect(session, &WebSocketSession::textMessage, session, [session](const QByteArray &m) { session->sendText(m); });
             connect(session, &WebSocketSession::closed, this, [this](quint16 code) { m_closedCodes.append(code); });
         });

@@ -149,6 +149,8 @@ void TstRegistryListener::init()
     connect(m_listener.get(), &RelayListener::nodeSessionAccepted, this, [this](WebSocketSession *session) {
         connect(session, &WebSocketSession::textMessage, session, [session](const QByteArray &m) { session->sendText(m); });
         m_sessions.emplace_back(session);
+        // This session stands for a registered node: what an accepted registration does (§3.4).
+        session->promote();
     });
 }
 

@@ -1,0 +1,423 @@
+// Hostile and unregistered peers on the listener (docs/contract.md §3.4, D-57..D-59), through a
+// running relay on real sockets: what a connection that has not registered may send (one 64 KiB
+// frame bound, one request in flight, its own receive pool), and the upstream backpressure that
+// keeps the Cloudly session open when nodes send faster than its uplink carries (a ThrottlingProxy in
+// front of the loopback Cloudly, 4 MB/s).
+#include "tests/support/epolltestmain.h"
+#include "tests/peers/peerframe.h"
+#include "tests/integration/logcapture.h"
+#include "tests/integration/relayfixture.h"
+#include "tests/peers/throttlingproxy.h"
+
+#include "service/cloudly/cloudlyconnector.h"
+#include "service/forwarding/sessionforwarder.h"
+#include "service/listener/relaylistener.h"
+#include "shared/contract/refusalnames.h"
+
+#include <QJsonDocument>
+#include <QSignalSpy>
+#include <QSslSocket>
+#include <QDir>
+#include <QTcpSocket>
+#include <QTest>
+
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+using namespace coreflow;
+using namespace coreflow::testing;
+
+namespace {
+
+constexpr qint64 kUplinkBytesPerSecond = 4 * 1000 * 1000;
+
+// A raw WebSocket client written from RFC 6455: it can announce a frame and never finish it, which a
+// WebSocket library would not do.
+class RawWebSocketClient {
+public:
+    bool open(quint16 port, const QList<QSslCertificate> &ca)
+    {
+        QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
+        tls.setCaCertificates(ca);
+        m_socket.setSslConfiguration(tls);
+        m_socket.connectToHostEncrypted(QStringLiteral("localhost"), port);
+        // The relay runs in this process: wait with the event loop running, never blocking.
+        for (int i = 0; i < 250 && !m_socket.isEncrypted(); ++i)
+            QTest::qWait(20);
+        if (!m_socket.isEncrypted())
+            return false;
+        m_socket.write("GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                       "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n");
+        for (int i = 0; i < 250 && !m_in.contains("\r\n\r\n"); ++i) {
+            QTest::qWait(20);
+            m_in += m_socket.readAll();
+        }
+        const qsizetype end = m_in.indexOf("\r\n\r\n");
+        if (end < 0 || !m_in.startsWith("HTTP/1.1 101"))
+            return false;
+        m_in.remove(0, end + 4);
+        return true;
+    }
+    // A masked text frame header announcing length bytes, then the first `send` of them.
+    void announce(quint64 length, qint64 send)
+    {
+        QByteArray header;
+        header.append(char(0x81));
+        if (length < 126) {
+            header.append(char(0x80 | length));
+        } else if (length <= 0xffff) {
+            header.append(char(0x80 | 126));
+            header.append(char(length >> 8)).append(char(length & 0xff));
+        } else {
+            header.append(char(0x80 | 127));
+            for (int i = 7; i >= 0; --i)
+                header.append(char((length >> (8 * i)) & 0xff));
+        }
+        header.append(QByteArray(4, '\0')); // mask key 0: the payload goes as is
+        m_socket.write(header);
+        m_socket.write(QByteArray(send, ' '));
+    }
+    // Waits until the relay's Close frame arrived; its code (0 when none came).
+    quint16 waitForClose(int ms = 5000)
+    {
+        for (int waited = 0; waited < ms; waited += 20) {
+            m_in += m_socket.readAll();
+            if (m_in.size() >= 4 && quint8(m_in[0]) == 0x88)
+                return quint16((quint8(m_in[2]) << 8) | quint8(m_in[3]));
+            if (m_socket.state() != QAbstractSocket::ConnectedState && m_in.isEmpty())
+                return 0;
+            QTest::qWait(20);
+        }
+        return 0;
+    }
+    QByteArray closeReason() const
+    {
+        return m_in.size() >= 4 && quint8(m_in[0]) == 0x88 ? m_in.mid(4, quint8(m_in[1]) - 2) : QByteArray();
+    }
+    void sendFrame(const QByteArray &payload)
+    {
+        announce(quint64(payload.size()), 0);
+        m_socket.write(payload);
+    }
+
+private:
+    QSslSocket m_socket;
+    QByteArray m_in;
+};
+
+QByteArray padded(const QByteArray &request, qsizetype size)
+{
+    QJsonObject object = QJsonDocument::fromJson(request).object();
+    object.insert(QStringLiteral("padding"), QString(qMax<qsizetype>(0, size - request.size()), QLatin1Char('x')));
+    return QJsonDocument(object).toJson(QJsonDocument::Compact);
+}
+
+} // namespace
+
+class TstHostilePeers : public QObject {
+    Q_OBJECT
+    LogCapture log;
+
+    // The relay dials Cloudly through a proxy passing 4 MB/s toward Cloudly (a WAN uplink).
+    static std::unique_ptr<peers::ThrottlingProxy> relayThroughUplink(RelayFixture &f)
+    {
+        auto proxy = std::make_unique<peers::ThrottlingProxy>(QStringLiteral("127.0.0.1"), quint16(f.cloudly->url().port()),
+                                                               kUplinkBytesPerSecond);
+        if (!proxy->listen())
+            qFatal("the proxy cannot listen");
+        RelayConfiguration config = f.configuration();
+        QUrl url = f.cloudly->url();
+        url.setPort(proxy->port());
+        config.cloudlyUrl = url;
+        f.makeRelay(config);
+        return proxy;
+    }
+
+private Q_SLOTS:
+    void init()
+    {
+        log.install();
+        log.clear();
+    }
+
+    // Issue 14 defect 1, as reported: three ~16 MiB registrations from one unregistered connection
+    // behind a 4 MB/s uplink. The connection is closed 1009 unregistered-frame-too-large at the first
+    // frame's header; the Cloudly session stays (same carrier, dispatchable, never closed). A
+    // registration just under 64 KiB is still forwarded and answered.
+    void largeRegistrationFromUnregisteredIsRefusedAndCloudlyStays()
+    {
+        RelayFixture f;
+        auto proxy = relayThroughUplink(f);
+        QVERIFY(f.startRelay());
+        const qint64 carrier = f.relay->cloudly()->carrierCount();
+
+        auto small = f.connectNode(QStringLiteral("node-small"));
+        std::optional<peers::PeerFrame> answer;
+        small->call(QStringLiteral("registerPalletRuntimeSession"), padded(small->registrationRequest(), 60 * 1024),
+                    [&](const peers::PeerFrame &a) { answer = a; });
+        QTRY_VERIFY_WITH_TIMEOUT(answer.has_value(), 10000);
+        QVERIFY(small->isConnected());
+
+        // Three whole registration frames of ~16 MiB each, as a stranger would send them.
+        const QByteArray big = contract::Envelope::request(QStringLiteral("registerPalletRuntimeSession"), QStringLiteral("r1"),
+                                                           padded(small->registrationRequest(), 16 * 1024 * 1024 - 4096));
+        RawWebSocketClient stranger;
+        QVERIFY(stranger.open(f.relayPort, {f.ca.caCertificate()}));
+        for (int i = 0; i < 3; ++i)
+            stranger.sendFrame(big);
+        QCOMPARE(stranger.waitForClose(20000), quint16(1009));
+        QCOMPARE(stranger.closeReason(), QByteArray(contract::refusal::unregisteredFrameTooLarge.data()));
+        QTest::qWait(500);
+        QVERIFY(f.relay->cloudly()->isDispatchable());
+        QCOMPARE(f.relay->cloudly()->carrierCount(), carrier);
+        QVERIFY(!log.contains(QString(contract::refusal::cloudlyNotReading)));
+    }
+
+    // At most one request in flight before registering: a second registration while the first waits
+    // for a Cloudly session is refused unregistered-request-in-flight; the first is still served.
+    void unregisteredConnectionHasOneRequestInFlight()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        auto node = f.connectNode(QStringLiteral("node-a"));
+        QVERIFY(f.takeCloudlySessionDown());
+        std::optional<peers::PeerFrame> first, second;
+        node->call(QStringLiteral("registerPalletRuntimeSession"), node->registrationRequest(),
+                   [&](const peers::PeerFrame &a) { first = a; });
+        node->call(QStringLiteral("registerPalletRuntimeSession"), node->registrationRequest(),
+                   [&](const peers::PeerFrame &a) { second = a; });
+        QTRY_VERIFY_WITH_TIMEOUT(second.has_value(), 5000);
+        QCOMPARE(second->errorRefusal().name, QString(contract::refusal::unregisteredRequestInFlight));
+        QVERIFY(!first.has_value());
+        QVERIFY(f.bringCloudlySessionBack());
+        QTRY_VERIFY_WITH_TIMEOUT(first.has_value(), 5000);
+        QVERIFY(!first->hasError());
+        QVERIFY(node->isConnected());
+    }
+
+    // Issue 14 defect 2: sixteen unregistered connections announcing 16 MiB frames (and sending part
+    // of them) cannot make a registered node close: they are closed 1009 at the header. Unregistered
+    // connections that fill their own pool are closed 1008 unregistered-receive-budget; the
+    // registered pool is untouched and a registered node's large frame is still served.
+    void unregisteredPeersCannotEvictARegisteredNode()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        RelayListener *listener = f.relay->listener();
+        QVERIFY(listener);
+        listener->setReceiveBudgetBytes(4 * 1024 * 1024);       // registered pool, small for the test
+        listener->setUnregisteredReceiveBudgetBytes(512 * 1024); // unregistered pool
+        auto node = f.registeredNode(QStringLiteral("node-a"));
+        QVERIFY(node->session());
+
+        std::vector<std::unique_ptr<RawWebSocketClient>> strangers;
+        for (int i = 0; i < 16; ++i) {
+            auto s = std::make_unique<RawWebSocketClient>();
+            QVERIFY(s->open(f.relayPort, {f.ca.caCertificate()}));
+            s->announce(16 * 1024 * 1024, 256 * 1024);
+            strangers.push_back(std::move(s));
+        }
+        for (auto &s : strangers) {
+            QCOMPARE(s->waitForClose(), quint16(1009));
+            QCOMPARE(s->closeReason(), QByteArray(contract::refusal::unregisteredFrameTooLarge.data()));
+        }
+        QCOMPARE(listener->receiveBudgetUsed(), 0);
+
+        // Frames within the unregistered bound, never finished: 50 KiB each against a 512 KiB pool.
+        std::vector<std::unique_ptr<RawWebSocketClient>> drippers;
+        for (int i = 0; i < 16; ++i) {
+            auto s = std::make_unique<RawWebSocketClient>();
+            QVERIFY(s->open(f.relayPort, {f.ca.caCertificate()}));
+            s->announce(60 * 1024, 50 * 1024);
+            drippers.push_back(std::move(s));
+            QTest::qWait(20);
+        }
+        int refused = 0;
+        for (auto &s : drippers) {
+            if (s->waitForClose(300) == 1008) {
+                QCOMPARE(s->closeReason(), QByteArray(contract::refusal::unregisteredReceiveBudget.data()));
+                ++refused;
+            }
+        }
+        QVERIFY2(refused >= 6, qPrintable(QString::number(refused)));
+        QVERIFY(listener->unregisteredReceiveBudgetUsed() <= 512 * 1024);
+        QCOMPARE(listener->receiveBudgetUsed(), 0);
+
+        std::optional<peers::PeerFrame> answer;
+        node->callWithSession(QStringLiteral("getRuntimeRegistryCredential"),
+                              {{QStringLiteral("padding"), QString(3 * 1024 * 1024, QLatin1Char('x'))}},
+                              [&](const peers::PeerFrame &a) { answer = a; });
+        QTRY_VERIFY_WITH_TIMEOUT(answer.has_value(), 10000);
+        QVERIFY(node->isConnected());
+    }
+
+    // Issue 14 defect 1, the bound itself: a registered node sending three ~16 MiB requests behind a
+    // 4 MB/s uplink. The Cloudly session becomes backlogged, node sockets are not read meanwhile,
+    // and the session is never closed (no cloudly-not-reading); once the uplink is fast again all
+    // three are delivered and answered, and reading resumes.
+    void upstreamBacklogPausesNodeReadsNotTheCloudlySession()
+    {
+        RelayFixture f;
+        auto proxy = relayThroughUplink(f);
+        QVERIFY(f.startRelay());
+        const qint64 carrier = f.relay->cloudly()->carrierCount();
+        auto node = f.registeredNode(QStringLiteral("node-a"));
+        QVERIFY(node->session());
+
+        int answered = 0;
+        const QJsonObject pad{{QStringLiteral("padding"), QString(16 * 1024 * 1024 - 8192, QLatin1Char('x'))}};
+        for (int i = 0; i < 3; ++i)
+            node->callWithSession(QStringLiteral("getRuntimeRegistryCredential"), pad,
+                                  [&](const peers::PeerFrame &) { ++answered; });
+        // At 4 MB/s the ~48 MiB take ~12 s to reach Cloudly; watch the first 4 s: the session stays.
+        for (int i = 0; i < 40; ++i) {
+            QTest::qWait(100);
+            QVERIFY2(!log.contains(QString(contract::refusal::cloudlyNotReading)), "the relay closed its Cloudly session");
+            QVERIFY(f.relay->cloudly()->isDispatchable());
+        }
+        QVERIFY(f.relay->cloudly()->isSendBacklogged());
+        QCOMPARE(f.relay->cloudly()->carrierCount(), carrier);
+
+        proxy->setBytesPerSecond(1000 * 1000 * 1000);
+        QTRY_COMPARE_WITH_TIMEOUT(answered, 3, 30000);
+        QVERIFY(!f.relay->cloudly()->isSendBacklogged());
+        QVERIFY(f.relay->cloudly()->sendBacklogEpisodes() >= 1);
+        QCOMPARE(f.relay->cloudly()->carrierCount(), carrier);
+        QVERIFY(f.relay->cloudly()->isDispatchable());
+        QVERIFY(node->isConnected());
+        QVERIFY(!log.contains(QString(contract::refusal::cloudlyNotReading)));
+    }
+    // Issue 14 defect 4: at most N unregistered sessions; one more is closed 1013
+    // unregistered-sessions-full at once and costs nobody else; a seat comes back when a stranger
+    // leaves or a session registers.
+    void unregisteredSessionCountIsBounded()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        RelayListener *listener = f.relay->listener();
+        auto registered = f.registeredNode(QStringLiteral("node-a"));
+        listener->setMaxUnregisteredSessions(3);
+        std::vector<std::unique_ptr<RawWebSocketClient>> strangers;
+        for (int i = 0; i < 3; ++i) {
+            auto s = std::make_unique<RawWebSocketClient>();
+            QVERIFY(s->open(f.relayPort, {f.ca.caCertificate()}));
+            strangers.push_back(std::move(s));
+        }
+        QTRY_COMPARE(listener->unregisteredSessions(), 3);
+        RawWebSocketClient extra;
+        QVERIFY(extra.open(f.relayPort, {f.ca.caCertificate()}));
+        QCOMPARE(extra.waitForClose(), quint16(1013));
+        QCOMPARE(extra.closeReason(), QByteArray(contract::refusal::unregisteredSessionsFull.data()));
+        QCOMPARE(listener->refusedUnregisteredSessions(), 1);
+        QVERIFY(registered->isConnected());
+        for (auto &s : strangers)
+            QCOMPARE(s->waitForClose(100), quint16(0)); // still open
+        strangers.pop_back(); // one leaves
+        QTRY_COMPARE(listener->unregisteredSessions(), 2);
+        auto node = f.registeredNode(QStringLiteral("node-b")); // takes the seat, then frees it
+        QVERIFY(node->session());
+        QTRY_COMPARE(listener->unregisteredSessions(), 2);
+    }
+
+    // Issue 14 defect 4: at most N connections in their TLS handshake; one more is closed at accept.
+    void pendingHandshakesAreBounded()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        RelayListener *listener = f.relay->listener();
+        listener->setMaxPendingHandshakes(2);
+        QTcpSocket a, b, c;
+        a.connectToHost(QHostAddress::LocalHost, f.relayPort);
+        b.connectToHost(QHostAddress::LocalHost, f.relayPort);
+        QVERIFY(a.waitForConnected(2000) && b.waitForConnected(2000));
+        QTRY_COMPARE(listener->pendingHandshakes(), 2);
+        c.connectToHost(QHostAddress::LocalHost, f.relayPort);
+        QVERIFY(c.waitForConnected(2000));
+        QTRY_VERIFY_WITH_TIMEOUT(c.state() == QAbstractSocket::UnconnectedState, 5000);
+        QCOMPARE(listener->droppedHandshakes(), 1);
+        QCOMPARE(a.state(), QAbstractSocket::ConnectedState);
+        a.abort();
+        QTRY_COMPARE(listener->pendingHandshakes(), 1);
+        auto node = f.registeredNode(QStringLiteral("node-a"));
+        QVERIFY(node->session());
+    }
+
+    // Issue 14 defect 4: a session that never registers is closed 1008 registration-deadline exactly
+    // registrationDeadlineMs (60000 ms) after its upgrade, on the injected clock; a registered one stays.
+    void unregisteredSessionEndsAtTheRegistrationDeadline()
+    {
+        RelayFixture f;
+        f.registrationDeadline = true;
+        QVERIFY(f.startRelay());
+        QCOMPARE(contract::RelayTiming{}.registrationDeadlineMs, 60000);
+        auto registered = f.registeredNode(QStringLiteral("node-a"));
+        auto idle = f.connectNode(QStringLiteral("node-idle"));
+        QTest::qWait(100);
+        f.clock.advance(60000 - 200);
+        QTest::qWait(200);
+        QVERIFY(idle->isConnected());
+        f.clock.advance(200);
+        QTRY_VERIFY_WITH_TIMEOUT(!idle->isConnected(), 5000);
+        QCOMPARE(idle->closeCode(), 1008);
+        QCOMPARE(idle->closeReason(), QString(contract::refusal::registrationDeadline));
+        QVERIFY(registered->isConnected());
+    }
+
+    // Issue 14 defect 4: at the descriptor limit the listener accepts-and-drops with its spare
+    // descriptor instead of pausing for good; once descriptors are free again it accepts.
+    void listenerAcceptsAgainAfterDescriptorExhaustion()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        rlimit original{};
+        QVERIFY(getrlimit(RLIMIT_NOFILE, &original) == 0);
+        const int open = int(QDir(QStringLiteral("/proc/self/fd")).entryList(QDir::NoDotAndDotDot | QDir::AllEntries).size());
+        rlimit lowered = original;
+        lowered.rlim_cur = rlim_t(open + 32);
+        QVERIFY(setrlimit(RLIMIT_NOFILE, &lowered) == 0);
+        std::vector<int> fillers;
+        // Whatever happens below, the process gets its descriptors and its limit back.
+        struct Restore {
+            std::vector<int> &fillers;
+            rlimit limit;
+            ~Restore()
+            {
+                for (int fd : fillers)
+                    ::close(fd);
+                fillers.clear();
+                setrlimit(RLIMIT_NOFILE, &limit);
+            }
+        } restore{fillers, original};
+        for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;)
+            fillers.push_back(fd);
+        QCOMPARE(errno, EMFILE);
+        // One descriptor for the client sockets, none for the relay's accept.
+        std::vector<std::unique_ptr<QTcpSocket>> burst;
+        for (int i = 0; i < 4; ++i) {
+            ::close(fillers.back());
+            fillers.pop_back();
+            auto s = std::make_unique<QTcpSocket>();
+            s->connectToHost(QHostAddress::LocalHost, f.relayPort);
+            QVERIFY(s->waitForConnected(2000));
+            burst.push_back(std::move(s));
+            QTest::qWait(50);
+        }
+        // The first newcomer is accepted and dropped at once; later ones may find a descriptor the
+        // closed client sockets gave back (then they are in their handshake, which is fine).
+        QTRY_VERIFY_WITH_TIMEOUT(burst.front()->state() == QAbstractSocket::UnconnectedState, 5000);
+        QVERIFY(f.relay->listener()->droppedAtDescriptorLimit() >= 1);
+        burst.clear();
+        for (int fd : fillers)
+            ::close(fd);
+        fillers.clear();
+        QVERIFY(setrlimit(RLIMIT_NOFILE, &original) == 0);
+        auto node = f.registeredNode(QStringLiteral("node-a"));
+        QVERIFY(node->session());
+        QVERIFY(f.relay->listener()->isListening());
+    }
+};
+
+QTEST_MAIN(TstHostilePeers)
+#include "tst_hostilepeers.moc"
