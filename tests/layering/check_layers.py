@@ -10,7 +10,8 @@ Layers, bottom to top (a file may include its own layer and the layers below it)
   4 lane folders under service/   each lane includes another lane only through ALLOWED_CROSS_LANE
   5 service/app/, service/main.cpp        the composition root
 Outside service/: console/ includes shared/ and console/ only; tests/peers/ includes no service/ code;
-bench/harness/ includes nothing of the project.
+bench/harness/ includes nothing of the project; fuzz/ may use any product header, but the fuzz
+targets' independent reference implementations (fuzz/reference*) include nothing of the project.
 
 Usage: check_layers.py REPOSITORY_ROOT   (exit 0: clean; exit 1: every violation printed, one a line)
 """
@@ -57,7 +58,7 @@ def rank(path):
 
 def violations(root):
     found = []
-    for top in ('shared', 'service', 'console', 'tests', 'bench'):
+    for top in ('shared', 'service', 'console', 'tests', 'bench', 'fuzz'):
         for dirpath, _, names in os.walk(os.path.join(root, top)):
             for name in names:
                 if not name.endswith(('.h', '.cpp')):
@@ -88,13 +89,17 @@ def judge(root, path, inc):
         if inc.startswith('service/'):
             return 'a loopback peer shares no code with the relay'
         return None
+    if path.startswith('fuzz/reference'):
+        if not inc.startswith('fuzz/reference'):
+            return 'a reference implementation for a differential fuzz target shares no code with the relay'
+        return None
     if path.startswith('bench/harness/'):
         if not inc.startswith('bench/harness/'):
             return 'the benchmark harness is independent of the project'
         return None
     own = rank(path)
     if own is None:
-        return None  # tests and benchmarks may use any product header
+        return None  # tests, benchmarks and fuzz targets may use any product header
     other = rank(inc)
     if other is None:
         return 'product code includes something outside shared/ and service/'
