@@ -78,8 +78,8 @@ void run(Outcome &out, const char *data, qsizetype size, qsizetype chunk, bool e
         broken("both failed and complete");
     if (parser.headReported() != (out.heads == 1))
         broken("headReported() and head() disagree");
-    if (out.heads && (out.status < 100 || out.status > 999))
-        broken("a status outside 100..999");
+    if (out.heads && (out.status < 100 || out.status > 599))
+        broken("a status outside 100..599 reported");
     if (out.headers.size() > UpstreamResponseParser::kMaxHeaderLines)
         broken("more header lines than the bound reported");
 }

@@ -102,6 +102,11 @@ int UpstreamResponseParser::onHeadersComplete(http_parser *p)
 {
     UpstreamResponseParser &s = self(p);
     const int status = int(p->status_code);
+    if (status < 100 || status > 599) {
+        // http_parser takes any 1..3 digits; RFC 9110 §15 allows 100..599 only (docs/contract.md §17).
+        s.fail(QByteArrayLiteral("Protocol"));
+        return -1;
+    }
     if (status >= 100 && status < 200 && status != 101) {
         s.m_interim = true; // no body; the real answer follows on the same connection
         return 0;

@@ -17,7 +17,8 @@
 //
 // Bounds: the header block is bounded by http_parser's compiled-in 80 KiB (HTTP_MAX_HEADER_SIZE) and
 // by kMaxHeaderLines lines; beyond either the answer fails with the class HeadersTooLarge. Any other
-// parse error is the class Protocol.
+// parse error is the class Protocol, and so is a status code outside 100..599 (RFC 9110 §15; http_parser
+// itself accepts any one to three digits): such an answer is never reported.
 #include <QByteArray>
 #include <QList>
 #include <QPair>
