@@ -104,6 +104,8 @@ void MainWindow::applySnapshot(const status::RelayStatus &s)
                                       ? QStringLiteral("-")
                                       : tr("%1 (generation %2)").arg(s.cloudly.credentialId).arg(s.cloudly.credentialGeneration)},
         {tr("Cloudly URL"), TerminalView::orDash(s.cloudly.url)},
+        {tr("Cloudly last frame (UTC)"), TerminalView::isoUtc(s.cloudly.lastFrameAtMs)},
+        {tr("Cloudly keepalive"), TerminalView::orDash(s.cloudly.keepalive)},
         {tr("Listener"), s.listener.listening ? tr("listening on %1:%2").arg(s.listener.address).arg(s.listener.port)
                                               : tr("not listening")},
         {tr("Listener origin"), TerminalView::orDash(s.listener.origin)},

@@ -5,7 +5,8 @@
 namespace coreflow::console {
 
 NodesTableModel::NodesTableModel(QObject *parent)
-    : RowTableModel({tr("Node"), tr("Since (UTC)"), tr("Carriers"), tr("Last method"), tr("Last forward (UTC)"), tr("In flight")},
+    : RowTableModel({tr("Node"), tr("Since (UTC)"), tr("Carriers"), tr("Last method"), tr("Last forward (UTC)"), tr("In flight"),
+                     tr("Last frame (UTC)"), tr("Keepalive")},
                     parent)
 {
 }
@@ -17,8 +18,9 @@ void NodesTableModel::setNodes(const QList<status::CarriedNode> &nodes)
     for (const auto &n : nodes)
         rows.append(Row{{n.nodeId, TerminalView::isoUtc(n.sinceMs), QString::number(n.carrierCount),
                          TerminalView::orDash(n.lastMethod), TerminalView::isoUtc(n.lastForwardAtMs),
-                         QString::number(n.forwardsInFlight)},
-                        {QVariant(), n.sinceMs, n.carrierCount, QVariant(), n.lastForwardAtMs, n.forwardsInFlight}});
+                         QString::number(n.forwardsInFlight), TerminalView::isoUtc(n.lastFrameAtMs), TerminalView::orDash(n.keepalive)},
+                        {QVariant(), n.sinceMs, n.carrierCount, QVariant(), n.lastForwardAtMs, n.forwardsInFlight, n.lastFrameAtMs,
+                         QVariant()}});
     setRows(std::move(rows));
 }
 

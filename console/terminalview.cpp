@@ -105,6 +105,8 @@ QString TerminalView::renderText(const status::RelayStatus &s)
            ? QStringLiteral("-")
            : QStringLiteral("%1 (generation %2)").arg(s.cloudly.credentialId).arg(s.cloudly.credentialGeneration));
     kv(out, QStringLiteral("url"), orDash(s.cloudly.url));
+    kv(out, QStringLiteral("last frame"), isoUtc(s.cloudly.lastFrameAtMs));
+    kv(out, QStringLiteral("keepalive"), orDash(s.cloudly.keepalive));
     out << QString();
 
     out << QStringLiteral("LISTENER");
@@ -124,9 +126,11 @@ QString TerminalView::renderText(const status::RelayStatus &s)
         QList<QStringList> rows;
         for (const auto &n : nodes)
             rows << QStringList{orDash(n.nodeId), isoUtc(n.sinceMs), QString::number(n.carrierCount), orDash(n.lastMethod),
-                                isoUtc(n.lastForwardAtMs), QString::number(n.forwardsInFlight)};
+                                isoUtc(n.lastForwardAtMs), QString::number(n.forwardsInFlight), isoUtc(n.lastFrameAtMs),
+                                orDash(n.keepalive)};
         out << formatTable({QStringLiteral("NODE"), QStringLiteral("SINCE"), QStringLiteral("CARRIERS"),
-                            QStringLiteral("LAST METHOD"), QStringLiteral("LAST FORWARD"), QStringLiteral("IN FLIGHT")},
+                            QStringLiteral("LAST METHOD"), QStringLiteral("LAST FORWARD"), QStringLiteral("IN FLIGHT"),
+                            QStringLiteral("LAST FRAME"), QStringLiteral("KEEPALIVE")},
                            rows);
     }
     out << QString();

@@ -139,9 +139,21 @@ def main():
         'challenge': b'HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm="https://cloudly.example/v2/token"\r\nContent-Length: 0\r\n\r\n',
     }
     for name, answer in answers.items():
-        write('fuzz_upstream_response', name, bytes([0]) + answer)
-        write('fuzz_upstream_response', name + '-drip', bytes([2 << 1]) + answer)
-    write('fuzz_upstream_response', 'head', bytes([1]) + b'HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n')
+        write('fuzz_http_response', name, bytes([0]) + answer)
+        write('fuzz_http_response', name + '-drip', bytes([2 << 1]) + answer)
+    write('fuzz_http_response', 'head', bytes([1]) + b'HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n')
+
+    requests = {
+        'manifest': b'GET /v2/library/alpine/manifests/latest HTTP/1.1\r\nHost: relay\r\nAccept: application/json\r\nAuthorization: Bearer x\r\n\r\n',
+        'pipelined': b'HEAD /v2/ HTTP/1.1\r\nHost: r\r\n\r\nGET /v2/a/blobs/sha256:00?x=1 HTTP/1.1\r\nRange: bytes=0-\r\n\r\n',
+        'dots': b'GET /v2/%2e%2E/admin HTTP/1.1\r\n\r\nGET /v2/a%2Fb HTTP/1.1\r\n\r\n',
+        'upgrade': b'GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n',
+        'body': b'POST /v2/x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n',
+        'token': b'GET /token?service=s HTTP/1.0\r\n\r\n',
+    }
+    for name, request in requests.items():
+        write('fuzz_http_request', name, bytes([0]) + request)
+        write('fuzz_http_request', name + '-drip', bytes([5]) + request)
 
     write('fuzz_status_lines', 'hello', b'{"type":"hello","version":1,"subscribe":true}\n{"type":"hello","version":1}\n')
     write('fuzz_status_lines', 'server', b'{"type":"refusal","name":"status-access-denied","reason":"uid 1000"}\n'

@@ -53,41 +53,23 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     m_stopDeadline = m_clock.createTimer(this);
     connect(m_cloudly.get(), &CloudlyConnector::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_forwarder.get(), &SessionForwarder::statusChanged, this, &Coreflow::notifyStatus);
-    connect(m_forwarder.get(), &SessionForwarder::offerRefused, m_readiness.get(),
+    connect(&m_forwarder->upstream(), &UpstreamForwarder::statusChanged, this, &Coreflow::notifyStatus);
+    connect(&m_forwarder->upstream(), &UpstreamForwarder::offerRefused, m_readiness.get(),
             [this](const QString &peer, const QString &own, const QString &line) {
                 m_readiness->setOfferDisagreement(QStringLiteral("palletRuntime"), peer, own, line);
             });
-    connect(m_forwarder.get(), &SessionForwarder::offerServed, m_readiness.get(),
+    connect(&m_forwarder->upstream(), &UpstreamForwarder::offerServed, m_readiness.get(),
             [this] { m_readiness->clearHop(QStringLiteral("palletRuntime")); });
     // Outage continuity and the DNS lease renewal escrow (docs/contract.md §8.4, §9).
-    m_escrowCourier = std::make_unique<ForwarderCourier>(*m_forwarder);
+    m_escrowCourier = std::make_unique<ForwarderCourier>(m_forwarder->registry(), *m_forwarder);
     m_escrow = std::make_unique<LeaseEscrow>(*m_escrowCourier, m_clock, m_timing, &m_counters);
-    m_wave = std::make_unique<ReregistrationWave>(
-        m_clock, m_timing,
-        [this] {
-            QList<ReregistrationWave::Member> members;
-            for (NodeConnection *c : m_forwarder->carriedConnections())
-                if (c->binding)
-                    members.append(ReregistrationWave::Member{c->binding->nodeId, c->connectionId(), c->registeredUnderCarrier});
-            return members;
-        },
-        [this](const ReregistrationWave::Member &member, qint64 olderThan) {
-            NodeConnection *c = m_forwarder->carriedNode(member.nodeId);
-            if (!c || c->connectionId() != member.connectionId || c->registeredUnderCarrier >= olderThan || !c->isOpen())
-                return false;
-            c->close(QWebSocketProtocol::CloseCode(4000), QStringLiteral("cloudly session changed; register again"));
-            return true;
-        });
+    m_wave = std::make_unique<ReregistrationWave>(m_clock, m_timing, m_forwarder->registry());
     connect(m_cloudly.get(), &CloudlyConnector::sessionLost, m_escrow.get(), &LeaseEscrow::sessionLost);
     connect(m_cloudly.get(), &CloudlyConnector::sessionLost, m_wave.get(), &ReregistrationWave::sessionLost);
     connect(m_cloudly.get(), &CloudlyConnector::dispatchable, m_escrow.get(), [this](qint64, bool) { m_escrow->sessionDispatchable(); });
     connect(m_cloudly.get(), &CloudlyConnector::dispatchable, m_wave.get(), &ReregistrationWave::carrierDispatchable);
-    connect(m_forwarder.get(), &SessionForwarder::nodeRegistered, m_escrow.get(), [this](const QString &nodeId) {
-        const NodeConnection *c = m_forwarder->carriedNode(nodeId);
-        if (c && c->binding)
-            m_escrow->nodeRegistered(*c->binding);
-    });
-    connect(m_forwarder.get(), &SessionForwarder::pushAnswered, m_escrow.get(), &LeaseEscrow::pushAnswered);
+    connect(&m_forwarder->registry(), &NodeRegistry::nodeRegistered, m_escrow.get(), &LeaseEscrow::nodeRegistered);
+    connect(&m_forwarder->pushes(), &PushRouter::pushAnswered, m_escrow.get(), &LeaseEscrow::pushAnswered);
     connect(m_escrow.get(), &LeaseEscrow::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_escrow.get(), &LeaseEscrow::eventLine, this, [this](const QString &line) {
         if (m_statusServer)
@@ -192,7 +174,12 @@ void Coreflow::startCloudlySession()
     });
     connect(m_cloudly.get(), &CloudlyConnector::sessionLost, this, [this] {
         if (m_step == Step::Open && m_statusServer)
-            m_statusServer->publishEvent(QStringLiteral("cloudly"), QStringLiteral("Cloudly session lost; reconnecting"));
+            m_statusServer->publishEvent(QStringLiteral("cloudly"),
+                                         m_cloudly->lostToSilence()
+                                             ? QStringLiteral("Cloudly session lost: %1 (no frame for %2 ms); reconnecting")
+                                                   .arg(QLatin1StringView(refusal::cloudlySilent))
+                                                   .arg(m_timing.sessionSilenceDeadlineMs)
+                                             : QStringLiteral("Cloudly session lost; reconnecting"));
     });
     m_cloudly->start();
 }
@@ -282,11 +269,12 @@ void Coreflow::startListener(const RelayCertificate &certificate)
     m_step = Step::Listener;
     m_listener = std::make_unique<RelayListener>();
     // The listener's whole HTTP surface beside the upgrade is the image pull endpoint; the registry is
-    // CLOUDLY_URL's origin (docs/contract.md §17).
-    QUrl registry = m_config.cloudlyUrl;
-    registry.setScheme(registry.scheme() == QLatin1String("ws") ? QStringLiteral("http") : QStringLiteral("https"));
-    m_registryProxy = std::make_unique<RegistryProxy>(registry, m_clusterConfig->relay->origin, m_config.extraCaCertificates, m_clock);
+    // CLOUDLY_URL's origin (contract §17), which RegistryProxy derives from it.
+    m_registryProxy = std::make_unique<RegistryProxy>(m_config.cloudlyUrl, m_clusterConfig->relay->origin,
+                                                      m_config.extraCaCertificates, m_clock);
     m_listener->setHttpHandler(m_httpHandler ? m_httpHandler : m_registryProxy.get());
+    // Silent nodes and ingress connections are dropped as closed ones (docs/contract.md §3.3, D-56).
+    m_listener->setSessionKeepalive(SessionKeepalive::create(m_clock, m_timing.sessionPingIntervalMs, m_timing.sessionSilenceDeadlineMs));
     connect(m_listener.get(), &RelayListener::nodeSessionAccepted, m_forwarder.get(), &SessionForwarder::adoptSession);
     if (auto refusal = m_listener->listen(m_config.bindHostname, m_config.bindPort, certificate.serverConfiguration())) {
         m_listener.reset();
@@ -397,8 +385,11 @@ Readiness Coreflow::checkReadiness() const
     Readiness r;
     if (!m_cloudly->isDispatchable() && m_readiness->hopServes(QStringLiteral("cloudly")))
         r.refusals.append(status::ReadinessRefusal{QStringLiteral("cloudly"), std::nullopt, std::nullopt,
-                                                   m_cloudly->isParked() ? QStringLiteral("no Cloudly session (parked: not reconnecting)")
-                                                                         : QStringLiteral("no Cloudly session")});
+                                                   m_cloudly->isParked()        ? QStringLiteral("no Cloudly session (parked: not reconnecting)")
+                                                   : m_cloudly->lostToSilence() ? QStringLiteral("%1: no frame from Cloudly for %2 ms; reconnecting")
+                                                                                      .arg(QLatin1StringView(refusal::cloudlySilent))
+                                                                                      .arg(m_timing.sessionSilenceDeadlineMs)
+                                                                                : QStringLiteral("no Cloudly session")});
     r.refusals += m_readiness->refusals();
     if (!m_open && m_step != Step::Open)
         r.refusals.append(status::ReadinessRefusal{QStringLiteral("relay"), std::nullopt, std::nullopt,
@@ -428,6 +419,8 @@ status::RelayStatus Coreflow::statusSnapshot() const
     s.cloudly.dispatchable = m_cloudly->isDispatchable();
     s.cloudly.carrierCount = m_cloudly->carrierCount();
     s.cloudly.identityRenewalDueMs = m_cloudly->identityRenewalDueMs();
+    s.cloudly.lastFrameAtMs = m_cloudly->lastFrameReceivedAtMs();
+    s.cloudly.keepalive = m_cloudly->keepaliveState();
     s.cloudly.url = m_config.cloudlyUrl.toString(QUrl::RemoveUserInfo | QUrl::RemoveQuery | QUrl::RemoveFragment);
     s.listener.listening = m_listener && m_listener->isListening();
     s.listener.address = m_listener ? m_listener->boundAddress() : m_config.bindHostname;

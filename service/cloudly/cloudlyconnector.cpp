@@ -22,7 +22,8 @@ Refusal named(QLatin1StringView name, const QString &reason) { return Refusal{QS
 CloudlyConnector::CloudlyConnector(QUrl url, Secret bearer, QList<QSslCertificate> extraCaCertificates,
                                    MethodTable &cloudlyMethods, Clock &clock, const RelayTiming &timing, QObject *parent)
     : QObject(parent), m_url(std::move(url)), m_bearer(std::move(bearer)), m_extraCa(std::move(extraCaCertificates)),
-      m_methods(cloudlyMethods), m_clock(clock), m_timing(timing)
+      m_methods(cloudlyMethods), m_clock(clock), m_timing(timing),
+      m_keepalive(SessionKeepalive::create(clock, timing.sessionPingIntervalMs, timing.sessionSilenceDeadlineMs))
 {
     m_reconnectTimer = m_clock.createTimer(this);
     m_renewalTimer = m_clock.createTimer(this);
@@ -121,7 +122,7 @@ void CloudlyConnector::connectNow()
         m_socket->abort();
         m_socket.release()->deleteLater();
     }
-    m_socket = std::make_unique<CloudlySocket>(m_tlsContext, qsizetype(Envelope::maxFrameBytes));
+    m_socket = std::make_unique<CloudlySocket>(m_tlsContext, qsizetype(Envelope::maxFrameBytes), m_keepalive);
     connect(m_socket.get(), &CloudlySocket::connected, this, &CloudlyConnector::onConnected);
     connect(m_socket.get(), &CloudlySocket::disconnected, this, &CloudlyConnector::onDisconnected);
     connect(m_socket.get(), &CloudlySocket::textMessage, this, &CloudlyConnector::onTextMessage);
@@ -132,6 +133,31 @@ void CloudlyConnector::connectNow()
     m_handshakeTimer->start(m_timing.cloudlyHandshakeTimeoutMs);
     m_socket->open(m_url);
     Q_EMIT statusChanged();
+}
+
+qint64 CloudlyConnector::lastFrameReceivedAtMs() const
+{
+    const qint64 live = m_socket ? m_socket->lastReceivedAtMs() : 0;
+    return live > 0 ? live : m_lastFrameAtMs;
+}
+
+QString CloudlyConnector::keepaliveState() const
+{
+    if (m_lostToSilence && !m_dispatchable)
+        return QStringLiteral("silent");
+    if (!m_keepalive)
+        return QStringLiteral("off");
+    switch (m_socket ? m_socket->keepaliveState() : WebSocketSession::KeepaliveState::Off) {
+    case WebSocketSession::KeepaliveState::Live:
+        return QStringLiteral("live");
+    case WebSocketSession::KeepaliveState::AwaitingPong:
+        return QStringLiteral("awaiting-pong");
+    case WebSocketSession::KeepaliveState::Silent:
+        return QStringLiteral("silent");
+    case WebSocketSession::KeepaliveState::Off:
+        break;
+    }
+    return QStringLiteral("no-session");
 }
 
 void CloudlyConnector::onConnected()
@@ -191,42 +217,37 @@ void CloudlyConnector::registerSession()
             Q_EMIT cloudlyOfferRefused(cloudlyOffer, own.describe(), line);
             return scheduleReoffer();
         }
-        std::optional<ProtocolOffer> answered;
         std::optional<Refusal> problem;
+        QJsonObject offerJson;
         auto response = r.answer.responseObject();
         if (!response) {
             problem = response.refusal();
         } else {
             ExactKeyReader reader(response.value(), QStringLiteral("response"));
-            const QJsonObject offerJson = reader.requiredObject(QStringLiteral("offer"));
+            offerJson = reader.requiredObject(QStringLiteral("offer"));
             problem = reader.finish();
-            if (!problem) {
-                auto offer = ProtocolOffer::read(offerJson, QStringLiteral("response.offer"));
-                if (!offer)
-                    problem = offer.refusal();
-                else
-                    answered = offer.value();
-            }
         }
-        if (problem) {
-            if (response && answerNamesServableOffer(response.value()))
+        const AnsweredOffer judged = judgeAnsweredOffer(response ? &response.value() : nullptr, offerJson, problem);
+        if (judged.verdict == AnsweredOffer::Verdict::NotContract) {
+            if (judged.namesServableOffer)
                 Q_EMIT cloudlyOfferAgreed();
             const QString line = QStringLiteral("Cloudly's answer to registerCloudlyClientSession is not the contract's: %1 (offered again every %2 ms)")
-                                     .arg(problem->reason)
+                                     .arg(judged.problem->reason)
                                      .arg(m_timing.refusedOfferRetryIntervalMs);
             qCWarning(logCloudly).noquote() << line;
             Q_EMIT cloudlyAnswerNotContract(line);
             return scheduleReoffer();
         }
-        if (!servesCloudlyOffer(*answered)) {
+        if (judged.verdict == AnsweredOffer::Verdict::NotServable) {
             const QString line = QStringLiteral("Cloudly answered with %1, which this relay (%2) cannot serve (offered again every %3 ms)")
-                                     .arg(answered->describe(), own.describe())
+                                     .arg(judged.offer->describe(), own.describe())
                                      .arg(m_timing.refusedOfferRetryIntervalMs);
             qCWarning(logCloudly).noquote() << line;
-            Q_EMIT cloudlyOfferRefused(answered->describe(), own.describe(), line);
+            Q_EMIT cloudlyOfferRefused(judged.offer->describe(), own.describe(), line);
             return scheduleReoffer();
         }
-        m_answeredOffer = answered;
+        m_answeredOffer = judged.offer;
+        m_lostToSilence = false;
         m_handshakeTimer->stop();
         m_reofferTimer->stop();
         m_backoffAttempt = 0;
@@ -320,9 +341,17 @@ void CloudlyConnector::onDisconnected()
     m_handshakeTimer->stop();
     m_reofferTimer->stop();
     const QString why = m_socket ? m_socket->errorString() : QString();
+    const bool silent = m_socket && m_socket->lostToSilence();
+    if (m_socket && m_socket->lastReceivedAtMs() > 0)
+        m_lastFrameAtMs = m_socket->lastReceivedAtMs();
+    if (silent)
+        m_lostToSilence = true;
     failAllPending(named(refusal::cloudlySessionLost, QStringLiteral("the Cloudly session closed before it answered")));
     if (wasDispatchable) {
-        qCWarning(logCloudly).noquote() << "Cloudly session lost";
+        if (silent)
+            qCWarning(logCloudly).noquote() << "Cloudly session lost:" << why;
+        else
+            qCWarning(logCloudly).noquote() << "Cloudly session lost";
         Q_EMIT sessionLost();
     } else if (!m_stopping) {
         qCWarning(logCloudly).noquote() << "could not open the Cloudly session:" << why;

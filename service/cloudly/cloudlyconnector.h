@@ -14,6 +14,12 @@
 // closed first). Requests Cloudly sends are dispatched to the Cloudly-facing MethodTable and answered
 // on the socket they came from.
 //
+// Silence (docs/contract.md §3.3, D-56): every socket pings Cloudly on the injected clock
+// (RelayTiming::sessionPingIntervalMs) and is lost when nothing arrived for
+// sessionSilenceDeadlineMs; that loss takes the path of a closed socket (sessionLost(), calls in flight
+// refused cloudly-session-lost, reconnect with backoff) and lostToSilence() names it until a socket is
+// dispatchable again (the readiness refusal cloudly-silent).
+//
 // The bearer and the identity token are Secrets: they appear in exactly two frame bodies and nowhere
 // else (no log line, no error, no status member).
 #include "service/core/methodtable.h"
@@ -23,6 +29,7 @@
 #include "shared/secret.h"
 #include "shared/util/clock.h"
 #include "shared/util/deadlinequeue.h"
+#include "service/transport/sessionkeepalive.h"
 
 #include <QHash>
 #include <QPointer>
@@ -67,6 +74,13 @@ public:
     QString clusterId() const { return m_clusterId; }
     int callsInFlight() const { return int(m_pending.size()); }
     QUrl url() const { return m_url; }
+    // The last session was lost to silence (cleared when a socket is dispatchable again).
+    bool lostToSilence() const { return m_lostToSilence; }
+    // Clock ms of the last byte received from Cloudly (on the open socket, else on the last one); 0 none.
+    qint64 lastFrameReceivedAtMs() const;
+    // "off" | "live" | "awaiting-pong" | "silent" (the status model's keepalive words).
+    QString keepaliveState() const;
+    const std::shared_ptr<SessionKeepalive> &keepalive() const { return m_keepalive; }
 
     quint64 call(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback);
     void cancel(quint64 callId);
@@ -131,6 +145,9 @@ private:
     contract::RelayTiming m_timing;
 
     std::shared_ptr<TlsClientContext> m_tlsContext; // made at start() for a wss:// URL
+    std::shared_ptr<SessionKeepalive> m_keepalive;  // nullptr when RelayTiming turns the rule off
+    bool m_lostToSilence = false;
+    qint64 m_lastFrameAtMs = 0; // of the last socket, kept after it is gone
     std::unique_ptr<CloudlySocket> m_socket;
     std::unique_ptr<ClockTimer> m_reconnectTimer;
     std::unique_ptr<ClockTimer> m_renewalTimer;

@@ -4,13 +4,17 @@
 #include "service/transport/tlsclientcontext.h"
 #include "service/transport/websocketclienthandshake.h"
 
+#include "shared/contract/refusalnames.h"
+
 #include <openssl/ssl.h>
 #include <unistd.h>
 
 namespace coreflow {
 
-CloudlySocket::CloudlySocket(std::shared_ptr<TlsClientContext> tls, qsizetype maxMessageBytes, QObject *parent)
-    : QObject(parent), m_tlsContext(std::move(tls)), m_maxMessageBytes(maxMessageBytes), m_dialer(new TcpDialer(this))
+CloudlySocket::CloudlySocket(std::shared_ptr<TlsClientContext> tls, qsizetype maxMessageBytes,
+                             std::shared_ptr<SessionKeepalive> keepalive, QObject *parent)
+    : QObject(parent), m_tlsContext(std::move(tls)), m_maxMessageBytes(maxMessageBytes), m_keepalive(std::move(keepalive)),
+      m_dialer(new TcpDialer(this))
 {
     connect(m_dialer, &TcpDialer::connected, this, &CloudlySocket::onDialed);
     connect(m_dialer, &TcpDialer::failed, this, &CloudlySocket::failAttempt);
@@ -78,6 +82,7 @@ void CloudlySocket::onUpgraded(TlsConnection *tls, const QByteArray &rest)
     m_session = new WebSocketSession(tls, rest, m_maxMessageBytes, WebSocketFrameDecoder::Role::Client, {}, this);
     m_session->setReceiver(this);
     m_session->setWriteCoalescing(true); // many small frames per turn: one record, one system call
+    m_session->startKeepalive(m_keepalive);
     m_state = State::Open;
     Q_EMIT connected();
 }
@@ -92,7 +97,12 @@ void CloudlySocket::sessionClosed(quint16 code)
 {
     if (m_state == State::Unconnected)
         return;
-    m_error = QStringLiteral("the Cloudly session closed (code %1)").arg(code);
+    m_lostToSilence = m_session && m_session->endedBySilence();
+    m_error = m_lostToSilence && m_keepalive
+                  ? QStringLiteral("%1: nothing arrived from Cloudly for %2 ms")
+                        .arg(QLatin1StringView(contract::refusal::cloudlySilent))
+                        .arg(m_keepalive->silenceDeadlineMs())
+                  : QStringLiteral("the Cloudly session closed (code %1)").arg(code);
     m_state = State::Unconnected;
     tearDown();
     Q_EMIT disconnected();
@@ -142,6 +152,7 @@ void CloudlySocket::tearDown()
         m_handshake = nullptr;
     }
     if (m_session) {
+        m_lastReceivedAtMs = m_session->lastReceivedAtMs();
         m_session->setReceiver(nullptr);
         m_session->abort();
         m_session->deleteLater();

@@ -12,6 +12,9 @@
 // upgrade status; never a URL path, query, header value or credential), the peer closed, or abort()
 // was called (abort() emits disconnected() before it returns, when the socket was not already
 // unconnected). Internals are deleted later, never inside their own callbacks.
+// Silence (docs/contract.md §3.3, D-56): with a keepalive the open session pings Cloudly and is lost
+// when nothing arrived within the silence deadline; disconnected() then follows as for any close,
+// with lostToSilence() true and errorString() saying so.
 #include "service/transport/websocketsession.h"
 
 #include <QObject>
@@ -32,7 +35,9 @@ public:
     enum class State { Unconnected, Connecting, Open, Closing };
 
     // tls: the client context for wss:// (nullptr for ws://).
-    CloudlySocket(std::shared_ptr<TlsClientContext> tls, qsizetype maxMessageBytes, QObject *parent = nullptr);
+    // keepalive: the silence rule of the open session (nullptr: none).
+    CloudlySocket(std::shared_ptr<TlsClientContext> tls, qsizetype maxMessageBytes,
+                  std::shared_ptr<SessionKeepalive> keepalive = {}, QObject *parent = nullptr);
     ~CloudlySocket() override;
 
     void open(const QUrl &url);
@@ -49,6 +54,17 @@ public:
     // Sends a Close frame (code, reason) and then closes the transport without waiting for the answer.
     void closeNow(quint16 code, QByteArrayView reason);
     void abort();
+
+    // The session ended because Cloudly went silent (no frame within the silence deadline).
+    bool lostToSilence() const { return m_lostToSilence; }
+    // Clock ms of the last byte from Cloudly on the open session (0: none or no keepalive).
+    qint64 lastReceivedAtMs() const { return m_session ? m_session->lastReceivedAtMs() : m_lastReceivedAtMs; }
+    WebSocketSession::KeepaliveState keepaliveState() const
+    {
+        if (m_lostToSilence)
+            return WebSocketSession::KeepaliveState::Silent;
+        return m_session ? m_session->keepaliveState() : WebSocketSession::KeepaliveState::Off;
+    }
 
 Q_SIGNALS:
     void connected();
@@ -67,6 +83,9 @@ private:
 
     std::shared_ptr<TlsClientContext> m_tlsContext;
     qsizetype m_maxMessageBytes;
+    std::shared_ptr<SessionKeepalive> m_keepalive;
+    bool m_lostToSilence = false;
+    qint64 m_lastReceivedAtMs = 0; // kept from the session once it is gone
     State m_state = State::Unconnected;
     QString m_error;
     QString m_host;

@@ -1,7 +1,8 @@
 #pragma once
 // EscrowCourier: what the lease escrow needs from the node lane, and nothing more (docs/contract.md §9: "Only
-// a node the forwarder carries is reached"; ES-09, ES-22, ES-23). The relay's implementation is
-// ForwarderCourier (over SessionForwarder); unit tests and the benchmark use fakes.
+// a node the forwarder carries is reached"; ES-09, ES-22, ES-23). The relay's
+// implementation is ForwarderCourier (over the forwarding lane's NodeRegistry and ListenerSessions);
+// unit tests and the benchmark use fakes.
 #include "shared/contract/envelope.h"
 #include "shared/contract/types.h"
 

@@ -65,7 +65,8 @@ public:
     void sessionLost();
     void sessionDispatchable();
 
-    // Node facts (SessionForwarder): a registration answered with this binding; a push acknowledged.
+    // Node facts from the forwarding lane (NodeRegistry::nodeRegistered, PushRouter::pushAnswered): a
+    // registration answered with this binding; a push acknowledged.
     void nodeRegistered(const contract::SessionBinding &binding);
     void projectionAcknowledged(const QString &nodeId, const ProjectionReference &acknowledged);
     // Reads { projection: ProjectionReference, ... } from an applyRuntimeNetworkProjection ACK (FW-24,

@@ -3,7 +3,7 @@
 namespace coreflow {
 
 NodeConnection::NodeConnection(WebSocketSession *session, quint64 connectionId, qint64 acceptedAt, Owner &owner, QObject *parent)
-    : QObject(parent), acceptedAtMs(acceptedAt), m_owner(owner), m_session(session), m_id(connectionId)
+    : QObject(parent), m_owner(owner), m_session(session), m_id(connectionId), m_acceptedAtMs(acceptedAt)
 {
     m_session->setParent(this);
     m_session->setReceiver(this);
@@ -59,9 +59,32 @@ void NodeConnection::close(QWebSocketProtocol::CloseCode code, const QString &re
 
 bool NodeConnection::isOpen() const { return m_session && m_session->isOpen(); }
 
+QString NodeConnection::keepaliveState() const
+{
+    switch (m_session ? m_session->keepaliveState() : WebSocketSession::KeepaliveState::Off) {
+    case WebSocketSession::KeepaliveState::Live:
+        return QStringLiteral("live");
+    case WebSocketSession::KeepaliveState::AwaitingPong:
+        return QStringLiteral("awaiting-pong");
+    case WebSocketSession::KeepaliveState::Silent:
+        return QStringLiteral("silent");
+    case WebSocketSession::KeepaliveState::Off:
+        break;
+    }
+    return QStringLiteral("off");
+}
+
 QString NodeConnection::describe() const
 {
-    return binding ? QStringLiteral("node %1").arg(binding->nodeId) : QStringLiteral("connection #%1").arg(m_id);
+    return m_binding ? QStringLiteral("node %1").arg(m_binding->nodeId) : QStringLiteral("connection #%1").arg(m_id);
+}
+
+void NodeConnection::bindTo(const contract::SessionBinding &binding, qint64 carrierCount, qint64 atMs)
+{
+    m_binding = binding;
+    m_acceptedSessionRaw.clear();
+    m_registeredUnderCarrier = carrierCount;
+    m_registeredAtMs = atMs;
 }
 
 } // namespace coreflow

@@ -1,16 +1,18 @@
 #pragma once
-// NodeConnection: one WebSocket session on the relay listener (a Pallet node, or later the ingress).
-// It keeps exactly what docs/contract.md §8.4 allows per carried node (OC-10): the
-// connection, the Cloudly-issued binding and the carrier count it registered under — plus value-free
-// activity facts for the status model. No body, no bearer, nothing on disk.
+// NodeConnection: one WebSocket session on the relay listener (a Pallet node, or the cluster ingress).
+// Per carried node it keeps exactly what docs/contract.md §8.4 allows: the connection, the
+// Cloudly-issued binding and the carrier count it registered under — plus the value-free activity facts
+// of the status model (§18 `nodes`). No body, no bearer, nothing on disk.
+//
+// Everyone may read it; only the forwarding lane changes it, through the narrow mutators below: the
+// NodeRegistry binds it (bindTo), the BindingGate remembers the session bytes it accepted, the
+// UpstreamForwarder counts its forwards.
 #include "shared/contract/types.h"
+#include "service/transport/websocketsession.h"
 
 #include <QObject>
 #include <QPointer>
-#include "service/transport/websocketsession.h"
-
 #include <QWebSocketProtocol>
-#include <memory>
 #include <optional>
 
 namespace coreflow {
@@ -18,8 +20,8 @@ namespace coreflow {
 class NodeConnection : public QObject, private WebSocketSession::Receiver {
     Q_OBJECT
 public:
-    // What a connection reports to (the forwarder), called directly: signal connections would cost
-    // every idle node memory of their own.
+    // What a connection reports to (the forwarding lane's SessionForwarder), called directly: signal
+    // connections would cost every idle node memory of their own.
     class Owner {
     public:
         virtual ~Owner() = default;
@@ -28,6 +30,7 @@ public:
         virtual void nodeClosed(NodeConnection *connection) = 0;
     };
 
+    // acceptedAtMs: clock ms of the accept.
     NodeConnection(WebSocketSession *session, quint64 connectionId, qint64 acceptedAtMs, Owner &owner, QObject *parent = nullptr);
     ~NodeConnection() override;
 
@@ -44,19 +47,48 @@ public:
     bool isOpen() const;
     // Bytes sent to this node that its socket has not taken yet.
     qsizetype pendingBytes() const { return m_session ? m_session->pendingBytes() : 0; }
-    // "node-a" once registered, else "connection #7" (for log lines).
+    // The silence rule's facts (docs/contract.md §3.3): clock ms of the last byte from the node (0
+    // without a keepalive), and "live" | "awaiting-pong" | "silent" | "off".
+    qint64 lastReceivedAtMs() const { return m_session ? m_session->lastReceivedAtMs() : 0; }
+    QString keepaliveState() const;
+    bool endedBySilence() const { return m_session && m_session->endedBySilence(); }
+    // "node node-a" once registered, else "connection #7" (for log lines).
     QString describe() const;
 
-    std::optional<contract::SessionBinding> binding;
-    // The raw bytes of the last request.session accepted on this connection under `binding` (the
-    // forwarder's fast path; cleared whenever the binding changes). Not secret: a session reference.
-    QByteArray acceptedSessionRaw;
-    qint64 registeredUnderCarrier = 0;
-    qint64 registeredAtMs = 0;
-    qint64 acceptedAtMs = 0;
-    QString lastMethod;
-    qint64 lastForwardAtMs = 0;
-    int forwardsInFlight = 0;
+    // --- what it holds (read by anyone) ---
+    // The binding Cloudly issued to the last registration answered on this connection (§8.1).
+    const std::optional<contract::SessionBinding> &binding() const { return m_binding; }
+    // The carrier count of the Cloudly session it registered under (§8.4), and when (clock ms).
+    qint64 registeredUnderCarrier() const { return m_registeredUnderCarrier; }
+    qint64 registeredAtMs() const { return m_registeredAtMs; }
+    qint64 acceptedAtMs() const { return m_acceptedAtMs; }
+    // Activity for the status model (§18): the last method forwarded (a name), when (clock ms), and how
+    // many forwards are in flight (a registration waiting for a session counts).
+    const QString &lastMethod() const { return m_lastMethod; }
+    qint64 lastForwardAtMs() const { return m_lastForwardAtMs; }
+    int forwardsInFlight() const { return m_forwardsInFlight; }
+    // Whether raw is, byte for byte, the request.session last accepted under the current binding (the
+    // binding check's fast path; never true after a new binding).
+    bool presentedAcceptedSession(QByteArrayView raw) const
+    {
+        return !m_acceptedSessionRaw.isEmpty() && raw == QByteArrayView(m_acceptedSessionRaw);
+    }
+
+    // --- narrow mutators for the forwarding lane ---
+    // NodeRegistry: a registration answer bound this connection (carrierCount, atMs: clock ms); forgets
+    // the accepted session bytes, so the next request.session is read in full.
+    void bindTo(const contract::SessionBinding &binding, qint64 carrierCount, qint64 atMs);
+    // BindingGate: raw (a session reference, not secret) passed the binding check; empty forgets it.
+    void rememberAcceptedSession(QByteArray raw) { m_acceptedSessionRaw = std::move(raw); }
+    // UpstreamForwarder: a forward began (waiting or sent) / ended; the count never goes below 0.
+    void forwardBegan() { ++m_forwardsInFlight; }
+    void forwardEnded() { m_forwardsInFlight = qMax(0, m_forwardsInFlight - 1); }
+    // UpstreamForwarder: method left for Cloudly at atMs (clock ms).
+    void forwardSent(const QString &method, qint64 atMs)
+    {
+        m_lastMethod = method;
+        m_lastForwardAtMs = atMs;
+    }
 
 private:
     void sessionText(const QByteArray &utf8) override { m_owner.nodeFrame(this, utf8); }
@@ -67,6 +99,15 @@ private:
     WebSocketSession *m_session; // owned (child), or handed to itself by retire()
     quint64 m_id;
     bool m_closedEmitted = false;
+
+    std::optional<contract::SessionBinding> m_binding;
+    QByteArray m_acceptedSessionRaw;
+    qint64 m_registeredUnderCarrier = 0;
+    qint64 m_registeredAtMs = 0;
+    qint64 m_acceptedAtMs = 0;
+    QString m_lastMethod;
+    qint64 m_lastForwardAtMs = 0;
+    int m_forwardsInFlight = 0;
 };
 
 } // namespace coreflow

@@ -1,6 +1,8 @@
 #include "service/forwarding/reregistrationwave.h"
 
 #include "service/core/logging.h"
+#include "service/forwarding/nodeconnection.h"
+#include "service/forwarding/noderegistry.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +14,28 @@ ReregistrationWave::ReregistrationWave(Clock &clock, const contract::RelayTiming
 {
     m_timer = m_clock.createTimer(this);
     connect(m_timer.get(), &ClockTimer::timeout, this, &ReregistrationWave::closeDue);
+}
+
+ReregistrationWave::ReregistrationWave(Clock &clock, const contract::RelayTiming &timing, const NodeRegistry &registry,
+                                       QObject *parent)
+    : ReregistrationWave(
+          clock, timing,
+          [&registry] {
+              QList<Member> members;
+              for (const NodeConnection *c : registry.carriedConnections())
+                  if (c->binding())
+                      members.append(Member{c->binding()->nodeId, c->connectionId(), c->registeredUnderCarrier()});
+              return members;
+          },
+          [&registry](const Member &member, qint64 olderThan) {
+              NodeConnection *c = registry.carried(member.nodeId);
+              if (!c || c->connectionId() != member.connectionId || c->registeredUnderCarrier() >= olderThan || !c->isOpen())
+                  return false;
+              c->close(QWebSocketProtocol::CloseCode(4000), QStringLiteral("cloudly session changed; register again"));
+              return true;
+          },
+          parent)
+{
 }
 
 ReregistrationWave::~ReregistrationWave() = default;

@@ -24,6 +24,8 @@
 
 namespace coreflow {
 
+class NodeRegistry;
+
 class ReregistrationWave : public QObject {
     Q_OBJECT
 public:
@@ -40,6 +42,11 @@ public:
     using Closer = std::function<bool(const Member &member, qint64 olderThan)>;
 
     ReregistrationWave(Clock &clock, const contract::RelayTiming &timing, Lister lister, Closer closer,
+                       QObject *parent = nullptr);
+    // The relay's wave: the members are the nodes registry carries; a member is closed with code 4000
+    // and reason "cloudly session changed; register again" (§8.4) when registry still carries it on
+    // the same open connection under a count below olderThan.
+    ReregistrationWave(Clock &clock, const contract::RelayTiming &timing, const NodeRegistry &registry,
                        QObject *parent = nullptr);
     ~ReregistrationWave() override;
 

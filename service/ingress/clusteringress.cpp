@@ -6,7 +6,6 @@
 #include "shared/contract/methods.h"
 #include "shared/contract/offers.h"
 #include "shared/contract/refusalnames.h"
-#include "service/forwarding/sessionforwarder.h"
 #include "service/ingress/ingressregistration.h"
 
 namespace coreflow {
@@ -33,17 +32,17 @@ QByteArray revisionJson(const std::optional<qint64> &revision)
 }
 } // namespace
 
-ClusterIngress::ClusterIngress(CloudlyConnector &cloudly, SessionForwarder &forwarder, MethodTable &nodeMethods,
+ClusterIngress::ClusterIngress(CloudlyConnector &cloudly, ListenerSessions &sessions, MethodTable &nodeMethods,
                                MethodTable &cloudlyMethods, RelayCounters &counters, const RelayTiming &timing,
                                QObject *parent)
-    : QObject(parent), m_cloudly(cloudly), m_forwarder(forwarder), m_nodeMethods(nodeMethods),
+    : QObject(parent), m_cloudly(cloudly), m_sessions(sessions), m_nodeMethods(nodeMethods),
       m_cloudlyMethods(cloudlyMethods), m_counters(counters), m_timing(timing)
 {
     m_nodeMethods.add(QString(method::registerClusterIngress),
                       [this](const Frame &frame, const Caller &caller, MethodTable::Reply reply) { onRegister(frame, caller, reply); });
     m_nodeMethods.add(QString(method::getClusterIngressRouteTable),
                       [this](const Frame &frame, const Caller &caller, MethodTable::Reply reply) { onPull(frame, caller, reply); });
-    connect(&m_forwarder, &SessionForwarder::connectionClosed, this, &ClusterIngress::onConnectionClosed);
+    connect(&m_sessions, &ListenerSessions::connectionClosed, this, &ClusterIngress::onConnectionClosed);
 }
 
 ClusterIngress::~ClusterIngress()
@@ -120,10 +119,7 @@ void ClusterIngress::onRegister(const Frame &frame, const Caller &caller, const 
     const ProtocolOffer own = offerForClusterIngress();
     const QJsonValue offer = request ? request->value(QStringLiteral("offer")) : QJsonValue(QJsonValue::Undefined);
     if (auto refused = judgePeerOffer(offer, sessionKind::clusterIngress)) {
-        const QJsonObject peer = refused->data.value(QStringLiteral("peerOffer")).toObject();
-        const QString peerText = peer.isEmpty() ? QString()
-                                                : peer.value(QStringLiteral("sessionKind")).toString() + QLatin1Char('@')
-                                                      + peer.value(QStringLiteral("release")).toString();
+        const QString peerText = peerOfferInRefusal(*refused);
         qCWarning(logIngress).noquote() << "refused registerClusterIngress from" << connection->describe() << ":" << refused->text();
         m_offerRefusal = status::ReadinessRefusal{QStringLiteral("clusterIngress"),
                                                   peerText.isEmpty() ? std::nullopt : std::optional<QString>(peerText),
@@ -272,7 +268,7 @@ void ClusterIngress::onTrafficStatistics(const Frame &frame, const MethodTable::
     const qint64 timeoutMs = m_timing.ingressRequestTimeoutMs;
     m_counters.countForward();
     qCDebug(logIngress).noquote() << "carrying getClusterTrafficStatistics to the cluster ingress";
-    m_forwarder.requestConnection(
+    m_sessions.requestConnection(
         connection, frame.method, frame.request, timeoutMs, [self, frame, reply, timeoutMs](const Frame *answer, const Refusal *refusal) {
             if (refusal) {
                 const Refusal r = ingressRefusal(*refusal, frame.method, timeoutMs);
@@ -370,17 +366,17 @@ void ClusterIngress::hint(qint64 revision)
     qCDebug(logIngress).noquote() << "hinting route table revision" << revision << "to the cluster ingress";
     const QString hintMethod(method::pushClusterIngressRouteTableChanged);
     const qint64 timeoutMs = m_timing.ingressRequestTimeoutMs;
-    m_forwarder.requestConnection(connection, hintMethod, body, timeoutMs,
-                                  [revision, hintMethod, timeoutMs](const Frame *answer, const Refusal *refusal) {
-                                      // Never retried: the revision is the idempotency, the next pull catches up (CI-13).
-                                      if (refusal)
-                                          qCWarning(logIngress).noquote() << "hint for route table revision" << revision << "failed:"
-                                                                          << ingressRefusal(*refusal, hintMethod, timeoutMs).name
-                                                                          << "; not retried";
-                                      else if (answer->hasError())
-                                          qCWarning(logIngress).noquote() << "the cluster ingress refused the hint for route table revision"
-                                                                          << revision << ":" << answer->errorRefusal().name << "; not retried";
-                                  });
+    m_sessions.requestConnection(connection, hintMethod, body, timeoutMs,
+                                 [revision, hintMethod, timeoutMs](const Frame *answer, const Refusal *refusal) {
+                                     // Never retried: the revision is the idempotency, the next pull catches up (CI-13).
+                                     if (refusal)
+                                         qCWarning(logIngress).noquote() << "hint for route table revision" << revision << "failed:"
+                                                                         << ingressRefusal(*refusal, hintMethod, timeoutMs).name
+                                                                         << "; not retried";
+                                     else if (answer->hasError())
+                                         qCWarning(logIngress).noquote() << "the cluster ingress refused the hint for route table revision"
+                                                                         << revision << ":" << answer->errorRefusal().name << "; not retried";
+                                 });
 }
 
 } // namespace coreflow

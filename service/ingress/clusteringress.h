@@ -45,6 +45,7 @@
 #include "service/core/methodtable.h"
 #include "service/core/relaycounters.h"
 #include "shared/contract/timing.h"
+#include "service/forwarding/listenersessions.h"
 #include "service/forwarding/nodeconnection.h"
 #include "service/ingress/routetable.h"
 #include "shared/status/relaystatus.h"
@@ -56,12 +57,12 @@
 namespace coreflow {
 
 class CloudlyConnector;
-class SessionForwarder;
 
 class ClusterIngress : public QObject {
     Q_OBJECT
 public:
-    ClusterIngress(CloudlyConnector &cloudly, SessionForwarder &forwarder, MethodTable &nodeMethods,
+    // sessions: the listener's connections as the forwarding lane offers them to other lanes.
+    ClusterIngress(CloudlyConnector &cloudly, ListenerSessions &sessions, MethodTable &nodeMethods,
                    MethodTable &cloudlyMethods, RelayCounters &counters, const contract::RelayTiming &timing,
                    QObject *parent = nullptr);
     ~ClusterIngress() override;
@@ -103,7 +104,7 @@ private:
     QString heldText() const;
 
     CloudlyConnector &m_cloudly;
-    SessionForwarder &m_forwarder;
+    ListenerSessions &m_sessions;
     MethodTable &m_nodeMethods;
     MethodTable &m_cloudlyMethods;
     RelayCounters &m_counters;

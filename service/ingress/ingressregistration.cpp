@@ -1,23 +1,12 @@
 #include "service/ingress/ingressregistration.h"
 
 #include "shared/contract/exactkeyreader.h"
+#include "shared/contract/ids.h"
 #include "shared/contract/offers.h"
 
 namespace coreflow {
 
 using namespace contract;
-
-namespace {
-bool isId(const QString &text)
-{
-    if (text.isEmpty() || text.size() > 256)
-        return false;
-    for (const QChar c : text)
-        if (c.category() == QChar::Other_Control)
-            return false;
-    return true;
-}
-} // namespace
 
 Result<IngressRegistration> IngressRegistration::read(const QJsonObject &request, const QString &path)
 {
@@ -33,7 +22,7 @@ Result<IngressRegistration> IngressRegistration::read(const QJsonObject &request
         else if (authorization.toString().isEmpty())
             r.fail(QStringLiteral("authorization"), QStringLiteral("is empty"));
     }
-    const QString idProblem = QStringLiteral("is not an id (non-empty, at most 256 characters, no control characters)");
+    const QString idProblem = notAnIdReason();
     if (!r.failed() && !isId(out.m_ingressId))
         r.fail(QStringLiteral("ingressId"), idProblem);
     if (!r.failed() && !isId(out.m_nodeId))

@@ -1,6 +1,7 @@
 #include "service/ingress/routetable.h"
 
 #include "shared/contract/exactkeyreader.h"
+#include "shared/contract/ids.h"
 #include "shared/contract/refusalnames.h"
 
 #include <QHash>
@@ -37,16 +38,6 @@ QString indexed(const QString &path, const QString &member, qsizetype index)
     return QStringLiteral("%1.%2[%3]").arg(path, member).arg(index);
 }
 
-bool isId(const QString &text)
-{
-    if (text.isEmpty() || text.size() > 256)
-        return false;
-    for (const QChar c : text)
-        if (c.category() == QChar::Other_Control)
-            return false;
-    return true;
-}
-
 // Collects the first problem; every later check is skipped once one is recorded.
 class FirstProblem {
 public:
@@ -75,7 +66,7 @@ private:
     std::optional<Refusal> m_refusal;
 };
 
-const QString kIdProblem = QStringLiteral("is not an id (non-empty, at most 256 characters, no control characters)");
+const QString kIdProblem = notAnIdReason();
 
 void readTarget(const QJsonValue &value, const QString &path, Target &out, FirstProblem &problem)
 {

@@ -13,14 +13,11 @@
 // A connection that has not reached a decision within kTimeoutMs (10000 ms, real time; TLS
 // handshake included) is dropped. After emitting, the handshake has handed the TlsConnection on
 // (reparented by the receiver) and deletes itself.
+#include "service/transport/httpheadreader.h"
 #include "service/transport/tlsconnection.h"
 
 #include <QBasicTimer>
 #include <QObject>
-
-#include <memory>
-
-struct http_parser;
 
 namespace coreflow {
 
@@ -42,19 +39,17 @@ protected:
     void timerEvent(QTimerEvent *event) override;
 
 private:
-    struct Head;
     void tlsReadable() override { onReadyRead(); }
     void tlsClosed() override;
     void onReadyRead();
     void decide();
-    // Answers in the HTTP refusal shape (contract::httpRefusalBody, contract §17) and closes.
-    void refuse(int status, const QByteArray &statusText, QLatin1StringView name, const QByteArray &reason);
+    // Answers in the HTTP refusal shape (contract::httpRefusal, contract §17), Connection: close, and closes.
+    void refuse(int status, QLatin1StringView name, const QByteArray &reason);
     void handOver();
 
     TlsConnection *m_tls;
     QBasicTimer m_timeout;
-    QByteArray m_bytes;
-    std::unique_ptr<Head> m_head;
+    HttpHeadReader m_head; // the first request's header block, and every byte read so far
     bool m_done = false;
 };
 

@@ -2,68 +2,22 @@
 
 #include "service/core/logging.h"
 #include "shared/contract/refusalnames.h"
-#include "shared/contract/httprefusalbody.h"
-#include "service/transport/httpheadercollector.h"
+#include "shared/contract/httprefusal.h"
+#include "service/transport/httpresponsehead.h"
 #include "service/listener/tlshttpresponder.h"
 
 #include <QTimerEvent>
 
 #include <utility>
 
-#include <http_parser.h>
-
 namespace coreflow {
-
-// http_parser in request mode; it pauses itself at the end of each header block and each message,
-// so the connection decides about a request (bounds, body) before the parser reads on.
-struct ListenerHttpConnection::Parse {
-    enum class Event { None, HeadersDone, MessageDone };
-    http_parser parser{};
-    http_parser_settings settings{};
-    QByteArray url;
-    HttpHeaderCollector headers;
-    Event event = Event::None;
-    bool headersDone = false;
-    qsizetype headBytes = 0; // bytes of the current request read before its header block ended
-    bool webSocketUpgrade = false;
-
-    void nextMessage()
-    {
-        url.clear();
-        headers.clear();
-        headersDone = false;
-        headBytes = 0;
-        webSocketUpgrade = false;
-    }
-    static Parse &of(http_parser *p) { return *static_cast<Parse *>(p->data); }
-};
 
 ListenerHttpConnection::ListenerHttpConnection(TlsConnection *tls, const QByteArray &bytesSoFar, ListenerHttpSide &side,
                                                QObject *parent)
-    : QObject(parent), m_tls(tls), m_side(side), m_parse(new Parse)
+    : QObject(parent), m_tls(tls), m_side(side),
+      m_parse(std::make_unique<HttpMessageParser>(HttpMessageParser::Kind::Request))
 {
     m_tls->setParent(this);
-    Parse &parse = *m_parse;
-    http_parser_init(&parse.parser, HTTP_REQUEST);
-    parse.parser.data = &parse;
-    http_parser_settings_init(&parse.settings);
-    parse.settings.on_url = [](http_parser *p, const char *at, size_t length) {
-        Parse::of(p).url.append(at, qsizetype(length));
-        return 0;
-    };
-    HttpHeaderCollector::install<Parse, &Parse::headers>(parse.settings);
-    parse.settings.on_headers_complete = [](http_parser *p) {
-        Parse &s = Parse::of(p);
-        s.headers.finish();
-        s.event = Parse::Event::HeadersDone;
-        http_parser_pause(p, 1);
-        return 0;
-    };
-    parse.settings.on_message_complete = [](http_parser *p) {
-        Parse::of(p).event = Parse::Event::MessageDone;
-        http_parser_pause(p, 1);
-        return 0;
-    };
     m_tls->setReceiver(this);
     // Not from inside the listener's hand-over: the handler may answer (and this connection end) at once.
     QMetaObject::invokeMethod(this, [this, bytesSoFar] { start(bytesSoFar); }, Qt::QueuedConnection);
@@ -90,7 +44,7 @@ void ListenerHttpConnection::start(const QByteArray &bytesSoFar)
     if (m_side.openConnections >= m_side.maxConnections) {
         ++m_side.busyRefused;
         return refuse(503, "the listener holds as many HTTP connections as it serves at once; retry",
-                      contract::refusal::listenerBusy, "Retry-After: 1\r\n");
+                      contract::refusal::listenerBusy, {{QByteArrayLiteral("Retry-After"), QByteArrayLiteral("1")}});
     }
     ++m_side.openConnections;
     m_counted = true;
@@ -131,31 +85,25 @@ void ListenerHttpConnection::readClient()
 
 bool ListenerHttpConnection::feed(const char *data, qsizetype size)
 {
-    Parse &parse = *m_parse;
+    HttpMessageParser &parse = *m_parse;
     qsizetype offset = 0;
     while (offset < size && !m_stopParsing && !m_ended) {
-        const size_t used = http_parser_execute(&parse.parser, &parse.settings, data + offset, size_t(size - offset));
-        const auto error = HTTP_PARSER_ERRNO(&parse.parser);
-        offset += qsizetype(used);
-        if (error == HPE_PAUSED) {
-            http_parser_pause(&parse.parser, 0);
-            const Parse::Event event = parse.event;
-            parse.event = Parse::Event::None;
-            if (event == Parse::Event::HeadersDone) {
-                // Paused on the header block's last LF, which is not counted as read yet.
-                headersComplete(parse.headBytes + qsizetype(used) + 1);
-            } else if (event == Parse::Event::MessageDone) {
-                messageComplete();
-            }
+        const HttpMessageParser::Step step = parse.execute(data + offset, size - offset);
+        offset += step.used;
+        switch (step.event) {
+        case HttpMessageParser::Event::HeadersComplete:
+            headersComplete(parse.headBytes());
             continue;
-        }
-        if (!parse.headersDone)
-            parse.headBytes += qsizetype(used);
-        if (error != HPE_OK) {
-            parseFailed(int(error));
+        case HttpMessageParser::Event::MessageComplete:
+            messageComplete();
+            continue;
+        case HttpMessageParser::Event::Failed:
+            parseFailed(int(parse.error()));
             return false;
+        case HttpMessageParser::Event::None:
+            break;
         }
-        if (!parse.headersDone && parse.headBytes > kMaxHeaderBlockBytes) {
+        if (!parse.headersDone() && parse.headBytes() > kMaxHeaderBlockBytes) {
             refuse(431, "the request header block is over the bound", false);
             return false;
         }
@@ -165,22 +113,21 @@ bool ListenerHttpConnection::feed(const char *data, qsizetype size)
 
 void ListenerHttpConnection::headersComplete(qsizetype headBytes)
 {
-    Parse &parse = *m_parse;
-    parse.headersDone = true;
+    const HttpMessageParser &parse = *m_parse;
     if (headBytes > kMaxHeaderBlockBytes)
         return refuse(431, "the request header block is over the bound", false);
     bool body = false;
-    for (const auto &[name, value] : parse.headers.headers()) {
+    for (const auto &[name, value] : parse.headers().headers()) {
         if (name.compare("transfer-encoding", Qt::CaseInsensitive) == 0)
             body = true;
         else if (name.compare("content-length", Qt::CaseInsensitive) == 0)
             body = body || value != "0";
         else if (name.compare("upgrade", Qt::CaseInsensitive) == 0)
-            parse.webSocketUpgrade = value.compare("websocket", Qt::CaseInsensitive) == 0;
+            m_webSocketUpgrade = value.compare("websocket", Qt::CaseInsensitive) == 0;
     }
     if (!body)
         return;
-    const auto method = http_method(parse.parser.method);
+    const auto method = parse.method();
     if (method != HTTP_GET && method != HTTP_HEAD)
         refuse(405, "only GET and HEAD are forwarded; a registry write is not relayed", true);
     else
@@ -189,14 +136,14 @@ void ListenerHttpConnection::headersComplete(qsizetype headBytes)
 
 void ListenerHttpConnection::messageComplete()
 {
-    Parse &parse = *m_parse;
+    HttpMessageParser &parse = *m_parse;
     Waiting waiting;
-    waiting.request.method = http_method_str(http_method(parse.parser.method));
-    waiting.request.url = QUrl::fromEncoded(parse.url, QUrl::TolerantMode);
-    waiting.request.headers = parse.headers.take();
-    waiting.closeUnanswered = parse.webSocketUpgrade;
+    waiting.request.method = parse.methodName();
+    waiting.request.url = QUrl::fromEncoded(parse.url(), QUrl::TolerantMode);
+    waiting.request.headers = parse.headers().take();
+    waiting.closeUnanswered = std::exchange(m_webSocketUpgrade, false);
     // An upgrade of another kind (or CONNECT) ends what http_parser reads on this connection.
-    waiting.last = !http_should_keep_alive(&parse.parser) || parse.parser.upgrade;
+    waiting.last = !parse.keepAlive() || parse.upgrade();
     parse.nextMessage();
     if (waiting.last || waiting.closeUnanswered)
         m_stopParsing = true;
@@ -220,7 +167,7 @@ void ListenerHttpConnection::parseFailed(int error)
         return refuse(431, "the request header block is over the bound", false);
     if (e == HPE_INVALID_CONTENT_LENGTH || e == HPE_UNEXPECTED_CONTENT_LENGTH || e == HPE_INVALID_TRANSFER_ENCODING
         || e == HPE_INVALID_CHUNK_SIZE) {
-        const auto method = http_method(m_parse->parser.method);
+        const auto method = m_parse->method();
         if (method != HTTP_GET && method != HTTP_HEAD)
             return refuse(405, "only GET and HEAD are forwarded; a registry write is not relayed", true);
         return refuse(413, "a request to this listener carries no body", false);
@@ -259,10 +206,8 @@ void ListenerHttpConnection::dispatch()
 
 void ListenerHttpConnection::answerNotServed(std::unique_ptr<ListenerHttpResponder> responder)
 {
-    const QByteArray body = contract::httpRefusalBody(QLatin1StringView("UNSUPPORTED"), contract::refusal::pathNotServed,
-                                                  "this listener serves the node WebSocket at / and image pulls under /v2/");
-    responder->writeHead(404, {{"Content-Type", "application/json"}, {"Content-Length", QByteArray::number(body.size())}});
-    responder->writeBody(body);
+    responder->writeRefusal(contract::httpRefusal(404, contract::refusal::pathNotServed,
+                                                  "this listener serves the node WebSocket at / and image pulls under /v2/"));
     responder->finish();
 }
 
@@ -310,10 +255,11 @@ void ListenerHttpConnection::refuse(int status, const QByteArray &reason, bool m
 {
     ++m_side.refusedRequests;
     refuse(status, reason, methodRefused ? contract::refusal::registryMethodRefused : contract::refusal::requestInvalid,
-           methodRefused ? QByteArrayLiteral("Allow: GET, HEAD\r\n") : QByteArray());
+           methodRefused ? HttpHeaderPairs{{QByteArrayLiteral("Allow"), QByteArrayLiteral("GET, HEAD")}} : HttpHeaderPairs{});
 }
 
-void ListenerHttpConnection::refuse(int status, const QByteArray &reason, QLatin1StringView name, const QByteArray &extraHeaders)
+void ListenerHttpConnection::refuse(int status, const QByteArray &reason, QLatin1StringView name,
+                                    const HttpHeaderPairs &extraHeaders)
 {
     m_closing = true;
     m_stopParsing = true;
@@ -329,16 +275,10 @@ void ListenerHttpConnection::refuse(int status, const QByteArray &reason, QLatin
         abortUnanswered();
         return;
     }
-    const QByteArray body = contract::httpRefusalBody(QLatin1StringView(status == 503 ? "UNAVAILABLE" : "UNSUPPORTED"), name, reason);
-    QByteArray out = TlsHttpResponder::statusLine(status);
-    out += "Content-Type: application/json\r\n";
-    out += "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
-    out += "Docker-Distribution-API-Version: registry/2.0\r\n";
-    out += extraHeaders;
-    out += "Connection: close\r\n\r\n";
-    out += body;
+    contract::HttpRefusal refusal = contract::httpRefusal(status, name, reason, {}, extraHeaders);
+    refusal.headers.append({QByteArrayLiteral("Connection"), QByteArrayLiteral("close")});
     m_closeGrace.start(kCloseGraceMs, this);
-    m_tls->write(out);
+    m_tls->write(httpResponseHead(refusal.status, refusal.headers) + refusal.body);
     m_tls->shutdown(); // close_notify once the answer is out; tlsClosed() ends this
 }
 

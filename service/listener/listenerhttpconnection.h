@@ -5,7 +5,7 @@
 // hand), hands each to the ListenerHttpHandler (the /v2/ pull endpoint) with a TlsHttpResponder that
 // writes the answer straight into the TLS connection, and keeps answers in request order.
 //
-// Bounds and refusals (HTTP refusal shape, contract::httpRefusalBody, contract §17), all before a handler sees the
+// Bounds and refusals (HTTP refusal shape, contract::httpRefusal, contract §17), all before a handler sees the
 // request:
 //  - a request's header block (request line, header lines, blank line; leading blank lines included)
 //    over kMaxHeaderBlockBytes (65536 bytes): 431 request-invalid;
@@ -17,7 +17,7 @@
 //  A refusal is answered with Connection: close, then the connection is shut down (aborted if that
 //  has not completed within kCloseGraceMs, 2000 ms) - unless an earlier answer on the connection is
 //  in progress or requests wait behind it: then the connection is aborted unanswered, since an
-//  answer now would interleave with it. Refusal lines are logged (coreflow.registry) and counted in
+//  answer now would interleave with it. Refusal lines are logged (coreflow.listener) and counted in
 //  ListenerHttpSide::refusedRequests.
 // Pipelining: requests keep being read while an answer is in progress; at most kMaxPipelinedRequests
 // (16) wait (method, URL and headers copied), one more aborts the connection. The next waits until
@@ -43,6 +43,7 @@
 // record are gathered until a record's worth waits or the event-loop turn ends, so a body arriving
 // from the registry in small reads does not become one small TLS record and one socket write per read.
 #include "service/listener/listenerhttphandler.h"
+#include "service/transport/httpmessageparser.h"
 #include "service/transport/tlsconnection.h"
 
 #include <QBasicTimer>
@@ -96,7 +97,6 @@ protected:
     void timerEvent(QTimerEvent *event) override;
 
 private:
-    struct Parse;
     struct Waiting {
         ListenerHttpRequest request;
         bool last = false;           // shut the connection down after its answer
@@ -114,7 +114,7 @@ private:
     void dispatch();
     void answerNotServed(std::unique_ptr<ListenerHttpResponder> responder);
     void refuse(int status, const QByteArray &reason, bool methodRefused);
-    void refuse(int status, const QByteArray &reason, QLatin1StringView name, const QByteArray &extraHeaders);
+    void refuse(int status, const QByteArray &reason, QLatin1StringView name, const HttpHeaderPairs &extraHeaders);
     void end();
     // The waiting requests are dropped and the answer in progress is told its connection is gone.
     void dropAnswers();
@@ -125,7 +125,7 @@ private:
 
     TlsConnection *m_tls;
     ListenerHttpSide &m_side;
-    std::unique_ptr<Parse> m_parse;
+    std::unique_ptr<HttpMessageParser> m_parse;
     std::deque<Waiting> m_waiting;
     TlsHttpResponder *m_current = nullptr; // the answer in progress (cleared by finish or the end)
     QBasicTimer m_closeGrace;
@@ -136,6 +136,7 @@ private:
     bool m_dispatching = false;
     bool m_ended = false;
     bool m_counted = false; // holds one of ListenerHttpSide::openConnections
+    bool m_webSocketUpgrade = false; // the request being read asks for Upgrade: websocket
 };
 
 } // namespace coreflow

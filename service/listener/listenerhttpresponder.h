@@ -17,6 +17,8 @@
 // not look complete); the client leaving calls the observer's responderGone() once, after which
 // isConnected() is false and writes are dropped. Deleting a responder before finish() aborts the
 // connection.
+#include "shared/contract/httprefusal.h"
+
 #include <QByteArray>
 #include <QByteArrayView>
 #include <QList>
@@ -42,6 +44,15 @@ public:
     virtual qint64 pendingBytes() const = 0;
     virtual void finish() = 0;
     virtual void abort() = 0;
+
+    // A refusal (contract::httpRefusal, contract §17): its head, then its body unless withBody is
+    // false (the answer to a HEAD). Does not finish() the answer.
+    void writeRefusal(const contract::HttpRefusal &refusal, bool withBody = true)
+    {
+        writeHead(refusal.status, refusal.headers);
+        if (withBody)
+            writeBody(refusal.body);
+    }
 };
 
 } // namespace coreflow

@@ -65,6 +65,7 @@ void RelayListener::onDescriptor(int descriptor)
     auto *handshake = new ListenerHandshake(connection, this);
     connect(handshake, &ListenerHandshake::upgraded, this, [this](TlsConnection *tls, const QByteArray &rest) {
         auto *session = new WebSocketSession(tls, rest, kMaxMessageBytes, WebSocketFrameDecoder::Role::Server, m_receiveBudget);
+        session->startKeepalive(m_keepalive); // every node and ingress session (§3.3)
         Q_EMIT nodeSessionAccepted(session);
     });
     connect(handshake, &ListenerHandshake::httpRequest, this, [this](TlsConnection *tls, const QByteArray &bytes) {

@@ -40,6 +40,10 @@ public:
     void close();
 
     void setHttpHandler(ListenerHttpHandler *handler) { m_httpSide.handler = handler; }
+    // The silence rule every WebSocket session accepted from now on joins (docs/contract.md §3.3,
+    // D-56; nullptr: none). Accepted sockets get TCP keepalive and TCP_USER_TIMEOUT regardless.
+    void setSessionKeepalive(std::shared_ptr<SessionKeepalive> keepalive) { m_keepalive = std::move(keepalive); }
+    const std::shared_ptr<SessionKeepalive> &sessionKeepalive() const { return m_keepalive; }
     // HTTP requests refused by the listener's own bounds so far (431, 413, 405, 400; see
     // ListenerHttpConnection).
     qint64 refusedHttpRequests() const { return m_httpSide.refusedRequests; }
@@ -72,6 +76,7 @@ private:
     ListenerHttpSide m_httpSide;
     std::shared_ptr<TlsServerContext> m_tls;
     std::shared_ptr<ReceiveBudget> m_receiveBudget = std::make_shared<ReceiveBudget>(kReceiveBudgetBytes);
+    std::shared_ptr<SessionKeepalive> m_keepalive;
     QString m_boundAddress;
     quint16 m_boundPort = 0;
 };

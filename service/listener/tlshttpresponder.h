@@ -26,9 +26,6 @@ public:
     void connectionWritten();
     void connectionGone();
 
-    // "HTTP/1.1 <status> <reason phrase>\r\n" (RFC 9110 phrases; "Unknown" for a status without one).
-    static QByteArray statusLine(int status);
-
 private:
     ListenerHttpConnection *m_connection;
     Observer *m_observer = nullptr;

@@ -26,25 +26,22 @@ std::optional<RecordReference> readReference(ExactKeyReader &parent, const QStri
 }
 } // namespace
 
-Result<RegistrationAcceptance> RegistrationAcceptance::read(const QJsonObject &response)
+RegistrationAcceptance RegistrationAcceptance::read(const QJsonObject &response)
 {
+    RegistrationAcceptance out;
     ExactKeyReader reader(response, QStringLiteral("response"));
     const QJsonObject offerJson = reader.requiredObject(QStringLiteral("offer"));
-    const QString origin = reader.requiredString(QStringLiteral("origin"));
+    out.origin = reader.requiredString(QStringLiteral("origin"));
     std::optional<Refusal> problem;
-    const auto credential = readReference(reader, QStringLiteral("credential"), problem);
+    out.credential = readReference(reader, QStringLiteral("credential"), problem);
     std::optional<Refusal> recordProblem;
-    const auto record = readReference(reader, QStringLiteral("registration"), recordProblem);
+    out.record = readReference(reader, QStringLiteral("registration"), recordProblem);
     if (!problem)
         problem = recordProblem;
     if (!problem)
         problem = reader.finish();
-    if (problem)
-        return *problem;
-    auto offer = ProtocolOffer::read(offerJson, QStringLiteral("response.offer"));
-    if (!offer)
-        return offer.refusal();
-    return RegistrationAcceptance{offer.value(), origin, *credential, *record};
+    out.judged = judgeAnsweredOffer(&response, offerJson, problem);
+    return out;
 }
 
 } // namespace coreflow

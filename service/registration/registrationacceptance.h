@@ -1,7 +1,7 @@
 #pragma once
 // RegistrationAcceptance: Cloudly's answer to registerClusterRelay (docs/contract.md §6.6) read
-// exactly. Pure: RelayRegistration reads every acceptance with it; the fuzz target
-// fuzz_registration_acceptance feeds it any JSON object.
+// exactly and its offer judged (contract::judgeAnsweredOffer, §2.3). Pure: RelayRegistration reads
+// every acceptance with it; the fuzz target fuzz_registration_acceptance feeds it any JSON object.
 //
 // Wire shape (exact keys at every level):
 //   { offer: ProtocolOffer, origin: string,
@@ -9,12 +9,13 @@
 //     registration: { id: string (non-empty), generation: integer >= 0 } }
 // The first problem is request-invalid naming the field ("field response.credential.id is empty"),
 // checked in this order: the top level's keys and types, credential, registration, unknown top-level
-// keys, then the offer's shape. Whether the offer is servable is the caller's judgement.
+// keys, then the offer. judged.verdict is NotContract with that problem, NotServable, or Served;
+// credential and record are set whenever the verdict is not NotContract.
 #include "shared/contract/offers.h"
-#include "shared/contract/result.h"
 
 #include <QJsonObject>
 #include <QString>
+#include <optional>
 
 namespace coreflow {
 
@@ -26,13 +27,13 @@ struct RecordReference {
 };
 
 struct RegistrationAcceptance {
-    contract::ProtocolOffer offer;
+    contract::AnsweredOffer judged;
     QString origin;
-    RecordReference credential;
-    RecordReference record;
+    std::optional<RecordReference> credential;
+    std::optional<RecordReference> record;
 
     // response: the answer's response member; refusals name fields under "response".
-    static contract::Result<RegistrationAcceptance> read(const QJsonObject &response);
+    static RegistrationAcceptance read(const QJsonObject &response);
 };
 
 } // namespace coreflow

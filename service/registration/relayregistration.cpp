@@ -147,26 +147,26 @@ void RelayRegistration::onAnswer(const CloudlyConnector::CallResult &r)
         refuseAnswer(QStringLiteral("Cloudly's answer to registerClusterRelay is not the contract's: %1").arg(response.refusal().reason));
         return done();
     }
-    const auto acceptance = RegistrationAcceptance::read(response.value());
-    if (!acceptance) {
+    const RegistrationAcceptance acceptance = RegistrationAcceptance::read(response.value());
+    const AnsweredOffer &judged = acceptance.judged;
+    const std::optional<RecordReference> &credential = acceptance.credential;
+    const std::optional<RecordReference> &record = acceptance.record;
+    const QString &origin = acceptance.origin;
+    if (judged.verdict == AnsweredOffer::Verdict::NotContract) {
         // A servable offer in an answer that is otherwise not the contract's ends the disagreement only.
-        if (answerNamesServableOffer(response.value()))
+        if (judged.namesServableOffer)
             m_readiness.clearOfferDisagreement(kHop);
         refuseAnswer(QStringLiteral("Cloudly's acceptance of registerClusterRelay is not the contract's: %1 (offered again every %2 ms)")
-                         .arg(acceptance.refusal().reason)
+                         .arg(judged.problem->reason)
                          .arg(m_timing.refusedOfferRetryIntervalMs));
         return done();
     }
-    const std::optional<ProtocolOffer> answered = acceptance->offer;
-    const QString origin = acceptance->origin;
-    const std::optional<RecordReference> credential = acceptance->credential;
-    const std::optional<RecordReference> record = acceptance->record;
-    if (!servesCloudlyOffer(*answered)) {
+    if (judged.verdict == AnsweredOffer::Verdict::NotServable) {
         const QString line = QStringLiteral("Cloudly accepted registerClusterRelay in %1, which this relay (%2) cannot serve (offered again every %3 ms)")
-                                 .arg(answered->describe(), own.describe())
+                                 .arg(judged.offer->describe(), own.describe())
                                  .arg(m_timing.refusedOfferRetryIntervalMs);
         qCWarning(logRegistration).noquote() << line;
-        m_readiness.setOfferDisagreement(kHop, answered->describe(), own.describe(), line);
+        m_readiness.setOfferDisagreement(kHop, judged.offer->describe(), own.describe(), line);
         m_retryTimer->start(m_timing.refusedOfferRetryIntervalMs);
         return done();
     }

@@ -42,7 +42,6 @@ struct RelayEndpoint {
     QString servedOrigin;   // the relay block's origin this process serves (for RR-20)
 };
 
-
 class RelayRegistration : public QObject {
     Q_OBJECT
 public:

@@ -1,12 +1,12 @@
 #pragma once
 // BodyPump: writes an answer body into the node's connection with backpressure (rule IP-13). The
-// body arrives from the registry connection (UpstreamConnection via RegistryExchange), which hands
+// body arrives from the registry connection (HttpClientConnection via RegistryExchange), which hands
 // bytes over only while hasRoom() is true: the bytes the node's connection still holds to send (its
 // TLS write queue, ListenerHttpResponder::pendingBytes) are under the watermark. When the connection
 // has sent enough to be under it again (the owner calls sinkProgress() on
 // ListenerHttpResponder::Observer::responderWritten), roomAvailable() is emitted and the owner resumes
 // the upstream read. So a slow node slows the registry read instead of growing memory: at most the
-// watermark plus one upstream read (UpstreamConnection::kReadChunkBytes, plus chunk framing) is held
+// watermark plus one upstream read (HttpClientConnection::kReadChunkBytes, plus chunk framing) is held
 // per exchange.
 //
 // Framing: Length writes the bytes as they are (the node reads them under the registry's

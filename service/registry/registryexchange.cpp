@@ -2,9 +2,10 @@
 
 #include "service/registry/bodypump.h"
 #include "service/core/logging.h"
-#include "shared/contract/httprefusalbody.h"
-#include "service/registry/upstreampool.h"
+#include "shared/contract/httprefusal.h"
+#include "service/registry/registryfailureclass.h"
 #include "service/registry/wwwauthenticaterewriter.h"
+#include "service/transport/httpclientpool.h"
 
 #include "shared/contract/refusalnames.h"
 #include "shared/util/clock.h"
@@ -12,7 +13,7 @@
 namespace coreflow {
 
 RegistryExchange::RegistryExchange(RegistryExchangeSetup setup, std::unique_ptr<ListenerHttpResponder> responder,
-                                   UpstreamPool &pool, const WwwAuthenticateRewriter &rewriter, Clock &clock,
+                                   HttpClientPool &pool, const WwwAuthenticateRewriter &rewriter, Clock &clock,
                                    QObject *parent)
     : QObject(parent), m_setup(std::move(setup)), m_responder(std::move(responder)), m_pool(pool), m_rewriter(rewriter),
       m_clock(clock)
@@ -42,7 +43,7 @@ void RegistryExchange::start()
         complete();
         return;
     }
-    UpstreamRequest request;
+    HttpClientRequest request;
     request.method = m_setup.head ? QByteArrayLiteral("HEAD") : QByteArrayLiteral("GET");
     request.target = m_setup.upstreamUrl.toEncoded(QUrl::RemoveScheme | QUrl::RemoveAuthority | QUrl::RemoveFragment);
     if (request.target.isEmpty())
@@ -65,14 +66,14 @@ void RegistryExchange::start()
     m_pool.submit(this, request);
 }
 
-void RegistryExchange::upstreamHead(int status, const HeaderPairs &headers)
+void RegistryExchange::responseHead(int status, const HttpHeaderPairs &headers)
 {
     if (m_done || m_headersSent)
         return;
     sendHeaders(status, headers);
 }
 
-bool RegistryExchange::upstreamBodyRoom() const
+bool RegistryExchange::responseBodyRoom() const
 {
     if (m_done)
         return false;
@@ -83,7 +84,7 @@ bool RegistryExchange::upstreamBodyRoom() const
     return m_pump->hasRoom();
 }
 
-void RegistryExchange::upstreamBody(const char *data, qsizetype size)
+void RegistryExchange::responseBody(const char *data, qsizetype size)
 {
     if (m_pump && !m_done) {
         m_pump->write(data, size);
@@ -91,7 +92,7 @@ void RegistryExchange::upstreamBody(const char *data, qsizetype size)
     }
 }
 
-void RegistryExchange::upstreamComplete()
+void RegistryExchange::responseComplete()
 {
     m_upstreamOver = true;
     if (m_done)
@@ -106,11 +107,12 @@ void RegistryExchange::upstreamComplete()
         complete();
 }
 
-void RegistryExchange::upstreamFailed(const QByteArray &failureClass)
+void RegistryExchange::responseFailed(HttpClientFailure failure)
 {
     m_upstreamOver = true;
     if (m_done)
         return;
+    const QByteArray failureClass = registryFailureClass(failure);
     if (!m_headersSent) {
         fail(failureClass);
         return;
@@ -162,7 +164,7 @@ void RegistryExchange::sendHeaders(int status, const HeaderPairs &headers)
            status, m_clock.nowMs() - m_startedMs);
 
     if (noBody)
-        return; // upstreamComplete() completes
+        return; // responseComplete() completes
     m_pump = new BodyPump(m_responder.get(), chunked ? BodyPump::Framing::Chunked : BodyPump::Framing::Length,
                           m_setup.watermark, this);
     connect(m_pump, &BodyPump::drained, this, &RegistryExchange::complete);
@@ -226,15 +228,9 @@ void RegistryExchange::fail(const QByteArray &failureClass)
     qCWarning(logRegistry, "%s %s -> 502 %s (%s)", method(), m_setup.pathClass.constData(), name.data(),
               failureClass.constData());
     if (socketUsable() && !m_headersSent) {
-        const QByteArray body = contract::httpRefusalBody(QLatin1StringView("UNAVAILABLE"),
-                                                      name,
-                                                      "the registry did not answer (" + failureClass + ")",
-                                                      failureClass);
-        m_responder->writeHead(502, {{"Content-Type", "application/json"},
-                                     {"Content-Length", QByteArray::number(body.size())},
-                                     {"Docker-Distribution-API-Version", "registry/2.0"}});
-        if (!m_setup.head)
-            m_responder->writeBody(body);
+        m_responder->writeRefusal(
+            contract::httpRefusal(502, name, "the registry did not answer (" + failureClass + ")", failureClass),
+            !m_setup.head);
     } else if (m_headersSent) {
         m_responder->abort();
     }

@@ -4,12 +4,12 @@
 // has accepted the method, path and headers; deletes itself when done.
 //
 // Sequence:
-//  1. GET/HEAD <path>?<query> to the registry through the UpstreamPool (the relay's own HTTP/1.1
+//  1. GET/HEAD <path>?<query> to the registry through the HttpClientPool (the relay's own HTTP/1.1
 //     client: keep-alive connections, no redirect following, no cookies, no cache), with the allowed
 //     node headers (RegistryHeaders), a User-Agent (coreflow-relay unless the node sent one) and
 //     Accept-Language: * (IP-18); the registry is read only while the node's side has room
 //     (backpressure to the registry).
-//  2. As soon as the registry's status line and headers arrive (UpstreamResponseHandler::upstreamHead),
+//  2. As soon as the registry's status line and headers arrive (HttpResponseReceiver::responseHead),
 //     they are filtered (RegistryHeaders::returnResponse), the WWW-Authenticate realm rewritten
 //     (WwwAuthenticateRewriter) and written to the node through the responder (the listener's
 //     ListenerHttpResponder: straight into the node's TLS connection); the body is not waited for.
@@ -20,12 +20,13 @@
 //     at once (its connection is closed, never reused).
 //  The answer ends with the responder's finish() (the node's connection goes on to its next
 //  request) or, when it cannot be completed, abort().
-//  5. No answer from the registry: 502 registry-unreachable with the failure class, when the headers
+//  5. No answer from the registry: 502 registry-unreachable with the failure class
+//     (registryFailureClass), when the headers
 //     have not been sent yet; a failure mid-body aborts the node's connection (the body cannot be
 //     completed, and a truncated body must not look complete). No registry status line within
 //     headerTimeoutMs (measured on the injected Clock) is the class Timeout.
 #include "service/registry/registryheaders.h"
-#include "service/registry/upstreamresponsehandler.h"
+#include "service/transport/httpresponsereceiver.h"
 
 #include "service/listener/listenerhttpresponder.h"
 
@@ -39,7 +40,7 @@ namespace coreflow {
 class BodyPump;
 class Clock;
 class ClockTimer;
-class UpstreamPool;
+class HttpClientPool;
 class WwwAuthenticateRewriter;
 struct WwwAuthenticateRewrite;
 
@@ -55,10 +56,10 @@ struct RegistryExchangeSetup {
     std::function<qint64()> watermarkSource;
 };
 
-class RegistryExchange : public QObject, private UpstreamResponseHandler, private ListenerHttpResponder::Observer {
+class RegistryExchange : public QObject, private HttpResponseReceiver, private ListenerHttpResponder::Observer {
     Q_OBJECT
 public:
-    RegistryExchange(RegistryExchangeSetup setup, std::unique_ptr<ListenerHttpResponder> responder, UpstreamPool &pool,
+    RegistryExchange(RegistryExchangeSetup setup, std::unique_ptr<ListenerHttpResponder> responder, HttpClientPool &pool,
                      const WwwAuthenticateRewriter &rewriter, Clock &clock, QObject *parent = nullptr);
     ~RegistryExchange() override;
 
@@ -71,12 +72,12 @@ Q_SIGNALS:
     void finished();
 
 private:
-    // UpstreamResponseHandler
-    void upstreamHead(int status, const HeaderPairs &headers) override;
-    bool upstreamBodyRoom() const override;
-    void upstreamBody(const char *data, qsizetype size) override;
-    void upstreamComplete() override;
-    void upstreamFailed(const QByteArray &failureClass) override;
+    // HttpResponseReceiver
+    void responseHead(int status, const HttpHeaderPairs &headers) override;
+    bool responseBodyRoom() const override;
+    void responseBody(const char *data, qsizetype size) override;
+    void responseComplete() override;
+    void responseFailed(HttpClientFailure failure) override;
 
     // ListenerHttpResponder::Observer
     void responderWritten() override;
@@ -95,7 +96,7 @@ private:
 
     RegistryExchangeSetup m_setup;
     std::unique_ptr<ListenerHttpResponder> m_responder;
-    UpstreamPool &m_pool;
+    HttpClientPool &m_pool;
     const WwwAuthenticateRewriter &m_rewriter;
     Clock &m_clock;
     bool m_submitted = false;    // the request is with the pool (withdrawn with cancel unless over)
@@ -104,7 +105,7 @@ private:
     qint64 m_startedMs = 0;
     int m_status = 0;
     bool m_headersSent = false;
-    bool m_upstreamOver = false; // the pool delivered upstreamComplete or upstreamFailed
+    bool m_upstreamOver = false; // the pool delivered responseComplete or responseFailed
     bool m_done = false;
     bool m_completed = false;
 };

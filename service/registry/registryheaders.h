@@ -32,15 +32,15 @@
 //   a WWW-Authenticate holding one fails the answer (ok == false, failureClass Protocol), since the
 //   node could not authenticate without it and a rewritten realm must never carry one.
 //   (Behind the relay's upstream client such an answer never gets here: http_parser refuses control
-//   characters in header values, UpstreamResponseParser fails it as Protocol. These checks stay as the
+//   characters in header values, HttpResponseParser fails it as Protocol. These checks stay as the
 //   rule's second line.)
+#include "service/transport/httpheaderpairs.h"
+
 #include <QByteArray>
-#include <QList>
-#include <QPair>
 
 namespace coreflow {
 
-using HeaderPairs = QList<QPair<QByteArray, QByteArray>>;
+using HeaderPairs = HttpHeaderPairs;
 
 struct ForwardedRequestHeaders {
     bool ok = false;

@@ -1,13 +1,13 @@
 #include "service/registry/registryproxy.h"
 
 #include "service/registry/registryexchange.h"
+#include "service/registry/registryfailureclass.h"
 #include "service/registry/registryheaders.h"
+#include "service/registry/registrypathfilter.h"
 #include "service/core/logging.h"
-#include "shared/contract/httprefusalbody.h"
-#include "service/registry/upstreampool.h"
+#include "shared/contract/httprefusal.h"
 #include "service/registry/wwwauthenticaterewriter.h"
-
-
+#include "service/transport/httpclientpool.h"
 #include "service/transport/tlsclientcontext.h"
 #include "shared/contract/refusalnames.h"
 #include "shared/util/clock.h"
@@ -30,54 +30,16 @@ QUrl originOf(const QUrl &url)
     return origin;
 }
 
-bool hasDotSegment(const QString &encodedPath)
+// Answers a refusal in the registry API's error shape (contract::httpRefusal); a HEAD gets the
+// headers and no body.
+void refuse(ListenerHttpResponder &responder, bool head, int status, QLatin1StringView name, const QByteArray &reason,
+            bool allowHeader = false)
 {
-    const QList<QStringView> segments = QStringView(encodedPath).split(QLatin1Char('/'));
-    for (QStringView segment : segments) {
-        const QByteArray decoded = QByteArray::fromPercentEncoding(segment.toUtf8());
-        if (decoded == "." || decoded == "..")
-            return true;
-    }
-    return false;
-}
-
-// %2F and %5C would let a segment decode into a path separator upstream ("/v2/..%2F..%2Fadmin"), %00
-// and the other encoded control characters (%00-%1F, %7F) have no place in a registry path; a raw
-// control character or backslash is refused too (QUrl normally encodes them).
-bool hasRefusedEncoding(const QString &encodedPath)
-{
-    for (qsizetype i = 0; i < encodedPath.size(); ++i) {
-        const char16_t c = encodedPath.at(i).unicode();
-        if (c < 0x20 || c == 0x7f || c == u'\\')
-            return true;
-        if (c != u'%')
-            continue;
-        if (i + 2 >= encodedPath.size())
-            return true; // a truncated escape
-        const QByteArray hex = encodedPath.mid(i + 1, 2).toLatin1();
-        bool ok = false;
-        const int byte = hex.toInt(&ok, 16);
-        if (!ok)
-            return true;
-        if (byte == 0x2f || byte == 0x5c || byte < 0x20 || byte == 0x7f)
-            return true;
-    }
-    return false;
-}
-
-// Answers a refusal in the registry API's error shape; a HEAD gets the headers and no body.
-void refuse(ListenerHttpResponder &responder, bool head, int status, QLatin1StringView code, QLatin1StringView name,
-            const QByteArray &reason, bool allowHeader = false)
-{
-    const QByteArray body = contract::httpRefusalBody(code, name, reason);
-    HeaderPairs headers{{"Content-Type", "application/json"},
-                        {"Content-Length", QByteArray::number(body.size())},
-                        {"Docker-Distribution-API-Version", "registry/2.0"}};
-    if (allowHeader)
-        headers.append(qMakePair(QByteArray("Allow"), QByteArray("GET, HEAD")));
-    responder.writeHead(status, headers);
-    if (!head)
-        responder.writeBody(body);
+    responder.writeRefusal(
+        contract::httpRefusal(status, name, reason, {},
+                              allowHeader ? HeaderPairs{{QByteArrayLiteral("Allow"), QByteArrayLiteral("GET, HEAD")}}
+                                          : HeaderPairs{}),
+        !head);
     responder.finish();
 }
 
@@ -94,7 +56,11 @@ RegistryProxy::RegistryProxy(QUrl cloudlyUrl, QUrl relayOrigin, QList<QSslCertif
     else // every https pull then fails as TlsHandshake (502); the line names what failed, never key material
         qCWarning(logRegistry, "no TLS client context for the registry connection: %s",
                   qUtf8Printable(context.refusal().reason));
-    m_pool = std::make_unique<UpstreamPool>(m_registryOrigin, std::move(tls));
+    m_pool = std::make_unique<HttpClientPool>(m_registryOrigin, std::move(tls), kUpstreamLimits, m_clock);
+    connect(m_pool.get(), &HttpClientPool::requestRetried, this, [](HttpClientFailure failure) {
+        qCInfo(logRegistry, "a kept-alive registry connection was closed under a request (%s): sent again on a new one",
+               registryFailureClass(failure).constData());
+    });
     m_rewriter = std::make_unique<WwwAuthenticateRewriter>(m_registryOrigin, m_relayOrigin);
 }
 
@@ -134,30 +100,30 @@ void RegistryProxy::handleHttp(const ListenerHttpRequest &request, std::unique_p
     const QString path = url.path(QUrl::FullyEncoded);
     const char *method = request.method.constData();
     const bool head = request.method == "HEAD";
-    const bool underV2 = path == QLatin1String("/v2") || path.startsWith(QLatin1String("/v2/"));
+    const bool underV2 = RegistryPathFilter::isUnderV2(path);
     const bool tokenPath = !underV2 && m_tokenPaths.contains(path);
     const QByteArray cls = pathClass(path, tokenPath);
 
     if (!responder->isConnected())
         return;
-    if ((!underV2 && !tokenPath) || hasDotSegment(path) || hasRefusedEncoding(path)) {
+    if (!RegistryPathFilter::isServed(path, tokenPath)) {
         if (refusalLogAllowed())
             qCInfo(logRegistry, "%s %s -> 404 %s", method, cls.constData(), refusal::pathNotServed.data());
-        refuse(*responder, head, 404, QLatin1StringView("UNSUPPORTED"), refusal::pathNotServed,
+        refuse(*responder, head, 404, refusal::pathNotServed,
                "this listener serves the image pull API under /v2/ and the WebSocket upgrade at /");
         return;
     }
     if (request.method != "GET" && !head) {
         if (refusalLogAllowed())
             qCInfo(logRegistry, "%s %s -> 405 %s", method, cls.constData(), refusal::registryMethodRefused.data());
-        refuse(*responder, false, 405, QLatin1StringView("UNSUPPORTED"), refusal::registryMethodRefused,
+        refuse(*responder, false, 405, refusal::registryMethodRefused,
                "only GET and HEAD are forwarded; a registry write is not relayed", true);
         return;
     }
     if (request.hasBody) {
         if (refusalLogAllowed())
             qCInfo(logRegistry, "%s %s -> 400 %s (request body)", method, cls.constData(), refusal::requestInvalid.data());
-        refuse(*responder, head, 400, QLatin1StringView("UNSUPPORTED"), refusal::requestInvalid,
+        refuse(*responder, head, 400, refusal::requestInvalid,
                "a pull carries no request body");
         return;
     }
@@ -167,7 +133,7 @@ void RegistryProxy::handleHttp(const ListenerHttpRequest &request, std::unique_p
         const QLatin1StringView name = headers.tooLarge ? refusal::registryHeadersTooLarge : refusal::requestInvalid;
         if (refusalLogAllowed())
             qCInfo(logRegistry, "%s %s -> %d %s (%s)", method, cls.constData(), status, name.data(), headers.why.constData());
-        refuse(*responder, head, status, QLatin1StringView("UNSUPPORTED"), name, headers.why);
+        refuse(*responder, head, status, name, headers.why);
         return;
     }
 
@@ -176,7 +142,7 @@ void RegistryProxy::handleHttp(const ListenerHttpRequest &request, std::unique_p
     if (url.hasQuery())
         upstream.setQuery(url.query(QUrl::FullyEncoded), QUrl::StrictMode);
     if (!upstream.isValid()) {
-        refuse(*responder, head, 404, QLatin1StringView("UNSUPPORTED"), refusal::pathNotServed,
+        refuse(*responder, head, 404, refusal::pathNotServed,
                "the path is not a valid URL path");
         return;
     }

@@ -5,7 +5,7 @@
 // the answers back.
 //
 // What is served (checked in this order; refusals use the registry API's error shape, see
-// contract::httpRefusalBody, and a HEAD refusal carries the headers but no body):
+// contract::httpRefusal, and a HEAD refusal carries the headers but no body):
 //   1. path: "/v2" or under "/v2/", or exactly a token realm path (below); otherwise
 //      404 path-not-served (IP-03). A path with a "." or ".." segment (also percent-encoded) is
 //      path-not-served too: it could name a path outside /v2/ on Cloudly's origin. So is a path with
@@ -24,9 +24,10 @@
 //   nothing about who may pull what (IP-05) and caches nothing (IP-06).
 //
 // The registry is CLOUDLY_URL's origin (IP-20): scheme (wss -> https, ws -> http), host and port of
-// cloudlyUrl; its path is ignored. The connections to it are the relay's own (UpstreamPool: HTTP/1.1
-// keep-alive on the relay's own OpenSSL transport in this thread, at most UpstreamPool::kMaxConnections),
-// trusting the system CAs plus extraCaCertificates (TlsClientContext).
+// cloudlyUrl; its path is ignored (this is the one place that maps CLOUDLY_URL to the registry). The
+// connections to it are the relay's own (HttpClientPool: HTTP/1.1 keep-alive on the relay's own OpenSSL
+// transport in this thread, under kUpstreamLimits), trusting the system CAs plus extraCaCertificates
+// (TlsClientContext).
 //
 // Token realm path (decision): the relay serves the realm path it has itself rewritten. Each realm
 // whose origin is Cloudly's is rewritten to the relay's origin (WwwAuthenticateRewriter) and its path
@@ -46,6 +47,7 @@
 //
 // Logging: category coreflow.registry; method, path class and status only (IP-22).
 #include "service/listener/listenerhttphandler.h"
+#include "service/transport/httpclientlimits.h"
 
 #include <QList>
 #include <QElapsedTimer>
@@ -59,7 +61,7 @@
 namespace coreflow {
 
 class Clock;
-class UpstreamPool;
+class HttpClientPool;
 class WwwAuthenticateRewriter;
 
 class RegistryProxy : public QObject, public ListenerHttpHandler {
@@ -75,10 +77,15 @@ public:
     // own beyond OpenSSL's one record of read-ahead: it is read only while the node's side has room.
     static constexpr qint64 kDefaultInFlightBudgetBytes = 16 * 1024 * 1024;
     static constexpr qint64 kMinShareBytes = 32 * 1024;
+    // The upstream client's bounds (docs/contract.md §17): at most 256 connections to the registry,
+    // 64 kept idle for 30000 ms each; an answer over 128 header lines fails as HeadersTooLarge before
+    // RegistryHeaders' own bound of kMaxLines sees it.
+    static constexpr HttpClientLimits kUpstreamLimits{
+        .maxConnections = 256, .maxIdleConnections = 64, .idleTimeoutMs = 30'000, .maxHeaderLines = 128};
     static constexpr int kMaxTokenPaths = 16;
     static constexpr int kMaxRememberedForeignOrigins = 256;
 
-    // cloudlyUrl: CLOUDLY_URL; its origin is the registry. relayOrigin: the origin nodes dial
+    // cloudlyUrl: CLOUDLY_URL (wss/ws or https/http); its origin is the registry (wss -> https, ws -> http). relayOrigin: the origin nodes dial
     // ("https://host[:port]"), which rewritten realms name. extraCaCertificates: trusted for the
     // registry connection in addition to the system CAs.
     RegistryProxy(QUrl cloudlyUrl, QUrl relayOrigin, QList<QSslCertificate> extraCaCertificates, Clock &clock,
@@ -109,7 +116,7 @@ private:
     QUrl m_registryOrigin;
     QUrl m_relayOrigin;
     Clock &m_clock;
-    std::unique_ptr<UpstreamPool> m_pool;
+    std::unique_ptr<HttpClientPool> m_pool;
     std::unique_ptr<WwwAuthenticateRewriter> m_rewriter;
     QStringList m_tokenPaths;
     QSet<QString> m_loggedForeignOrigins;

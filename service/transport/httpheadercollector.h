@@ -1,44 +1,41 @@
 #pragma once
 // HttpHeaderCollector: the header lines of one HTTP message as Debian's http_parser reports them
-// (a field or value may arrive in several pieces), for the listener's handshake, its HTTP/1.1 loop
-// and the Cloudly session's WebSocket client handshake. Names as sent, values trimmed of surrounding
-// whitespace, in arrival order. No bound of its own: the callers bound the header block in bytes.
+// (a field or value may arrive in several pieces), fed by HttpMessageParser (the relay's one
+// http_parser setup: the listener's handshake and HTTP/1.1 loop, the WebSocket client handshake, the
+// HTTP client). Names as sent, values trimmed of surrounding whitespace, in arrival order.
+// Bound: at most maxLines header lines when set (setMaxLines; unbounded by default, the callers then
+// bound the header block in bytes); field() refuses the line past it (returns false, overflowed()).
+#include "service/transport/httpheaderpairs.h"
+
 #include <QByteArray>
 #include <QByteArrayView>
-#include <QList>
-#include <QPair>
 
-#include <http_parser.h>
+#include <utility>
 
 namespace coreflow {
 
 class HttpHeaderCollector {
 public:
-    using Pairs = QList<QPair<QByteArray, QByteArray>>;
+    using Pairs = HttpHeaderPairs;
 
-    // Sets settings.on_header_field / on_header_value to feed the collector Owner::*Member, where the
-    // parser's data points to the Owner.
-    template <typename Owner, HttpHeaderCollector Owner::*Member>
-    static void install(http_parser_settings &settings)
-    {
-        settings.on_header_field = [](http_parser *p, const char *at, size_t length) {
-            (static_cast<Owner *>(p->data)->*Member).field(at, qsizetype(length));
-            return 0;
-        };
-        settings.on_header_value = [](http_parser *p, const char *at, size_t length) {
-            (static_cast<Owner *>(p->data)->*Member).value(at, qsizetype(length));
-            return 0;
-        };
-    }
+    // At most `lines` header lines per message; a negative value: unbounded.
+    void setMaxLines(qsizetype lines) { m_maxLines = lines; }
 
-    void field(const char *at, qsizetype length)
+    // Returns false (and overflowed() is true from then on) when the piece would begin a line past
+    // the bound; nothing is kept of it.
+    bool field(const char *at, qsizetype length)
     {
         if (m_inValue || m_headers.isEmpty()) {
+            if (m_maxLines >= 0 && m_headers.size() >= m_maxLines) {
+                m_overflowed = true;
+                return false;
+            }
             finishLast();
             m_headers.append({QByteArray(), QByteArray()});
             m_inValue = false;
         }
         m_headers.last().first.append(at, length);
+        return true;
     }
     void value(const char *at, qsizetype length)
     {
@@ -53,7 +50,9 @@ public:
     {
         m_headers.clear();
         m_inValue = false;
+        m_overflowed = false;
     }
+    bool overflowed() const { return m_overflowed; }
 
     const Pairs &headers() const { return m_headers; }
     Pairs take()
@@ -89,12 +88,19 @@ public:
 private:
     void finishLast()
     {
-        if (!m_headers.isEmpty())
-            m_headers.last().second = m_headers.last().second.trimmed();
+        if (m_headers.isEmpty())
+            return;
+        QByteArray &value = m_headers.last().second;
+        // Trimmed in place, and only when there is something to trim (no copy per header line).
+        if (!value.isEmpty() && (isWhitespace(value.front()) || isWhitespace(value.back())))
+            value = std::move(value).trimmed();
     }
+    static bool isWhitespace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; }
 
     Pairs m_headers;
+    qsizetype m_maxLines = -1;
     bool m_inValue = false;
+    bool m_overflowed = false;
 };
 
 } // namespace coreflow

@@ -1,5 +1,7 @@
 #include "service/transport/sockethandoffserver.h"
 
+#include "service/transport/tcpliveness.h"
+
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -21,6 +23,8 @@ void SocketHandoffServer::incomingConnection(qintptr descriptor)
     // the peer's delayed ACK (milliseconds of added latency per hop; bench/README.md).
     const int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    // A node that vanishes (power loss, expired NAT entry) ends the connection in the kernel too (§3.3).
+    applyTcpLiveness(fd);
     Q_EMIT descriptorAccepted(fd);
 }
 

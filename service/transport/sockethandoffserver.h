@@ -1,7 +1,7 @@
 #pragma once
 // SocketHandoffServer: the relay listener's accepting socket (docs/contract.md D-53). listen() as
 // usual; every accepted descriptor is emitted raw by descriptorAccepted() (non-blocking,
-// close-on-exec, TCP_NODELAY) instead of becoming a QTcpSocket: the listener runs TLS and HTTP on it
+// close-on-exec, TCP_NODELAY, TCP keepalive and TCP_USER_TIMEOUT: applyTcpLiveness, §3.3) instead of becoming a QTcpSocket: the listener runs TLS and HTTP on it
 // itself.
 #include <QTcpServer>
 

@@ -1,5 +1,7 @@
 #include "service/transport/tcpdialer.h"
 
+#include "service/transport/tcpliveness.h"
+
 #include <QHostInfo>
 #include <QSocketNotifier>
 
@@ -110,6 +112,7 @@ void TcpDialer::tryNext()
         }
         const int one = 1;
         ::setsockopt(m_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        applyTcpLiveness(m_fd); // a peer that goes silent ends the connection (§3.3)
         if (::connect(m_fd, reinterpret_cast<sockaddr *>(&storage), length) == 0 || errno == EINPROGRESS) {
             m_notifier = new QSocketNotifier(qintptr(m_fd), QSocketNotifier::Write, this);
             connect(m_notifier, &QSocketNotifier::activated, this, &TcpDialer::onWritable);

@@ -2,7 +2,8 @@
 // TcpDialer: opens one outbound TCP connection for the relay's own sessions (the Cloudly session,
 // docs/contract.md D-54): resolves the host (QHostInfo, asynchronous), then tries each address in
 // the order the resolver gave, with a non-blocking connect watched by a socket notifier on the
-// caller's event loop. TCP_NODELAY is set (the session sends small frames and waits for answers).
+// caller's event loop. TCP_NODELAY is set (the session sends small frames and waits for answers), and
+// TCP keepalive with TCP_USER_TIMEOUT (applyTcpLiveness; docs/contract.md §3.3).
 //
 // Outcome, exactly once per dial(): connected(fd) hands over a connected, non-blocking descriptor
 // (the receiver owns it), or failed(reason) with a text naming the step and the OS error (host name

@@ -1,42 +1,23 @@
 #include "service/transport/websocketclienthandshake.h"
 
-#include "service/transport/httpheadercollector.h"
+#include "service/transport/httprequesthead.h"
 #include "service/transport/websocketacceptkey.h"
 
 #include <QTimer>
 
-#include <http_parser.h>
 #include <sodium.h>
 
 namespace coreflow {
 
-struct WebSocketClientHandshake::Answer {
-    http_parser parser{};
-    http_parser_settings settings{};
-    HttpHeaderCollector headers;
-    bool complete = false;
-};
-
 WebSocketClientHandshake::WebSocketClientHandshake(TlsConnection *tls, QByteArray hostHeader, QByteArray target,
                                                    QObject *parent)
-    : QObject(parent), m_tls(tls), m_hostHeader(std::move(hostHeader)), m_target(std::move(target)), m_answer(new Answer)
+    : QObject(parent), m_tls(tls), m_hostHeader(std::move(hostHeader)), m_target(std::move(target)),
+      m_answer(HttpMessageParser::Kind::Response, kMaxHeadBytes)
 {
     m_tls->setParent(this);
     unsigned char nonce[16];
     randombytes_buf(nonce, sizeof nonce);
     m_key = QByteArray(reinterpret_cast<const char *>(nonce), sizeof nonce).toBase64();
-
-    http_parser_init(&m_answer->parser, HTTP_RESPONSE);
-    m_answer->parser.data = m_answer.get();
-    http_parser_settings_init(&m_answer->settings);
-    HttpHeaderCollector::install<Answer, &Answer::headers>(m_answer->settings);
-    m_answer->settings.on_headers_complete = [](http_parser *p) {
-        auto *answer = static_cast<Answer *>(p->data);
-        answer->headers.finish();
-        answer->complete = true;
-        http_parser_pause(p, 1);
-        return 0;
-    };
     m_tls->setReceiver(this);
 }
 
@@ -68,9 +49,12 @@ void WebSocketClientHandshake::sendRequest()
     if (m_requestSent || m_done)
         return;
     m_requestSent = true;
-    m_tls->write("GET " + m_target + " HTTP/1.1\r\nHost: " + m_hostHeader
-                 + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + m_key
-                 + "\r\nSec-WebSocket-Version: 13\r\n\r\n");
+    const HttpClientRequest request{QByteArrayLiteral("GET"), m_target,
+                                    {{QByteArrayLiteral("Upgrade"), QByteArrayLiteral("websocket")},
+                                     {QByteArrayLiteral("Connection"), QByteArrayLiteral("Upgrade")},
+                                     {QByteArrayLiteral("Sec-WebSocket-Key"), m_key},
+                                     {QByteArrayLiteral("Sec-WebSocket-Version"), QByteArrayLiteral("13")}}};
+    m_tls->write(httpRequestHead(request, m_hostHeader));
 }
 
 void WebSocketClientHandshake::tlsClosed()
@@ -85,46 +69,46 @@ void WebSocketClientHandshake::tlsClosed()
 
 void WebSocketClientHandshake::onReadyRead()
 {
-    char buffer[16 * 1024];
-    while (!m_done) {
-        const qsizetype n = m_tls->read(buffer, qsizetype(sizeof buffer));
-        if (n <= 0)
-            return;
-        m_bytes.append(buffer, n);
-        if (!m_requestSent)
-            return fail(QStringLiteral("the server spoke before the WebSocket upgrade request"));
-        http_parser_execute(&m_answer->parser, &m_answer->settings, buffer, size_t(n));
-        if (m_answer->complete)
-            return decide();
-        if (HTTP_PARSER_ERRNO(&m_answer->parser) != HPE_OK)
-            return fail(QStringLiteral("the answer to the WebSocket upgrade is not HTTP/1.1"));
-        if (m_bytes.size() > kMaxHeadBytes)
-            return fail(QStringLiteral("the answer to the WebSocket upgrade has a header block over %1 bytes").arg(kMaxHeadBytes));
+    if (m_done)
+        return;
+    const HttpHeadReader::Outcome outcome = m_answer.readFrom(*m_tls);
+    if (!m_requestSent && !m_answer.bytes().isEmpty())
+        return fail(QStringLiteral("the server spoke before the WebSocket upgrade request"));
+    switch (outcome) {
+    case HttpHeadReader::Outcome::Waiting:
+        return;
+    case HttpHeadReader::Outcome::Complete:
+        return decide();
+    case HttpHeadReader::Outcome::Failed:
+        return fail(QStringLiteral("the answer to the WebSocket upgrade is not HTTP/1.1"));
+    case HttpHeadReader::Outcome::TooLarge:
+        return fail(QStringLiteral("the answer to the WebSocket upgrade has a header block over %1 bytes").arg(kMaxHeadBytes));
     }
 }
 
 void WebSocketClientHandshake::decide()
 {
-    const Answer &answer = *m_answer;
-    const qsizetype headEnd = m_bytes.indexOf("\r\n\r\n");
-    if (answer.parser.status_code != 101)
-        return fail(QStringLiteral("the WebSocket upgrade was answered with HTTP status %1").arg(answer.parser.status_code));
+    const HttpMessageParser &answer = m_answer.parser();
+    const QByteArray &bytes = m_answer.bytes();
+    const qsizetype headEnd = bytes.indexOf("\r\n\r\n");
+    if (answer.statusCode() != 101)
+        return fail(QStringLiteral("the WebSocket upgrade was answered with HTTP status %1").arg(answer.statusCode()));
     if (headEnd < 0 || headEnd + 4 > kMaxHeadBytes)
         return fail(QStringLiteral("the 101 answer's header block does not end in CRLF CRLF within %1 bytes").arg(kMaxHeadBytes));
     bool connectionUpgrade = false;
-    for (const QByteArray &token : answer.headers.joined("connection").toLower().split(','))
+    for (const QByteArray &token : answer.headers().joined("connection").toLower().split(','))
         connectionUpgrade = connectionUpgrade || token.trimmed() == "upgrade";
-    if (answer.headers.last("upgrade").toLower() != "websocket" || !connectionUpgrade)
+    if (answer.headers().last("upgrade").toLower() != "websocket" || !connectionUpgrade)
         return fail(QStringLiteral("the 101 answer does not name the websocket upgrade"));
-    if (answer.headers.last("sec-websocket-accept") != webSocketAcceptKey(m_key))
+    if (answer.headers().last("sec-websocket-accept") != webSocketAcceptKey(m_key))
         return fail(QStringLiteral("the 101 answer carries the wrong Sec-WebSocket-Accept"));
-    if (answer.headers.has("sec-websocket-extensions") || answer.headers.has("sec-websocket-protocol"))
+    if (answer.headers().has("sec-websocket-extensions") || answer.headers().has("sec-websocket-protocol"))
         return fail(QStringLiteral("the 101 answer names an extension or subprotocol that was not offered"));
     m_done = true;
     m_tls->setReceiver(nullptr); // the session sets itself
     TlsConnection *tls = m_tls;
     m_tls = nullptr;
-    Q_EMIT upgraded(tls, m_bytes.mid(headEnd + 4));
+    Q_EMIT upgraded(tls, bytes.mid(headEnd + 4));
 }
 
 void WebSocketClientHandshake::fail(const QString &reason)

@@ -14,11 +14,10 @@
 // block, the server's first frames), or failed(reason) after the connection was closed; reason
 // names the step and, for an answer, its status code only (never a header value or body byte).
 // The handshake holds no timer: the Cloudly handshake bound (cloudlyHandshakeTimeoutMs) covers it.
+#include "service/transport/httpheadreader.h"
 #include "service/transport/tlsconnection.h"
 
 #include <QObject>
-
-#include <memory>
 
 namespace coreflow {
 
@@ -42,7 +41,6 @@ Q_SIGNALS:
     void failed(const QString &reason);
 
 private:
-    struct Answer;
     void tlsOpen() override { sendRequest(); }
     void tlsReadable() override { onReadyRead(); }
     void tlsClosed() override;
@@ -55,8 +53,7 @@ private:
     QByteArray m_hostHeader;
     QByteArray m_target;
     QByteArray m_key;
-    QByteArray m_bytes;
-    std::unique_ptr<Answer> m_answer;
+    HttpHeadReader m_answer; // the upgrade answer's header block, and every byte read so far
     bool m_requestSent = false;
     bool m_done = false;
 };

@@ -31,7 +31,11 @@ WebSocketSession::WebSocketSession(TlsConnection *tls, QByteArray alreadyRead, q
     });
 }
 
-WebSocketSession::~WebSocketSession() { chargeBudget(0); }
+WebSocketSession::~WebSocketSession()
+{
+    cancelKeepalive();
+    chargeBudget(0);
+}
 
 void WebSocketSession::chargeBudget(qint64 buffered)
 {
@@ -55,6 +59,8 @@ void WebSocketSession::onReadyRead()
         const qsizetype n = m_tls->read(buffer, kReadChunk);
         if (n <= 0)
             return;
+        if (m_keepalive)
+            m_lastReceivedAtMs = m_keepalive->clock().nowMs(); // any byte of any frame counts (§3.3)
         decode(QByteArrayView(buffer, n));
         // Stop when OpenSSL holds nothing more: the socket notifier (level-triggered) reports bytes
         // still in the kernel, and a further read() here would only return EAGAIN.
@@ -179,12 +185,91 @@ void WebSocketSession::end(quint16 code)
         return;
     m_state = State::Closed;
     m_closeTimer.stop();
+    cancelKeepalive();
     chargeBudget(0);
     if (m_receiver)
         m_receiver->sessionClosed(code);
     Q_EMIT closed(code);
     if (m_selfOwned)
         deleteLater();
+}
+
+void WebSocketSession::startKeepalive(std::shared_ptr<SessionKeepalive> keepalive)
+{
+    cancelKeepalive();
+    m_keepalive = std::move(keepalive);
+    if (!m_keepalive || m_state != State::Open)
+        return;
+    m_lastReceivedAtMs = m_keepalive->clock().nowMs();
+    m_lastPingAtMs = 0;
+    armKeepalive();
+}
+
+WebSocketSession::KeepaliveState WebSocketSession::keepaliveState() const
+{
+    if (m_silent)
+        return KeepaliveState::Silent;
+    if (!m_keepalive)
+        return KeepaliveState::Off;
+    return m_lastPingAtMs > m_lastReceivedAtMs ? KeepaliveState::AwaitingPong : KeepaliveState::Live;
+}
+
+void WebSocketSession::cancelKeepalive()
+{
+    if (m_keepalive && m_keepaliveCheck) {
+        m_keepalive->deadlines().cancel(m_keepaliveCheck);
+        m_keepaliveCheck = 0;
+    }
+}
+
+// One queue entry per session, re-armed lazily: a received byte only moves m_lastReceivedAtMs, and
+// a check that finds the peer heard from since merely re-arms for the new time.
+void WebSocketSession::armKeepalive()
+{
+    const qint64 interval = m_keepalive->pingIntervalMs();
+    const qint64 lostAt = m_lastReceivedAtMs + m_keepalive->silenceDeadlineMs();
+    const bool pingOutstanding = m_lastPingAtMs > m_lastReceivedAtMs;
+    const qint64 pingAt = (pingOutstanding ? m_lastPingAtMs : m_lastReceivedAtMs) + interval;
+    const qint64 at = qMin(pingAt, lostAt);
+    m_keepaliveCheck = m_keepalive->deadlines().schedule(at - m_keepalive->clock().nowMs(), [this] {
+        m_keepaliveCheck = 0;
+        keepaliveDue();
+    });
+}
+
+void WebSocketSession::keepaliveDue()
+{
+    if (m_state != State::Open || !m_keepalive)
+        return;
+    // Bytes OpenSSL or the kernel already hold count as heard from: read them before any verdict.
+    onReadyRead();
+    if (m_state != State::Open)
+        return;
+    const qint64 now = m_keepalive->clock().nowMs();
+    if (now - m_lastReceivedAtMs >= m_keepalive->silenceDeadlineMs())
+        return loseToSilence();
+    const bool pingOutstanding = m_lastPingAtMs > m_lastReceivedAtMs;
+    const qint64 quietSince = pingOutstanding ? m_lastPingAtMs : m_lastReceivedAtMs;
+    if (now - quietSince >= m_keepalive->pingIntervalMs() && withinSendBound(2)) {
+        m_tls->write(WebSocketFrameEncoder::frame(0x9, {}, maskKey()));
+        m_lastPingAtMs = now;
+        m_keepalive->countPing();
+    }
+    if (m_state == State::Open)
+        armKeepalive();
+}
+
+void WebSocketSession::loseToSilence()
+{
+    m_silent = true;
+    m_keepalive->countSilentSession();
+    const auto &reason = m_mask ? contract::refusal::cloudlySilent : contract::refusal::nodeSilent;
+    m_state = State::Closing;
+    m_closeCode = 1001;
+    // Offered, not awaited: a silent peer answers no closing handshake.
+    m_tls->write(WebSocketFrameEncoder::close(1001, QByteArrayView(reason.data(), reason.size()), maskKey()));
+    m_tls->abort();
+    end(1001);
 }
 
 void WebSocketSession::releaseWhenClosed()

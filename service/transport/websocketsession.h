@@ -25,6 +25,13 @@
 // holders without a receiver (tests).
 // closed(code) is emitted once when the session ends (the peer's Close code, ours if we closed
 // first, 1006 when the transport went without a Close). The owner deletes the session later.
+// Silence (docs/contract.md §3.3, D-56; startKeepalive): once no byte arrived for the keepalive's
+// ping interval the session sends a Ping, again every interval while the peer stays quiet; when no
+// byte of any frame arrived for the silence deadline the session is lost: a Close 1001 with reason
+// "cloudly-silent" (client role) or "node-silent" (server role) is offered to the socket, the
+// transport is closed at once (a silent peer would not answer the closing handshake) and closed(1001)
+// follows, with endedBySilence() true. Pings from the peer are answered at once, never deferred.
+#include "service/transport/sessionkeepalive.h"
 #include "service/transport/tlsconnection.h"
 #include "service/transport/receivebudget.h"
 #include "service/transport/websocketframedecoder.h"
@@ -74,6 +81,16 @@ public:
     // kCloseGraceMs) and then deletes itself. Used when the owner leaves first.
     void releaseWhenClosed();
 
+    // Joins the silence rule of keepalive (nullptr: none). Counts from now as if a frame had arrived.
+    void startKeepalive(std::shared_ptr<SessionKeepalive> keepalive);
+    enum class KeepaliveState { Off, Live, AwaitingPong, Silent };
+    // Off: no keepalive; Live: a byte arrived within the ping interval, or since the last Ping;
+    // AwaitingPong: a Ping went out and nothing arrived since; Silent: lost to silence.
+    KeepaliveState keepaliveState() const;
+    // Clock ms of the last byte received (keepalive clock), 0 without a keepalive.
+    qint64 lastReceivedAtMs() const { return m_lastReceivedAtMs; }
+    bool endedBySilence() const { return m_silent; }
+
 Q_SIGNALS:
     void textMessage(const QByteArray &utf8);
     void binaryMessage();
@@ -93,6 +110,10 @@ private:
     // Whether `more` bytes still fit the send bound; beyond it the session closes 1008.
     bool withinSendBound(qsizetype more);
     void end(quint16 code);
+    void armKeepalive();
+    void keepaliveDue();
+    void loseToSilence();
+    void cancelKeepalive();
     // The key for the next frame sent: nullptr in the server role (server frames are not masked).
     const unsigned char *maskKey() { return m_mask ? m_mask->nextKey() : nullptr; }
 
@@ -107,6 +128,11 @@ private:
     quint16 m_closeCode = 1006;
     bool m_selfOwned = false;
     bool m_coalesce = false;
+    std::shared_ptr<SessionKeepalive> m_keepalive;
+    DeadlineQueue::Handle m_keepaliveCheck = 0; // the next check in m_keepalive's queue, 0 none
+    qint64 m_lastReceivedAtMs = 0;
+    qint64 m_lastPingAtMs = 0;
+    bool m_silent = false;
 };
 
 } // namespace coreflow

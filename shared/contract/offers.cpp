@@ -81,10 +81,35 @@ QString cloudlyOfferInRefusal(const Refusal &protocolOfferRefused)
     return theirs ? theirs->describe() : QStringLiteral("an unreadable offer");
 }
 
+QString peerOfferInRefusal(const Refusal &protocolOfferRefused)
+{
+    const QJsonObject peer = protocolOfferRefused.data.value(QStringLiteral("peerOffer")).toObject();
+    if (peer.isEmpty())
+        return QString();
+    return peer.value(QStringLiteral("sessionKind")).toString() + QLatin1Char('@') + peer.value(QStringLiteral("release")).toString();
+}
+
 bool answerNamesServableOffer(const QJsonObject &response)
 {
     auto offer = ProtocolOffer::read(response.value(QStringLiteral("offer")).toObject(), QStringLiteral("response.offer"));
     return offer && servesCloudlyOffer(offer.value());
+}
+
+AnsweredOffer judgeAnsweredOffer(const QJsonObject *response, const QJsonObject &offerJson, std::optional<Refusal> problem)
+{
+    AnsweredOffer judged;
+    if (!problem) {
+        auto offer = ProtocolOffer::read(offerJson, QStringLiteral("response.offer"));
+        if (offer) {
+            judged.offer = offer.value();
+            judged.verdict = servesCloudlyOffer(*judged.offer) ? AnsweredOffer::Verdict::Served : AnsweredOffer::Verdict::NotServable;
+            return judged;
+        }
+        problem = offer.refusal();
+    }
+    judged.problem = std::move(problem);
+    judged.namesServableOffer = response && answerNamesServableOffer(*response);
+    return judged;
 }
 
 bool servesCloudlyOffer(const ProtocolOffer &answered)

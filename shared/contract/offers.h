@@ -52,6 +52,9 @@ Release oldestAcceptedClusterIngress();  // 32.0.0
 // protocol-offer-refused with error.data { peerOffer: ProtocolOffer | null, ownOffer: ProtocolOffer }.
 // offerValue is request.offer as found (undefined when absent).
 std::optional<Refusal> judgePeerOffer(const QJsonValue &offerValue, QLatin1StringView kind);
+// The peer's offer as judgePeerOffer's protocol-offer-refused names it (error.data.peerOffer),
+// "kind@release" as sent; empty when the peer sent no readable offer (peerOffer null).
+QString peerOfferInRefusal(const Refusal &protocolOfferRefused);
 // Whether Cloudly's answered offer is one this build serves (cloudlyClient, same major).
 bool servesCloudlyOffer(const ProtocolOffer &answered);
 // Cloudly's own offer as its protocol-offer-refused names it (error.data.ownOffer), "kind@release", or
@@ -59,5 +62,25 @@ bool servesCloudlyOffer(const ProtocolOffer &answered);
 QString cloudlyOfferInRefusal(const Refusal &protocolOfferRefused);
 // Whether an answer names, as response.offer, an offer this build serves — whatever else it holds.
 bool answerNamesServableOffer(const QJsonObject &response);
+
+// The offer of Cloudly's answer to a Cloudly-hop registration (registerCloudlyClientSession §6.2,
+// registerClusterRelay §6.6), judged by the rules of docs/contract.md §2.3 in one place for both.
+struct AnsweredOffer {
+    enum class Verdict {
+        Served,      // response.offer reads exactly and this build serves it
+        NotServable, // response.offer reads exactly but names another kind or major (a disagreement)
+        NotContract, // the answer is not the contract's (problem says why)
+    };
+    Verdict verdict = Verdict::NotContract;
+    std::optional<ProtocolOffer> offer;  // Served, NotServable
+    std::optional<Refusal> problem;      // NotContract: the answer's first problem
+    // NotContract: response.offer alone is one this build serves — which ends a standing offer
+    // disagreement, and nothing more.
+    bool namesServableOffer = false;
+};
+// response: the answer's response member, or nullptr when it was unreadable (problem then says why).
+// offerJson: response.offer as the caller's exact-key reader took it; problem: that reader's first
+// problem (the answer's other members included), which wins over the offer's own.
+AnsweredOffer judgeAnsweredOffer(const QJsonObject *response, const QJsonObject &offerJson, std::optional<Refusal> problem);
 
 } // namespace coreflow::contract

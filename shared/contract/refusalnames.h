@@ -112,6 +112,12 @@ inline constexpr Name nodeNotReading{"node-not-reading"};                       
 inline constexpr Name relayReceiveBudget{"relay-receive-budget"};               // (project) 1008, receive budget
 inline constexpr Name listenerBusy{"listener-busy"};                             // (project) 503, HTTP connection cap (§17)
 inline constexpr Name cloudlyNotReading{"cloudly-not-reading"};                 // (project) 1008, Cloudly session send bound (D-54)
+// Silent peers (§3.3, D-56): the Close reason of a session lost to silence (1001), and the readiness
+// refusal named while the relay's Cloudly session was last lost so; a node socket replaced by the
+// node's registration on a newer socket is closed 1000 with node-superseded.
+inline constexpr Name cloudlySilent{"cloudly-silent"};                           // (project) 1001, readiness
+inline constexpr Name nodeSilent{"node-silent"};                                 // (project) 1001, listener WebSocket
+inline constexpr Name nodeSuperseded{"node-superseded"};                         // (project) 1000, listener WebSocket
 
 // --- Registering this relay / certificate, answered by Cloudly (project) --------------------------
 inline constexpr Name relayEndpointUnpublishable{"relay-endpoint-unpublishable"}; // (project) RR-11

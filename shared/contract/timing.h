@@ -35,7 +35,25 @@ struct RelayTiming {
     // Longest a stop may take before it is reported failed (exit 1); systemd's TimeoutStopSec= bounds
     // the process beyond that. Every Cloudly call in flight is itself bounded (<= 9000 ms).
     qint64 stopDeadlineMs = 15000;
+    // Silent peers on both hops (docs/contract.md §3.3, §20.1; Decision D-56). Every WebSocket session
+    // of the relay (its Cloudly session, every node and ingress session on the listener) sends a Ping
+    // once nothing was received for sessionPingIntervalMs, again every sessionPingIntervalMs while the
+    // peer stays quiet, and is lost when no byte of any frame (a Pong or anything else) arrived for
+    // sessionSilenceDeadlineMs. A lost session ends as a closed one. 0 in either turns the rule off
+    // (tests of other rules whose ManualClock jumps minutes without an event-loop turn).
+    qint64 sessionPingIntervalMs = 15000;
+    qint64 sessionSilenceDeadlineMs = 45000;
 };
+
+// TCP liveness on every socket of both hops (set with setsockopt on the descriptor, real kernel time,
+// not the injected clock; docs/contract.md §3.3, D-56): keepalive probes after tcpKeepaliveIdleMs of
+// an idle connection, every tcpKeepaliveIntervalMs, tcpKeepaliveProbes of them; TCP_USER_TIMEOUT ends
+// a connection whose sent bytes stay unacknowledged for tcpUserTimeoutMs. Both stay at the WebSocket
+// silence deadline, so the kernel never keeps a dead peer longer than the session rule would.
+inline constexpr qint64 tcpKeepaliveIdleMs = 15000;
+inline constexpr qint64 tcpKeepaliveIntervalMs = 5000;
+inline constexpr int tcpKeepaliveProbes = 6;
+inline constexpr qint64 tcpUserTimeoutMs = 45000;
 
 inline constexpr int maximumEscrowedRenewals = 32;
 inline constexpr qint64 maximumEscrowHorizonMs = 4LL * 60 * 60 * 1000;

@@ -34,7 +34,9 @@ QJsonObject RelayStatus::toJson() const
                                      {QStringLiteral("carrierCount"), double(n.carrierCount)},
                                      {QStringLiteral("lastMethod"), n.lastMethod},
                                      {QStringLiteral("lastForwardAtMs"), double(n.lastForwardAtMs)},
-                                     {QStringLiteral("forwardsInFlight"), n.forwardsInFlight}});
+                                     {QStringLiteral("forwardsInFlight"), n.forwardsInFlight},
+                                     {QStringLiteral("lastFrameAtMs"), double(n.lastFrameAtMs)},
+                                     {QStringLiteral("keepalive"), n.keepalive}});
     QJsonArray escrowJson;
     for (const auto &e : escrow)
         escrowJson.append(QJsonObject{{QStringLiteral("nodeId"), e.nodeId},
@@ -73,7 +75,9 @@ QJsonObject RelayStatus::toJson() const
                      {QStringLiteral("identityRenewalDueMs"), double(cloudly.identityRenewalDueMs)},
                      {QStringLiteral("credentialId"), cloudly.credentialId},
                      {QStringLiteral("credentialGeneration"), double(cloudly.credentialGeneration)},
-                     {QStringLiteral("url"), cloudly.url}}},
+                     {QStringLiteral("url"), cloudly.url},
+                     {QStringLiteral("lastFrameAtMs"), double(cloudly.lastFrameAtMs)},
+                     {QStringLiteral("keepalive"), cloudly.keepalive}}},
         {QStringLiteral("listener"),
          QJsonObject{{QStringLiteral("listening"), listener.listening},
                      {QStringLiteral("address"), listener.address},
@@ -121,13 +125,15 @@ RelayStatus RelayStatus::fromJson(const QJsonObject &o)
     const QJsonObject c = obj(o, "cloudly");
     s.cloudly = CloudlySessionStatus{bln(c, "connected"), bln(c, "dispatchable"), i64(c, "carrierCount"),
                                      i64(c, "identityRenewalDueMs"), str(c, "credentialId"),
-                                     i64(c, "credentialGeneration"), str(c, "url")};
+                                     i64(c, "credentialGeneration"), str(c, "url"), i64(c, "lastFrameAtMs"),
+                                     str(c, "keepalive")};
     const QJsonObject l = obj(o, "listener");
     s.listener = ListenerStatus{bln(l, "listening"), str(l, "address"), int(i64(l, "port")), str(l, "origin"), str(l, "note")};
     for (const auto &v : arr(o, "nodes")) {
         const QJsonObject n = v.toObject();
         s.nodes.append(CarriedNode{str(n, "nodeId"), i64(n, "sinceMs"), i64(n, "carrierCount"), str(n, "lastMethod"),
-                                   i64(n, "lastForwardAtMs"), int(i64(n, "forwardsInFlight"))});
+                                   i64(n, "lastForwardAtMs"), int(i64(n, "forwardsInFlight")), i64(n, "lastFrameAtMs"),
+                                   str(n, "keepalive")});
     }
     for (const auto &v : arr(o, "escrow")) {
         const QJsonObject e = v.toObject();

@@ -31,6 +31,8 @@ struct CloudlySessionStatus {
     QString credentialId;         // pinned relay credential id (public metadata), empty until pinned
     qint64 credentialGeneration = 0;
     QString url;                  // CLOUDLY_URL (origin and path, no credential)
+    qint64 lastFrameAtMs = 0;     // Unix ms of the last byte received from Cloudly, 0 none (§3.3)
+    QString keepalive;            // "live" | "awaiting-pong" | "silent" | "no-session" | "off" (§3.3)
     bool operator==(const CloudlySessionStatus &) const = default;
 };
 
@@ -50,6 +52,8 @@ struct CarriedNode {
     QString lastMethod;
     qint64 lastForwardAtMs = 0;
     int forwardsInFlight = 0;
+    qint64 lastFrameAtMs = 0;     // Unix ms of the last byte received from the node, 0 none (§3.3)
+    QString keepalive;            // "live" | "awaiting-pong" | "off" (§3.3)
     bool operator==(const CarriedNode &) const = default;
 };
 

@@ -217,7 +217,7 @@ private Q_SLOTS:
         QTRY_COMPARE(window.pane(QStringLiteral("events"))->proxy()->rowCount(), 1); // replayed
         QCOMPARE(window.bannerText(), QStringLiteral("READY"));
 
-        s.nodes.append({QStringLiteral("node-d"), t0, 1, QString(), 0, 0});
+        s.nodes.append({QStringLiteral("node-d"), t0, 1, QString(), 0, 0, t0, QStringLiteral("live")});
         s.ready = false;
         s.refusals = {{QStringLiteral("cloudly"), std::nullopt, std::nullopt, QStringLiteral("cloudly-session-unavailable")}};
         server.statusChanged();

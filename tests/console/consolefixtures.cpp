@@ -12,7 +12,8 @@ status::RelayStatus base()
     s.startedAtMs = t0;
     s.generatedAtMs = t0 + 3'600'000;
     s.ready = true;
-    s.cloudly = {true, true, 4, t0 + 86'400'000, QStringLiteral("cred-8c1f"), 3, QStringLiteral("wss://cloudly.example.net/relay")};
+    s.cloudly = {true, true, 4, t0 + 86'400'000, QStringLiteral("cred-8c1f"), 3, QStringLiteral("wss://cloudly.example.net/relay"),
+                 t0 + 3'599'000, QStringLiteral("live")};
     s.listener = {true, QStringLiteral("0.0.0.0"), 8443, QStringLiteral("https://relay-fra-1.example.net"), QString()};
     s.ingress = {true, 17, 12, 9};
     s.vpn = {true, QStringLiteral("10.70.0.1"), 4433, 5, 3};
@@ -29,9 +30,11 @@ status::RelayStatus readyStatus()
 {
     status::RelayStatus s = base();
     s.nodes = {
-        {QStringLiteral("node-b"), t0 + 60'000, 2, QStringLiteral("pushContainerStatus"), t0 + 3'500'000, 1},
-        {QStringLiteral("node-a"), t0 + 30'000, 1, QStringLiteral("getServiceConfig"), t0 + 3'590'000, 0},
-        {QStringLiteral("node-c"), t0 + 90'000, 5, QString(), 0, 0},
+        {QStringLiteral("node-b"), t0 + 60'000, 2, QStringLiteral("pushContainerStatus"), t0 + 3'500'000, 1, t0 + 3'570'000,
+         QStringLiteral("awaiting-pong")},
+        {QStringLiteral("node-a"), t0 + 30'000, 1, QStringLiteral("getServiceConfig"), t0 + 3'590'000, 0, t0 + 3'595'000,
+         QStringLiteral("live")},
+        {QStringLiteral("node-c"), t0 + 90'000, 5, QString(), 0, 0, 0, QStringLiteral("off")},
     };
     s.escrow = {
         {QStringLiteral("node-a"), QStringLiteral("proj-a1"), 4, 2, t0 + 3'000'000, t0 + 3'900'000, t0 + 3'900'000,
@@ -86,7 +89,8 @@ status::RelayStatus fiftyNodesStatus()
     for (int i = 0; i < 50; ++i)
         s.nodes.append({QStringLiteral("node-%1").arg(i, 2, 10, QLatin1Char('0')), t0 + i * 1000, (i * 7) % 11,
                         i % 2 ? QStringLiteral("pushContainerStatus") : QStringLiteral("getServiceConfig"),
-                        t0 + 3'000'000 + i * 500, i % 3});
+                        t0 + 3'000'000 + i * 500, i % 3, t0 + 3'590'000 + i * 100,
+                        i % 5 ? QStringLiteral("live") : QStringLiteral("awaiting-pong")});
     return s;
 }
 

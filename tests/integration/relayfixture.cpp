@@ -51,7 +51,12 @@ RelayConfiguration RelayFixture::configuration() const
 
 Coreflow &RelayFixture::makeRelay(const RelayConfiguration &config, const contract::RelayTiming &timing)
 {
-    relay = std::make_unique<Coreflow>(config, clock, timing);
+    contract::RelayTiming used = timing;
+    if (!keepalive) {
+        used.sessionPingIntervalMs = 0;
+        used.sessionSilenceDeadlineMs = 0;
+    }
+    relay = std::make_unique<Coreflow>(config, clock, used);
     return *relay;
 }
 
@@ -107,14 +112,19 @@ bool RelayFixture::bringCloudlySessionBack()
     return relay->cloudly()->isDispatchable();
 }
 
-std::unique_ptr<peers::SimulatedPalletNode> RelayFixture::connectNode(const QString &nodeId)
+peers::SimulatedPalletNode::Options RelayFixture::nodeOptions(const QString &nodeId, quint16 port) const
 {
     peers::SimulatedPalletNode::Options options;
     options.nodeId = nodeId;
     options.bearer = QByteArrayLiteral("node-bearer-") + nodeId.toUtf8();
-    options.url = QUrl(QStringLiteral("wss://localhost:%1/").arg(relayPort));
+    options.url = QUrl(QStringLiteral("wss://localhost:%1/").arg(port ? port : relayPort));
     options.caCertificates = {ca.caCertificate()};
-    auto node = std::make_unique<peers::SimulatedPalletNode>(options);
+    return options;
+}
+
+std::unique_ptr<peers::SimulatedPalletNode> RelayFixture::connectNode(const QString &nodeId)
+{
+    auto node = std::make_unique<peers::SimulatedPalletNode>(nodeOptions(nodeId));
     QSignalSpy connected(node.get(), &peers::SimulatedPalletNode::connected);
     node->open();
     for (int i = 0; i < 200 && connected.isEmpty(); ++i)

@@ -31,6 +31,11 @@ public:
     std::unique_ptr<peers::LoopbackCloudly> cloudly;
     std::unique_ptr<Coreflow> relay;
     QTemporaryDir dir;
+    // The silence rule (RelayTiming::sessionPingIntervalMs / sessionSilenceDeadlineMs, docs/contract.md
+    // §3.3) is off in relays this fixture makes unless a test sets this first: the tests of other rules
+    // move the ManualClock minutes in one advance() without an event-loop turn, so no Pong could ever
+    // arrive in between. The silence tests set it and step the clock with the event loop running.
+    bool keepalive = false;
 
     RelayConfiguration configuration() const;
     // Builds the relay (not started) from configuration(); tests may change the config first.
@@ -48,6 +53,8 @@ public:
     // handshake timeout) until the session is dispatchable; true on success.
     bool bringCloudlySessionBack();
 
+    // The options of a simulated node dialling the relay listener (or port, e.g. a proxy in front of it).
+    peers::SimulatedPalletNode::Options nodeOptions(const QString &nodeId, quint16 port = 0) const;
     // A node connected to the relay listener (not registered).
     std::unique_ptr<peers::SimulatedPalletNode> connectNode(const QString &nodeId);
     // A node connected and registered through the relay.

@@ -2,6 +2,7 @@
 // FW-06, FW-07, FW-08, FW-09, FW-10, FW-11, FW-13, FW-15, FW-16, FW-17, FW-22, ES-04.
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
+#include "shared/contract/refusalnames.h"
 
 #include "shared/contract/methods.h"
 
@@ -151,8 +152,12 @@ private Q_SLOTS:
         } else if (scenario == "superseded") {
             auto again = f.registeredNode("node-a"); // node-a registers again on a new connection
             QVERIFY(again->session());
+            // The superseded socket is closed, not kept (docs/contract.md §3.3): 1000 node-superseded.
+            QTRY_VERIFY(!a->isConnected());
+            QCOMPARE(a->closeCode(), 1000);
+            QCOMPARE(a->closeReason(), QString(contract::refusal::nodeSuperseded));
             sender = std::move(again);
-            from = a.get(); // the old connection still uses its old binding
+            from = sender.get(); // the node still sends its old binding, now on the new socket
         } else if (scenario == "cluster") {
             binding.clusterId = "cluster-2";
         } else if (scenario == "generation") {

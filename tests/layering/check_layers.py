@@ -24,8 +24,9 @@ HOPS = {'cloudly', 'listener'}
 ALLOWED_CROSS_LANE = {
     # The forwarding lane carries the escrow's offers to nodes: it implements the escrow's courier.
     ('forwarding', 'service/escrow/escrowcourier.h'),
-    # Ingress connections are node sessions of the clusterIngress kind, carried by the forwarding lane.
-    ('ingress', 'service/forwarding/sessionforwarder.h'),
+    # Ingress connections are listener sessions of the clusterIngress kind, held by the forwarding lane:
+    # the ingress asks them and hears their closes through ListenerSessions, and reads the connection.
+    ('ingress', 'service/forwarding/listenersessions.h'),
     ('ingress', 'service/forwarding/nodeconnection.h'),
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

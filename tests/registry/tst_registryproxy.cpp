@@ -10,7 +10,6 @@
 #include "service/listener/listenerhttpconnection.h"
 #include "service/listener/relaylistener.h"
 #include "service/registry/registryproxy.h"
-#include "service/registry/upstreampool.h"
 #include "shared/util/clock.h"
 #include "shared/util/manualclock.h"
 
@@ -22,6 +21,8 @@
 #include <QMutex>
 #include <QTcpServer>
 #include <QTest>
+#include <QTimer>
+#include <QElapsedTimer>
 #include <QWebSocket>
 #include <memory>
 
@@ -145,10 +146,12 @@ private Q_SLOTS:
     void clientLeavingAbortsUpstream();
     void webSocketWorksWhileBlobStreams();
     void keepsUpstreamConnectionsAlive();
+    void idleUpstreamConnectionClosesOnTheClock();
     void resendsOnceWhenAKeptAliveConnectionWasClosed();
     void decodesAChunkedUpstreamAnswer();
     void closeDelimitedUpstreamAnswerIsRelayedWhole();
     void manyConcurrentPullsShareTheBudget();
+    void pingsAnsweredPromptlyDuringALargePull();
 
 private:
     void makeRelay(const QUrl &cloudlyUrl, bool trustRegistryCa = true, Clock *clock = nullptr);
@@ -1209,6 +1212,37 @@ void TstRegistryProxy::keepsUpstreamConnectionsAlive()
     QCOMPARE(m_registry->requests.at(1).header("connection").toLower(), QByteArray("keep-alive"));
 }
 
+// §17: a kept-alive registry connection left idle is closed after the client's idle bound (30000 ms,
+// measured on the injected clock); the next pull opens a new one.
+void TstRegistryProxy::idleUpstreamConnectionClosesOnTheClock()
+{
+    ManualClock clock;
+    makeRelay(registryUrl(), true, &clock);
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.body = "{}";
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    node->sendRequest("GET", "/v2/team/app/manifests/idle");
+    RawResponse r;
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 200);
+    QCOMPARE(m_registry->openConnections, 1);
+    clock.advance(RegistryProxy::kUpstreamLimits.idleTimeoutMs - 1);
+    QTest::qWait(50);
+    QCOMPARE(m_registry->openConnections, 1);
+    clock.advance(1);
+    QVERIFY(spinUntil([this] { return m_registry->openConnections == 0; }, 5000));
+    node->sendRequest("GET", "/v2/team/app/manifests/again");
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 200);
+    QCOMPARE(m_registry->acceptedConnections, 2);
+    m_proxy.reset(); // before the clock goes away
+    m_listener->setHttpHandler(nullptr);
+}
+
 // D-52: the registry closing a kept-alive connection under the next request (before any answer byte)
 // is not a failure of the pull: the request is sent once more on a new connection. A second close
 // there is answered 502 RemoteClosed (IP-21), no third try.
@@ -1346,9 +1380,67 @@ void TstRegistryProxy::manyConcurrentPullsShareTheBudget()
         QVERIFY(node->patternOk());
     }
     QVERIFY(spinUntil([this] { return m_proxy->activeExchanges() == 0; }, 5000));
-    QVERIFY(m_registry->acceptedConnections <= UpstreamPool::kMaxConnections);
+    QVERIFY(m_registry->acceptedConnections <= RegistryProxy::kUpstreamLimits.maxConnections);
     QCOMPARE(m_registry->completedStreams, 40);
 }
 
 QTEST_GUILESS_MAIN(TstRegistryProxy)
+// Silent peers (contract §3.3): a busy relay is never taken for a silent one. While a 1 GiB blob
+// streams through the relay, a node session's WebSocket Pings are answered at once (the Pong is not
+// deferred behind the stream), and the blob keeps streaming meanwhile.
+void TstRegistryProxy::pingsAnsweredPromptlyDuringALargePull()
+{
+    constexpr qint64 kBlob = 1024ll * 1024 * 1024;
+    makeRelay(registryUrl());
+    m_registry->route = [](const FakeRequest &) {
+        FakeAnswer a;
+        a.streamBytes = kBlob;
+        return a;
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    QWebSocket ws;
+    QSslConfiguration conf = QSslConfiguration::defaultConfiguration();
+    conf.setCaCertificates({m_relayPki->caCertificate()});
+    ws.setSslConfiguration(conf);
+    QList<qint64> pongMs;
+    connect(&ws, &QWebSocket::pong, this, [&](quint64 elapsed, const QByteArray &) { pongMs.append(qint64(elapsed)); });
+    ws.open(QUrl(QStringLiteral("wss://localhost:%1/").arg(m_listener->boundPort())));
+    QVERIFY(spinUntil([&] { return ws.state() == QAbstractSocket::ConnectedState; }, 10000));
+
+    QElapsedTimer pull;
+    pull.start();
+    node->sendRequest("GET", "/v2/team/app/blobs/sha256:busy");
+    RawResponse headers;
+    QVERIFY(node->waitForHeaders(headers));
+    node->discardBody(0);
+    int sent = 0;
+    QTimer pinger;
+    connect(&pinger, &QTimer::timeout, this, [&] {
+        if (sent == pongMs.size()) { // one Ping in flight at a time
+            ws.ping(QByteArray::number(sent));
+            ++sent;
+        }
+    });
+    pinger.start(20);
+    qint64 streamedWhilePinging = -1;
+    QVERIFY(spinUntil([&] {
+        if (pongMs.size() == 20 && streamedWhilePinging < 0)
+            streamedWhilePinging = node->discarded();
+        return node->discarded() == kBlob;
+    }, 110000));
+    pinger.stop();
+    const qint64 seconds = qMax<qint64>(1, pull.elapsed() / 1000);
+    QVERIFY2(pongMs.size() >= 20, qPrintable(QStringLiteral("only %1 pongs during the pull").arg(pongMs.size())));
+    QVERIFY(streamedWhilePinging > 0 && streamedWhilePinging < kBlob); // pings were answered mid-stream
+    QList<qint64> sorted = pongMs;
+    std::sort(sorted.begin(), sorted.end());
+    const qint64 median = sorted.at(sorted.size() / 2);
+    const qint64 worst = sorted.last();
+    qInfo("1 GiB pull in %lld s; %lld pongs, median %lld ms, max %lld ms", seconds, qint64(sorted.size()), median, worst);
+    QVERIFY2(worst < 1000, qPrintable(QStringLiteral("a Pong took %1 ms during the pull").arg(worst)));
+    QVERIFY(node->patternOk());
+    ws.close();
+}
+
 #include "tst_registryproxy.moc"

@@ -92,7 +92,8 @@ status::RelayStatus makeStatus(int nodes, qint64 forwards)
     s.counters.forwards = forwards;
     for (int i = 0; i < nodes; ++i)
         s.nodes.append({QStringLiteral("node-%1").arg(i, 4, 10, QLatin1Char('0')), 1'700'000'000'000 + i, 1,
-                        QStringLiteral("pushContainerStatus"), 1'700'000'100'000 + i, 0});
+                        QStringLiteral("pushContainerStatus"), 1'700'000'100'000 + i, 0, 1'700'000'200'000 + i,
+                        QStringLiteral("live")});
     return s;
 }
 

@@ -1,6 +1,6 @@
 // tst_fuzzregressions: every finding of the fuzz targets under fuzz/ (docs/architecture.md "Fuzzing"),
 // kept as the bytes the fuzzer found, each failing before its fix.
-#include "service/registry/upstreamresponseparser.h"
+#include "service/transport/httpresponseparser.h"
 #include "service/transport/websocketframedecoder.h"
 
 #include <QTest>
@@ -16,11 +16,11 @@ WebSocketFrameDecoder::Sink ignoring()
     return sink;
 }
 
-struct Answer : UpstreamResponseParser::Events {
+struct Answer : HttpResponseParser::Events {
     int status = -1;
     bool completed = false;
-    void head(int s, const QList<QPair<QByteArray, QByteArray>> &) override { status = s; }
-    void body(const char *, qsizetype) override {}
+    void head(int s, const HttpHeaderPairs &) override { status = s; }
+    void httpBody(const char *, qsizetype) override {}
     void complete() override { completed = true; }
 };
 } // namespace
@@ -57,7 +57,7 @@ private Q_SLOTS:
         QCOMPARE(inside.bufferedBytes(), qsizetype(0));
     }
 
-    // fuzz_upstream_response: "HTTP/1.1 0" was reported as an answer with status 0 (and would have
+    // fuzz_http_response (then fuzz_upstream_response, on UpstreamResponseParser): "HTTP/1.1 0" was reported as an answer with status 0 (and would have
     // been relayed to the node as such). A status outside 100..599 is not HTTP (RFC 9110 §15): the
     // answer fails as Protocol (docs/contract.md §17: 502 registry-unreachable), nothing is reported.
     void upstreamStatusOutsideTheRangeIsProtocol_data()
@@ -72,11 +72,11 @@ private Q_SLOTS:
     {
         QFETCH(QByteArray, answer);
         Answer events;
-        UpstreamResponseParser parser(events);
+        HttpResponseParser parser(events, 128);
         parser.reset(false);
         parser.feed(answer.constData(), answer.size());
         QVERIFY(parser.failed());
-        QCOMPARE(parser.failureClass(), QByteArray("Protocol"));
+        QCOMPARE(parser.failure(), HttpClientFailure::Protocol);
         QCOMPARE(events.status, -1);
         QVERIFY(!parser.headReported());
     }
@@ -85,7 +85,7 @@ private Q_SLOTS:
         for (const char *answer : {"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 599 Odd\r\nContent-Length: 0\r\n\r\n",
                                    "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"}) {
             Answer events;
-            UpstreamResponseParser parser(events);
+            HttpResponseParser parser(events, 128);
             parser.reset(false);
             parser.feed(answer, qsizetype(qstrlen(answer)));
             QVERIFY(!parser.failed());

@@ -1,75 +1,67 @@
-#include "service/registry/upstreamconnection.h"
+#include "service/transport/httpclientconnection.h"
 
-#include "service/core/logging.h"
-#include "shared/contract/httprefusalbody.h"
-#include "service/registry/upstreamresponsehandler.h"
-
+#include "service/transport/httprequesthead.h"
+#include "service/transport/httpresponsereceiver.h"
 #include "service/transport/tcpdialer.h"
 #include "service/transport/tlsclientcontext.h"
+#include "shared/util/clock.h"
 
 #include <unistd.h>
 #include <utility>
 
 namespace coreflow {
 
-// Forwards the parser's events to the current handler (head and body at once, for streaming); the
+// Forwards the parser's events to the current receiver (head and body at once, for streaming); the
 // answer's end is acted on by the connection after the parser returns (see process()).
-class UpstreamConnection::ParserEvents : public UpstreamResponseParser::Events {
+class HttpClientConnection::ParserEvents : public HttpResponseParser::Events {
 public:
-    explicit ParserEvents(UpstreamConnection &c) : m_c(c) {}
-    void head(int status, const HeaderPairs &headers) override
+    explicit ParserEvents(HttpClientConnection &c) : m_c(c) {}
+    void head(int status, const HttpHeaderPairs &headers) override
     {
-        if (m_c.m_handler)
-            m_c.m_handler->upstreamHead(status, headers);
+        if (m_c.m_receiver)
+            m_c.m_receiver->responseHead(status, headers);
     }
-    void body(const char *data, qsizetype size) override
+    void httpBody(const char *data, qsizetype size) override
     {
-        if (m_c.m_handler)
-            m_c.m_handler->upstreamBody(data, size);
+        if (m_c.m_receiver)
+            m_c.m_receiver->responseBody(data, size);
     }
     void complete() override {}
 
 private:
-    UpstreamConnection &m_c;
+    HttpClientConnection &m_c;
 };
 
-UpstreamConnection::UpstreamConnection(const QUrl &origin, std::shared_ptr<const TlsClientContext> tls, QObject *parent)
-    : QObject(parent), m_origin(origin), m_tls(origin.scheme() != QLatin1String("http")), m_context(std::move(tls))
+HttpClientConnection::HttpClientConnection(const QUrl &origin, std::shared_ptr<const TlsClientContext> tls,
+                                           const HttpClientLimits &limits, Clock &clock, QObject *parent)
+    : QObject(parent), m_origin(origin), m_tls(origin.scheme() != QLatin1String("http")), m_context(std::move(tls)),
+      m_idleTimer(clock.createTimer(this)), m_idleTimeoutMs(limits.idleTimeoutMs)
 {
     m_events = std::make_unique<ParserEvents>(*this);
-    m_parser = std::make_unique<UpstreamResponseParser>(*m_events);
-    m_idleTimer.setSingleShot(true);
-    m_idleTimer.setInterval(kIdleTimeoutMs);
-    connect(&m_idleTimer, &QTimer::timeout, this, [this] {
-        if (!m_handler)
+    m_parser = std::make_unique<HttpResponseParser>(*m_events, limits.maxHeaderLines);
+    connect(m_idleTimer.get(), &ClockTimer::timeout, this, [this] {
+        if (!m_receiver)
             closeForGood();
     });
 }
 
-UpstreamConnection::~UpstreamConnection()
+HttpClientConnection::~HttpClientConnection()
 {
-    m_handler = nullptr;
+    m_receiver = nullptr;
     if (m_connection)
         m_connection->setReceiver(nullptr); // closed with this object (its child)
 }
 
-void UpstreamConnection::send(const UpstreamRequest &request, UpstreamResponseHandler *handler)
+void HttpClientConnection::send(const HttpClientRequest &request, HttpResponseReceiver *receiver)
 {
-    m_idleTimer.stop();
-    m_handler = handler;
+    m_idleTimer->stop();
+    m_receiver = receiver;
     m_answerBytes = 0;
     m_leftover = false;
     m_parser->reset(request.method == "HEAD");
 
-    QByteArray head;
-    head.reserve(256 + request.target.size());
-    head += request.method + ' ' + request.target + " HTTP/1.1\r\nHost: ";
-    head += m_origin.authority(QUrl::FullyEncoded | QUrl::RemoveUserInfo).toLatin1();
-    head += "\r\n";
-    for (const auto &[name, value] : request.headers)
-        head += name + ": " + value + "\r\n";
-    head += "Connection: keep-alive\r\n\r\n";
-    m_pendingRequest = head;
+    m_pendingRequest = httpRequestHead(request, m_origin.authority(QUrl::FullyEncoded | QUrl::RemoveUserInfo).toLatin1(),
+                                       "keep-alive");
     ++m_requestsSent;
 
     if (m_ready) {
@@ -81,12 +73,12 @@ void UpstreamConnection::send(const UpstreamRequest &request, UpstreamResponseHa
     if (m_dialer || m_connection)
         return; // connecting: written once up
     m_dialer = new TcpDialer(this);
-    connect(m_dialer, &TcpDialer::connected, this, &UpstreamConnection::onDialed);
-    connect(m_dialer, &TcpDialer::failed, this, &UpstreamConnection::onDialFailed);
+    connect(m_dialer, &TcpDialer::connected, this, &HttpClientConnection::onDialed);
+    connect(m_dialer, &TcpDialer::failed, this, &HttpClientConnection::onDialFailed);
     m_dialer->dial(m_origin.host(), quint16(m_origin.port(m_tls ? 443 : 80)));
 }
 
-void UpstreamConnection::onDialed(int fd)
+void HttpClientConnection::onDialed(int fd)
 {
     m_dialer->deleteLater();
     m_dialer = nullptr;
@@ -99,7 +91,7 @@ void UpstreamConnection::onDialed(int fd)
         ssl = m_context ? m_context->newConnection(fd, m_origin.host()) : nullptr;
         if (!ssl) {
             ::close(fd);
-            failExchange(QByteArrayLiteral("TlsHandshake"));
+            failExchange(HttpClientFailure::TlsHandshake);
             return;
         }
     }
@@ -113,40 +105,40 @@ void UpstreamConnection::onDialed(int fd)
     m_connection->startHandshake(); // tlsOpen() or tlsClosed() follows
 }
 
-void UpstreamConnection::onDialFailed()
+void HttpClientConnection::onDialFailed()
 {
     const TcpDialer::Failure failure = m_dialer->failure();
     m_dialer->deleteLater();
     m_dialer = nullptr;
-    if (!m_handler) {
+    if (!m_receiver) {
         closeForGood();
         return;
     }
     switch (failure) {
     case TcpDialer::Failure::HostNotFound:
-        failExchange(QByteArrayLiteral("HostNotFound"));
+        failExchange(HttpClientFailure::HostNotFound);
         return;
     case TcpDialer::Failure::ConnectionRefused:
-        failExchange(QByteArrayLiteral("ConnectionRefused"));
+        failExchange(HttpClientFailure::ConnectionRefused);
         return;
     default:
-        failExchange(QByteArrayLiteral("Network"));
+        failExchange(HttpClientFailure::Network);
     }
 }
 
-void UpstreamConnection::tlsOpen()
+void HttpClientConnection::tlsOpen()
 {
     m_ready = true;
     writeRequest();
 }
 
-void UpstreamConnection::tlsClosed()
+void HttpClientConnection::tlsClosed()
 {
     if (!m_ready) {
-        // The TLS handshake failed (the registry's certificate not trusted or not naming the host,
+        // The TLS handshake failed (the peer's certificate not trusted or not naming the host,
         // or the connection dropped meanwhile).
-        if (m_handler)
-            failExchange(QByteArrayLiteral("TlsHandshake"));
+        if (m_receiver)
+            failExchange(HttpClientFailure::TlsHandshake);
         else
             closeForGood();
         return;
@@ -155,31 +147,31 @@ void UpstreamConnection::tlsClosed()
     process();
 }
 
-void UpstreamConnection::writeRequest()
+void HttpClientConnection::writeRequest()
 {
-    if (m_pendingRequest.isEmpty() || !m_handler || !m_connection)
+    if (m_pendingRequest.isEmpty() || !m_receiver || !m_connection)
         return;
     const QByteArray request = std::exchange(m_pendingRequest, QByteArray());
     m_connection->write(request);
 }
 
-void UpstreamConnection::resume()
+void HttpClientConnection::resume()
 {
     process();
 }
 
-void UpstreamConnection::abort()
+void HttpClientConnection::abort()
 {
-    m_handler = nullptr;
+    m_receiver = nullptr;
     closeForGood();
 }
 
-void UpstreamConnection::process()
+void HttpClientConnection::process()
 {
     if (m_processing || m_closed || !m_connection)
         return;
-    if (!m_handler) {
-        // Idle: the registry has nothing to say now. Anything it sends (or its close) ends the connection.
+    if (!m_receiver) {
+        // Idle: the peer has nothing to say now. Anything it sends (or its close) ends the connection.
         if (m_eof) {
             closeForGood();
             return;
@@ -193,8 +185,8 @@ void UpstreamConnection::process()
     m_processing = true;
     bool noRoom = false;
     char buffer[kReadChunkBytes];
-    while (m_handler && !m_parser->isComplete() && !m_parser->failed() && !m_eof) {
-        if (m_parser->headReported() && !m_handler->upstreamBodyRoom()) {
+    while (m_receiver && !m_parser->isComplete() && !m_parser->failed() && !m_eof) {
+        if (m_parser->headReported() && !m_receiver->responseBodyRoom()) {
             noRoom = true;
             break;
         }
@@ -211,57 +203,57 @@ void UpstreamConnection::process()
             m_leftover = true;
     }
     bool cutShort = false;
-    if (m_handler && m_eof && !m_parser->isComplete() && !m_parser->failed())
+    if (m_receiver && m_eof && !m_parser->isComplete() && !m_parser->failed())
         cutShort = !m_parser->feedEof();
     m_processing = false;
 
-    if (!m_handler)
-        return; // aborted from inside a handler call
+    if (!m_receiver)
+        return; // aborted from inside a receiver call
     if (m_parser->failed()) {
-        failExchange(m_parser->failureClass());
+        failExchange(m_parser->failure());
         return;
     }
     if (cutShort) {
-        failExchange(QByteArrayLiteral("RemoteClosed"));
+        failExchange(HttpClientFailure::RemoteClosed);
         return;
     }
     if (!m_parser->isComplete()) {
-        // No room: the socket is not read until resume(), so the kernel's window holds the registry.
+        // No room: the socket is not read until resume(), so the kernel's window holds the peer.
         if (m_connection->readEnabled() == noRoom && m_connection->state() == TlsConnection::State::Open)
             m_connection->setReadEnabled(!noRoom);
         return;
     }
-    UpstreamResponseHandler *handler = m_handler;
-    m_handler = nullptr;
+    HttpResponseReceiver *receiver = m_receiver;
+    m_receiver = nullptr;
     const bool reusable = m_parser->keepAlive() && !m_leftover && !m_eof && !m_connection->hasBufferedInput()
         && m_connection->state() == TlsConnection::State::Open;
     if (reusable) {
         if (!m_connection->readEnabled())
             m_connection->setReadEnabled(true); // a close or stray bytes while idle are noticed
-        m_idleTimer.start();
+        m_idleTimer->start(m_idleTimeoutMs);
         Q_EMIT idle(this);
     } else {
         closeForGood();
     }
-    handler->upstreamComplete();
+    receiver->responseComplete();
 }
 
-void UpstreamConnection::failExchange(const QByteArray &failureClass)
+void HttpClientConnection::failExchange(HttpClientFailure failure)
 {
-    UpstreamResponseHandler *handler = m_handler;
-    m_handler = nullptr;
+    HttpResponseReceiver *receiver = m_receiver;
+    m_receiver = nullptr;
     const bool retryable = m_requestsSent > 1 && m_answerBytes == 0;
-    if (handler)
-        Q_EMIT failed(this, handler, failureClass, retryable);
+    if (receiver)
+        Q_EMIT failed(this, receiver, failure, retryable);
     closeForGood();
 }
 
-void UpstreamConnection::closeForGood()
+void HttpClientConnection::closeForGood()
 {
     if (m_closed)
         return;
     m_closed = true;
-    m_idleTimer.stop();
+    m_idleTimer->stop();
     if (m_dialer)
         m_dialer->abort();
     if (m_connection) {

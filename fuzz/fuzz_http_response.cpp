@@ -1,9 +1,9 @@
-// fuzz_upstream_response: UpstreamResponseParser (docs/contract.md §17, IP-12, IP-13, IP-21) over any
-// answer bytes. Byte 0: bit 0 expects no body (a HEAD), bits 1..7 the feeding (0: at once, n: chunks of
+// fuzz_http_response: HttpResponseParser, the relay's HTTP client's answer reader (registry and, as
+// they land, Corestore answers; docs/contract.md §17, IP-12, IP-13, IP-21) over any answer bytes. Byte 0: bit 0 expects no body (a HEAD), bits 1..7 the feeding (0: at once, n: chunks of
 // n bytes); the rest is the stream, then the end of the stream. Fed in chunks it gives what it gives
 // fed at once (head, body bytes with the transfer framing removed, completion, failure class); events
 // come in order (head before body, nothing after complete) and a failure is HeadersTooLarge or Protocol.
-#include "service/registry/upstreamresponseparser.h"
+#include "service/transport/httpresponseparser.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -11,30 +11,32 @@
 using namespace coreflow;
 
 namespace {
+constexpr qsizetype kMaxHeaderLines = 100; // the registry lane's bound (HttpClientLimits)
+
 [[noreturn]] void broken(const char *what)
 {
-    std::fprintf(stderr, "fuzz_upstream_response: %s\n", what);
+    std::fprintf(stderr, "fuzz_http_response: %s\n", what);
     std::abort();
 }
 
-struct Outcome : UpstreamResponseParser::Events {
+struct Outcome : HttpResponseParser::Events {
     int status = 0;
-    QList<QPair<QByteArray, QByteArray>> headers;
+    HttpHeaderPairs headers;
     QByteArray bodyBytes;
     int heads = 0;
     int completes = 0;
-    QByteArray failure;
+    int failure = -1;
     bool eofCompleted = false;
     qsizetype consumed = 0;
 
-    void head(int s, const QList<QPair<QByteArray, QByteArray>> &h) override
+    void head(int s, const HttpHeaderPairs &h) override
     {
         if (heads++ || completes)
             broken("a second head, or a head after complete");
         status = s;
         headers = h;
     }
-    void body(const char *data, qsizetype size) override
+    void httpBody(const char *data, qsizetype size) override
     {
         if (!heads || completes)
             broken("body bytes before the head or after complete");
@@ -54,7 +56,7 @@ struct Outcome : UpstreamResponseParser::Events {
 
 void run(Outcome &out, const char *data, qsizetype size, qsizetype chunk, bool expectNoBody)
 {
-    UpstreamResponseParser parser(out);
+    HttpResponseParser parser(out, kMaxHeaderLines);
     parser.reset(expectNoBody);
     qsizetype at = 0;
     while (at < size && !parser.failed() && !parser.isComplete()) {
@@ -69,9 +71,11 @@ void run(Outcome &out, const char *data, qsizetype size, qsizetype chunk, bool e
     out.consumed = at;
     if (!parser.failed() && !parser.isComplete())
         out.eofCompleted = parser.feedEof();
-    out.failure = parser.failureClass();
-    if (!out.failure.isEmpty() && out.failure != "HeadersTooLarge" && out.failure != "Protocol")
-        broken("a failure class the parser does not name");
+    if (parser.failed()) {
+        out.failure = int(parser.failure());
+        if (parser.failure() != HttpClientFailure::HeadersTooLarge && parser.failure() != HttpClientFailure::Protocol)
+            broken("a parse failure other than HeadersTooLarge or Protocol");
+    }
     if (parser.isComplete() != (out.completes == 1))
         broken("isComplete() and complete() disagree");
     if (parser.failed() && parser.isComplete())
@@ -80,7 +84,7 @@ void run(Outcome &out, const char *data, qsizetype size, qsizetype chunk, bool e
         broken("headReported() and head() disagree");
     if (out.heads && (out.status < 100 || out.status > 599))
         broken("a status outside 100..599 reported");
-    if (out.headers.size() > UpstreamResponseParser::kMaxHeaderLines)
+    if (out.headers.size() > kMaxHeaderLines)
         broken("more header lines than the bound reported");
 }
 } // namespace

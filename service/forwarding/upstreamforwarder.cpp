@@ -1,0 +1,235 @@
+#include "service/forwarding/upstreamforwarder.h"
+
+#include "service/core/logging.h"
+#include "service/forwarding/nodeconnection.h"
+#include "service/forwarding/noderegistry.h"
+#include "shared/contract/methods.h"
+#include "shared/contract/offers.h"
+#include "shared/contract/refusalnames.h"
+
+#include <QPointer>
+
+namespace coreflow {
+
+using namespace contract;
+
+namespace {
+Refusal named(QLatin1StringView name, const QString &reason) { return Refusal{QString(name), reason}; }
+} // namespace
+
+struct UpstreamForwarder::Upstream {
+    Frame frame;                              // the node's request (method, node correlation id, raw body)
+    QPointer<NodeConnection> connection;
+    MethodTable::Reply reply;
+    bool registration = false;
+    qint64 arrivedAtMs = 0;
+    std::unique_ptr<ClockTimer> waitTimer;    // registration: the wait for a session
+    quint64 callId = 0;
+};
+
+UpstreamForwarder::UpstreamForwarder(CloudlyConnector &cloudly, MethodTable &nodeMethods, NodeRegistry &registry,
+                                     RelayCounters &counters, Clock &clock, const RelayTiming &timing, QObject *parent)
+    : QObject(parent), m_cloudly(cloudly), m_nodeMethods(nodeMethods), m_registry(registry), m_counters(counters),
+      m_clock(clock), m_timing(timing), m_gate(registry)
+{
+    // The six node methods and the four secret-recipient requests travel the same current-session path
+    // (§8.1); none of their bodies is read beyond request.session.
+    auto handler = [this](const Frame &frame, const Caller &caller, MethodTable::Reply reply) {
+        forward(frame, caller.connection, reply);
+    };
+    for (const auto &name : method::nodeMethods)
+        m_nodeMethods.add(QString(name), handler);
+    for (const auto &name : method::nodeSecretMethods)
+        m_nodeMethods.add(QString(name), handler);
+    connect(&m_cloudly, &CloudlyConnector::dispatchable, this, &UpstreamForwarder::onDispatchable);
+}
+
+UpstreamForwarder::~UpstreamForwarder()
+{
+    for (const auto &name : method::nodeMethods)
+        m_nodeMethods.remove(QString(name));
+    for (const auto &name : method::nodeSecretMethods)
+        m_nodeMethods.remove(QString(name));
+}
+
+void UpstreamForwarder::refuse(const MethodTable::Reply &reply, const Frame &frame, const Refusal &refusal)
+{
+    m_counters.countRefusal(refusal.name);
+    reply(MethodTable::refusalFor(frame, refusal));
+}
+
+void UpstreamForwarder::forward(const Frame &frame, NodeConnection *connection, const MethodTable::Reply &reply)
+{
+    if (!connection)
+        return refuse(reply, frame, named(refusal::methodNotServed, QStringLiteral("node methods are served on the listener only")));
+    const bool registration = frame.method == method::registerPalletRuntimeSession;
+    if (registration) {
+        if (!admitRegistration(frame, connection, reply))
+            return;
+    } else {
+        if (auto refusal = m_gate.admit(frame, connection))
+            return refuse(reply, frame, *refusal);
+        if (!m_cloudly.isDispatchable())
+            return refuse(reply, frame, named(refusal::cloudlySessionUnavailable, QStringLiteral("no Cloudly session")));
+    }
+    auto op = std::make_shared<Upstream>();
+    op->frame = frame;
+    op->connection = connection;
+    op->reply = reply;
+    op->registration = registration;
+    op->arrivedAtMs = m_clock.nowMs();
+    if (registration && !m_cloudly.isDispatchable())
+        return waitForSession(op);
+    send(op);
+}
+
+// The peer's offer is judged before anything else is read, before any bearer travels and before
+// anything is forwarded (§2.2); then request.nodeId is read (§8.1). False: refused (answered).
+bool UpstreamForwarder::admitRegistration(const Frame &frame, NodeConnection *connection, const MethodTable::Reply &reply)
+{
+    auto request = frame.requestObject();
+    if (!request) {
+        refuse(reply, frame, request.refusal());
+        return false;
+    }
+    if (auto refusal = judgePeerOffer(request.value().value(QStringLiteral("offer")), sessionKind::palletRuntime)) {
+        const QString peer = peerOfferInRefusal(*refusal);
+        const QString peerText = peer.isEmpty() ? QStringLiteral("no readable offer") : peer;
+        qCWarning(logForwarder).noquote() << "refused registerPalletRuntimeSession from" << connection->describe() << ":"
+                                          << refusal->text();
+        Q_EMIT offerRefused(peerText, offerForPalletRuntime().describe(),
+                            QStringLiteral("a node offered %1; %2").arg(peerText, refusal->reason));
+        refuse(reply, frame, *refusal);
+        return false;
+    }
+    Q_EMIT offerServed();
+    const QJsonValue nodeId = request.value().value(QStringLiteral("nodeId"));
+    if (!nodeId.isString() || nodeId.toString().isEmpty()) {
+        refuse(reply, frame, named(refusal::requestInvalid, nodeId.isUndefined() ? QStringLiteral("field request.nodeId is missing")
+                                                                                 : QStringLiteral("field request.nodeId is not a non-empty string")));
+        return false;
+    }
+    return true;
+}
+
+// A registration waits out a brief reconnect (§8.1); it counts as in flight while it waits.
+void UpstreamForwarder::waitForSession(const std::shared_ptr<Upstream> &op)
+{
+    qCInfo(logForwarder).noquote() << "holding registerPalletRuntimeSession from" << op->connection->describe()
+                                   << "until the Cloudly session is back (at most" << m_timing.registrationWaitMs << "ms)";
+    op->waitTimer = m_clock.createTimer();
+    std::weak_ptr<Upstream> weak = op;
+    connect(op->waitTimer.get(), &ClockTimer::timeout, this, [this, weak] {
+        auto op = weak.lock();
+        if (!op)
+            return;
+        m_waitingForSession.removeAll(op);
+        if (op->connection)
+            op->connection->forwardEnded();
+        refuse(op->reply, op->frame,
+               named(refusal::cloudlySessionUnavailable,
+                     QStringLiteral("no Cloudly session after waiting %1 ms").arg(m_timing.registrationWaitMs)));
+    });
+    op->waitTimer->start(m_timing.registrationWaitMs);
+    m_waitingForSession.append(op);
+    op->connection->forwardBegan();
+}
+
+void UpstreamForwarder::onDispatchable()
+{
+    const auto waiting = m_waitingForSession;
+    m_waitingForSession.clear();
+    for (const auto &op : waiting) {
+        op->waitTimer->stop();
+        if (op->connection)
+            op->connection->forwardEnded();
+        send(op);
+    }
+}
+
+void UpstreamForwarder::send(const std::shared_ptr<Upstream> &op)
+{
+    const qint64 budget = op->registration
+                              ? qMax<qint64>(1, m_timing.registrationBudgetMs - (m_clock.nowMs() - op->arrivedAtMs))
+                              : m_timing.forwardTimeoutMs;
+    if (op->connection) {
+        op->connection->forwardBegan();
+        op->connection->forwardSent(op->frame.method, m_clock.nowMs());
+    }
+    m_counters.countForward();
+    m_inFlight.emplace(op.get(), op);
+    qCDebug(logForwarder).noquote() << "forwarding" << op->frame.method << "from"
+                                    << (op->connection ? op->connection->describe() : QStringLiteral("a closed connection"));
+    op->callId = m_cloudly.call(op->frame.method, op->frame.request, budget,
+                                [this, op, budget](const CloudlyConnector::CallResult &result) {
+                                    CloudlyConnector::CallResult r = result;
+                                    if (!r.delivered && r.refusal.name == QLatin1String(refusal::cloudlyForwardTimeout))
+                                        r.refusal.reason = QStringLiteral("no answer from Cloudly within %1 ms")
+                                                               .arg(op->registration ? m_timing.registrationBudgetMs : budget);
+                                    finish(op, r);
+                                });
+    Q_EMIT statusChanged();
+}
+
+void UpstreamForwarder::finish(const std::shared_ptr<Upstream> &op, const CloudlyConnector::CallResult &result)
+{
+    m_inFlight.erase(op.get());
+    NodeConnection *connection = op->connection.data();
+    if (connection)
+        connection->forwardEnded();
+    if (!result.delivered) {
+        qCInfo(logForwarder).noquote() << op->frame.method << "for"
+                                       << (connection ? connection->describe() : QStringLiteral("a closed connection"))
+                                       << "not forwarded:" << result.refusal.name;
+        refuse(op->reply, op->frame, result.refusal);
+        Q_EMIT statusChanged();
+        return;
+    }
+    const Frame &answer = result.answer;
+    if (answer.hasError()) {
+        op->reply(Envelope::relayedError(op->frame.method, op->frame.correlationId, op->frame.request, answer.error, answer.retry));
+        Q_EMIT statusChanged();
+        return;
+    }
+    if (op->registration && connection)
+        bindRegistration(connection, answer);
+    op->reply(Envelope::response(op->frame.method, op->frame.correlationId, op->frame.request, answer.response));
+    Q_EMIT statusChanged();
+}
+
+// The one value-free fact read from a registration answer: the binding Cloudly issued (§8.1).
+void UpstreamForwarder::bindRegistration(NodeConnection *connection, const Frame &answer)
+{
+    auto response = answer.responseObject();
+    if (response) {
+        const QJsonValue session = response.value().value(QStringLiteral("session"));
+        if (session.isObject()) {
+            auto binding = SessionBinding::read(session.toObject(), QStringLiteral("response.session"));
+            if (binding)
+                return m_registry.bind(connection, binding.value(), m_cloudly.carrierCount(), m_clock.nowMs());
+        }
+    }
+    qCWarning(logForwarder).noquote() << "Cloudly accepted a registration without a readable session binding; the connection stays unbound";
+}
+
+void UpstreamForwarder::connectionClosed(NodeConnection *connection)
+{
+    for (auto it = m_waitingForSession.begin(); it != m_waitingForSession.end();) {
+        if ((*it)->connection == connection) {
+            (*it)->waitTimer->stop();
+            it = m_waitingForSession.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (auto it = m_inFlight.begin(); it != m_inFlight.end();) {
+        if (it->second->connection == connection) {
+            m_cloudly.cancel(it->second->callId);
+            it = m_inFlight.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+} // namespace coreflow

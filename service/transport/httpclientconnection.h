@@ -1,0 +1,119 @@
+#pragma once
+// HttpClientConnection: one HTTP/1.1 client connection of the relay's own to an origin, on the
+// relay's own transport in the thread that owns it: TcpDialer, then a client-role TlsConnection over
+// the pool's TlsClientContext (OpenSSL on the descriptor: no memory BIOs, no socket buffer of Qt's).
+// Owned and handed out by HttpClientPool; one request at a time, kept alive between requests.
+// docs/contract.md §17 (the relay's own HTTP client).
+//
+// Request: httpRequestHead(): "<method> <target> HTTP/1.1", Host (the origin's host[:port]), the
+// request's headers in order, "Connection: keep-alive", and nothing else (no body). Header values
+// must hold no CR or LF (the lane checks what it forwards), so the lines cannot be split.
+// TLS for an https origin (the pool's TlsClientContext: system CAs plus the lane's extra CAs, peer
+// verified against the origin's host or IP, SNI for a name, ALPN http/1.1); a plaintext
+// TlsConnection for an http origin (loopback test peers only; the configuration refuses plain http
+// elsewhere).
+// Answer: parsed by HttpResponseParser (http_parser, at most limits.maxHeaderLines header lines) and
+// handed to the HttpResponseReceiver.
+//
+// Backpressure: bytes are read (decrypted straight out of the socket) only while the receiver has
+// room (HttpResponseReceiver::responseBodyRoom), at most kReadChunkBytes per read; without room the
+// socket is not read at all (its notifier is off), so the kernel's receive window slows the peer;
+// resume() continues when the receiver has room again. Nothing is buffered here beyond OpenSSL's one
+// record of read-ahead; body bytes reach the receiver straight out of the read buffer.
+// Failures (HttpClientFailure): HostNotFound and ConnectionRefused from the dial
+// (TcpDialer::failure), Network for any other dial failure, TlsHandshake when the TLS handshake
+// fails (an untrusted or misnamed certificate included), RemoteClosed when the peer closes before
+// its answer ended, Protocol / HeadersTooLarge from the parser.
+//
+// Ends of an exchange:
+//  - answer complete: the receiver is detached first, then the connection goes idle() (keep-alive,
+//    nothing unasked-for read) or closed(), then the receiver's responseComplete() is called;
+//  - failure (socket error, TLS failure, parse error, the peer closing before the answer ended):
+//    failed() names it, then the connection is closed(); retryable is true when the connection had
+//    served an earlier request and nothing of this answer arrived (an idle keep-alive connection the
+//    peer had closed meanwhile); the pool decides about the retry and tells the receiver;
+//  - abort() (the lane gave up): closed at once, the receiver hears nothing more.
+// An idle connection closes itself after limits.idleTimeoutMs (on the injected Clock), or when the
+// peer closes it.
+#include "service/transport/httpclientfailure.h"
+#include "service/transport/httpclientlimits.h"
+#include "service/transport/httpclientrequest.h"
+#include "service/transport/httpresponseparser.h"
+#include "service/transport/tlsconnection.h"
+
+#include <QByteArray>
+#include <QObject>
+#include <QUrl>
+#include <memory>
+
+namespace coreflow {
+
+class Clock;
+class ClockTimer;
+class TcpDialer;
+class TlsClientContext;
+class HttpResponseReceiver;
+
+class HttpClientConnection : public QObject, private TlsConnection::Receiver {
+    Q_OBJECT
+public:
+    static constexpr qint64 kReadChunkBytes = 64 * 1024; // bytes per read from the socket
+
+    // origin: scheme (https or http), host, port. tls: used for https (nullptr: an https request
+    // fails as TlsHandshake). limits: the owning pool's. clock: runs the idle bound.
+    HttpClientConnection(const QUrl &origin, std::shared_ptr<const TlsClientContext> tls, const HttpClientLimits &limits,
+                         Clock &clock, QObject *parent = nullptr);
+    ~HttpClientConnection() override;
+
+    // Sends `request` (connecting first when not connected) and delivers its answer to `receiver`.
+    // Only on a new or idle connection.
+    void send(const HttpClientRequest &request, HttpResponseReceiver *receiver);
+    // The receiver has room again: continue reading.
+    void resume();
+    // Drops the exchange in flight (if any) and closes the connection; emits closed().
+    void abort();
+
+    bool isBusy() const { return m_receiver != nullptr; }
+    int requestsSent() const { return m_requestsSent; }
+
+Q_SIGNALS:
+    void idle(coreflow::HttpClientConnection *connection);
+    void closed(coreflow::HttpClientConnection *connection);
+    void failed(coreflow::HttpClientConnection *connection, coreflow::HttpResponseReceiver *receiver,
+                coreflow::HttpClientFailure failure, bool retryable);
+
+private:
+    class ParserEvents;
+    // TlsConnection::Receiver
+    void tlsReadable() override { process(); }
+    void tlsClosed() override;
+    void tlsOpen() override;
+
+    void onDialed(int fd);
+    void onDialFailed();
+    void writeRequest();
+    void process();
+    void failExchange(HttpClientFailure failure);
+    void closeForGood();
+
+    QUrl m_origin;
+    bool m_tls = true;
+    std::shared_ptr<const TlsClientContext> m_context;
+    TcpDialer *m_dialer = nullptr;           // while connecting
+    TlsConnection *m_connection = nullptr;   // once connected
+    std::unique_ptr<ParserEvents> m_events;
+    std::unique_ptr<HttpResponseParser> m_parser;
+    HttpResponseReceiver *m_receiver = nullptr;
+    QByteArray m_pendingRequest; // written once the connection (and TLS) is up
+    std::unique_ptr<ClockTimer> m_idleTimer;
+    int m_idleTimeoutMs;
+    qint64 m_answerBytes = 0;    // bytes of the current answer read so far
+    int m_requestsSent = 0;
+    bool m_ready = false;        // connected (and encrypted for https)
+    bool m_eof = false;          // the peer closed its side
+    bool m_leftover = false;     // bytes after the answer's end
+    bool m_processing = false;
+    bool m_closed = false;
+};
+
+} // namespace coreflow

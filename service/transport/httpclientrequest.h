@@ -1,0 +1,22 @@
+#pragma once
+// HttpClientRequest: one HTTP/1.1 request the relay sends as a client (the HTTP client's
+// HttpClientConnection, the WebSocket client handshake), as httpRequestHead() writes it.
+// docs/contract.md §17 (the relay's own HTTP client).
+//
+// Shapes: method as sent ("GET", "HEAD", ...); target the request target (path and query,
+// percent-encoded, "/" at least); headers every header line to send except Host (and, for the HTTP
+// client, Connection), in order. Values must hold no CR or LF (the lane checks what it forwards):
+// the writer does not split or refuse lines.
+#include "service/transport/httpheaderpairs.h"
+
+#include <QByteArray>
+
+namespace coreflow {
+
+struct HttpClientRequest {
+    QByteArray method;
+    QByteArray target;
+    HttpHeaderPairs headers;
+};
+
+} // namespace coreflow

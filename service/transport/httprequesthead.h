@@ -1,0 +1,20 @@
+#pragma once
+// httpRequestHead: the one writer of an HTTP/1.1 request head the relay sends as a client
+// (docs/contract.md §17 for the HTTP client, §3 for the WebSocket client handshake). Pure: no I/O.
+//
+//   <method> <target> HTTP/1.1\r\n
+//   Host: <host>\r\n
+//   <name>: <value>\r\n                  every request header, in order
+//   Connection: <connection>\r\n         only when connection is not empty
+//   \r\n
+// host: host[:port] as the Host header carries it. No body is written (the relay sends none).
+#include "service/transport/httpclientrequest.h"
+
+#include <QByteArray>
+#include <QByteArrayView>
+
+namespace coreflow {
+
+QByteArray httpRequestHead(const HttpClientRequest &request, QByteArrayView host, QByteArrayView connection = {});
+
+} // namespace coreflow
