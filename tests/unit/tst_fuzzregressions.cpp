@@ -19,8 +19,14 @@ WebSocketFrameDecoder::Sink ignoring()
 struct Answer : HttpResponseParser::Events {
     int status = -1;
     bool completed = false;
+    QByteArray body;
+    bool bodyBeforeHead = false;
     void head(int s, const HttpHeaderPairs &) override { status = s; }
-    void httpBody(const char *, qsizetype) override {}
+    void httpBody(const char *data, qsizetype size) override
+    {
+        bodyBeforeHead = bodyBeforeHead || status == -1;
+        body.append(data, size);
+    }
     void complete() override { completed = true; }
 };
 } // namespace
@@ -80,6 +86,33 @@ private Q_SLOTS:
         QCOMPARE(events.status, -1);
         QVERIFY(!parser.headReported());
     }
+    // fuzz_http_response: an interim "199" answer announcing Content-Length: 5 had its five bytes
+    // handed to the body sink before any head (http_parser reads a 1xx/204/304 body when a length is
+    // announced). RFC 9112 §6.3: such answers carry no content; the bytes after their header block are
+    // the next answer's (docs/contract.md §17).
+    void answersWithoutContentCarryNoBody_data()
+    {
+        QTest::addColumn<QByteArray>("answer");
+        QTest::addColumn<int>("status");
+        QTest::newRow("interim 199 with a length, as found")
+            << QByteArray("HTTP/1.1 199 OK\r\nContent-Length: 5\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n") << 200;
+        QTest::newRow("204") << QByteArray("HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n") << 204;
+        QTest::newRow("304") << QByteArray("HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n") << 304;
+    }
+    void answersWithoutContentCarryNoBody()
+    {
+        QFETCH(QByteArray, answer);
+        QFETCH(int, status);
+        Answer events;
+        HttpResponseParser parser(events, 128);
+        parser.reset(false);
+        parser.feed(answer.constData(), answer.size());
+        QVERIFY(!events.bodyBeforeHead);
+        QCOMPARE(events.status, status);
+        QVERIFY(events.completed);
+        QCOMPARE(events.body, QByteArray());
+    }
+
     void upstreamStatusesInTheRangeAreReported()
     {
         for (const char *answer : {"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 599 Odd\r\nContent-Length: 0\r\n\r\n",
