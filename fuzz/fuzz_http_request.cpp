@@ -37,7 +37,11 @@ struct Reading {
     QList<Request> requests;
     bool failed = false;
     int error = 0;
-    bool operator==(const Reading &) const = default;
+    // Which error http_parser names is not compared: when a header block is over the line bound AND
+    // malformed, which of the two it meets first depends on where the bytes split (the collector
+    // counts a line as soon as http_parser hands over a piece of its name). Either way the request is
+    // refused (400 or 431, contract §17) and nothing of it reaches a handler.
+    bool operator==(const Reading &o) const { return requests == o.requests && failed == o.failed; }
 };
 
 Reading read(const char *data, qsizetype size, qsizetype chunk)
@@ -115,7 +119,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const Reading whole = read(bytes, n, 0);
     for (const Request &request : whole.requests)
         judge(request);
-    if (chunk != 0 && !(read(bytes, n, chunk) == whole))
-        broken("fed in chunks it reads other requests than fed at once");
+    if (chunk != 0) {
+        const Reading pieces = read(bytes, n, chunk);
+        if (!(pieces == whole)) {
+            std::fprintf(stderr, "at once: %d requests, failed %d (http_errno %d); in %d-byte chunks: %d requests, failed %d (http_errno %d)\n",
+                         int(whole.requests.size()), int(whole.failed), whole.error, int(chunk), int(pieces.requests.size()),
+                         int(pieces.failed), pieces.error);
+            broken("fed in chunks it reads other requests than fed at once");
+        }
+    }
     return 0;
 }
