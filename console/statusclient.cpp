@@ -1,5 +1,7 @@
 #include "console/statusclient.h"
 
+#include "console/statuslinereader.h"
+
 #include "console/consolelog.h"
 #include "console/serverpeercheck.h"
 #include "shared/contract/refusalnames.h"
@@ -136,48 +138,25 @@ void StatusClient::onReadyRead()
 
 void StatusClient::handleLine(const QByteArray &line)
 {
-    if (line.trimmed().isEmpty())
+    StatusLine read = StatusLineReader::read(line);
+    switch (read.kind) {
+    case StatusLine::Kind::Ignore:
         return;
-    QJsonParseError err{};
-    const QJsonDocument doc = QJsonDocument::fromJson(line, &err);
-    if (err.error != QJsonParseError::NoError || !doc.isObject()) {
-        onSocketGone(QStringLiteral("protocol error: the peer sent a line that is not a JSON object"), State::Disconnected, true);
+    case StatusLine::Kind::ProtocolError:
+        onSocketGone(read.reason, State::Disconnected, true);
         return;
-    }
-    const QJsonObject msg = doc.object();
-    const QString type = msg.value(QStringLiteral("type")).toString();
-    if (type == QLatin1String("refusal")) {
-        const QString name = msg.value(QStringLiteral("name")).toString();
-        const QString reason = msg.value(QStringLiteral("reason")).toString();
-        if (name == QLatin1String(refusal::statusAccessDenied)) {
-            qCWarning(lcConsole).noquote() << "access refused:" << reason;
+    case StatusLine::Kind::Refusal:
+        if (read.refusalName == QLatin1String(refusal::statusAccessDenied)) {
+            qCWarning(lcConsole).noquote() << "access refused:" << read.reason;
             m_refusedOnThisConnection = true;
-            setState(State::Refused, reason);
+            setState(State::Refused, read.reason);
         } else {
-            qCWarning(lcConsole).noquote() << "relay refused:" << name << reason;
+            qCWarning(lcConsole).noquote() << "relay refused:" << read.refusalName << read.reason;
         }
-        Q_EMIT refusalReceived(name, reason);
+        Q_EMIT refusalReceived(read.refusalName, read.reason);
         return;
-    }
-    if (type != QLatin1String("snapshot") && type != QLatin1String("event")) {
-        onSocketGone(QStringLiteral("protocol error: unknown message type"), State::Disconnected, true);
-        return;
-    }
-    if (msg.value(QStringLiteral("version")).toInt(-1) != status::statusProtocolVersion) {
-        onSocketGone(QStringLiteral("protocol error: %1 version %2 not spoken (this console speaks %3)")
-                         .arg(type)
-                         .arg(msg.value(QStringLiteral("version")).toInt(-1))
-                         .arg(status::statusProtocolVersion),
-                     State::Disconnected, true);
-        return;
-    }
-    if (type == QLatin1String("snapshot")) {
-        const QJsonValue statusJson = msg.value(QStringLiteral("status"));
-        if (!statusJson.isObject()) {
-            onSocketGone(QStringLiteral("protocol error: snapshot without a status object"), State::Disconnected, true);
-            return;
-        }
-        m_last = status::RelayStatus::fromJson(statusJson.toObject());
+    case StatusLine::Kind::Snapshot:
+        m_last = std::move(read.status);
         m_backoffMs = m_options.initialBackoffMs;
         m_protocolFailure = false;
         if (m_state != State::Connected)
@@ -185,9 +164,10 @@ void StatusClient::handleLine(const QByteArray &line)
         setState(State::Connected, QStringLiteral("connected to %1").arg(m_options.socketPath));
         Q_EMIT snapshotReceived(*m_last);
         return;
+    case StatusLine::Kind::Event:
+        Q_EMIT eventReceived(read.event);
+        return;
     }
-    Q_EMIT eventReceived(StatusEvent{qint64(msg.value(QStringLiteral("atMs")).toDouble()),
-                                     msg.value(QStringLiteral("kind")).toString(), msg.value(QStringLiteral("line")).toString()});
 }
 
 void StatusClient::onSocketGone(const QString &reason, State next, bool protocol)

@@ -1,7 +1,6 @@
 #include "service/registration/relayregistration.h"
 
 #include "service/core/logging.h"
-#include "shared/contract/exactkeyreader.h"
 #include "shared/contract/methods.h"
 #include "shared/contract/offers.h"
 #include "shared/contract/refusalnames.h"
@@ -14,24 +13,6 @@ using namespace contract;
 
 namespace {
 const QString kHop = QStringLiteral("registration");
-
-std::optional<RecordReference> readReference(ExactKeyReader &parent, const QString &key, std::optional<Refusal> &problem)
-{
-    const QJsonObject json = parent.requiredObject(key);
-    if (parent.failed())
-        return std::nullopt;
-    ExactKeyReader r(json, parent.pathOf(key));
-    RecordReference ref{r.requiredString(QStringLiteral("id")), r.requiredInteger(QStringLiteral("generation"))};
-    if (!r.failed() && ref.id.isEmpty())
-        r.fail(QStringLiteral("id"), QStringLiteral("is empty"));
-    if (!r.failed() && ref.generation < 0)
-        r.fail(QStringLiteral("generation"), QStringLiteral("is negative"));
-    if (auto refusal = r.finish()) {
-        problem = refusal;
-        return std::nullopt;
-    }
-    return ref;
-}
 } // namespace
 
 RelayRegistration::RelayRegistration(CloudlyConnector &cloudly, ReadinessBoard &readiness, Clock &clock,
@@ -166,18 +147,11 @@ void RelayRegistration::onAnswer(const CloudlyConnector::CallResult &r)
         refuseAnswer(QStringLiteral("Cloudly's answer to registerClusterRelay is not the contract's: %1").arg(response.refusal().reason));
         return done();
     }
-    ExactKeyReader reader(response.value(), QStringLiteral("response"));
-    const QJsonObject offerJson = reader.requiredObject(QStringLiteral("offer"));
-    const QString origin = reader.requiredString(QStringLiteral("origin"));
-    std::optional<Refusal> problem;
-    const auto credential = readReference(reader, QStringLiteral("credential"), problem);
-    std::optional<Refusal> recordProblem;
-    const auto record = readReference(reader, QStringLiteral("registration"), recordProblem);
-    if (!problem)
-        problem = recordProblem;
-    if (!problem)
-        problem = reader.finish();
-    const AnsweredOffer judged = judgeAnsweredOffer(&response.value(), offerJson, problem);
+    const RegistrationAcceptance acceptance = RegistrationAcceptance::read(response.value());
+    const AnsweredOffer &judged = acceptance.judged;
+    const std::optional<RecordReference> &credential = acceptance.credential;
+    const std::optional<RecordReference> &record = acceptance.record;
+    const QString &origin = acceptance.origin;
     if (judged.verdict == AnsweredOffer::Verdict::NotContract) {
         // A servable offer in an answer that is otherwise not the contract's ends the disagreement only.
         if (judged.namesServableOffer)

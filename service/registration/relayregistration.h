@@ -24,6 +24,7 @@
 //    registers again.
 #include "service/core/readinessboard.h"
 #include "service/cloudly/cloudlyconnector.h"
+#include "service/registration/registrationacceptance.h"
 #include "shared/contract/timing.h"
 #include "shared/util/clock.h"
 
@@ -39,12 +40,6 @@ struct RelayEndpoint {
     QString listenAddress;  // COREFLOW_RELAY_BIND_HOSTNAME as bound
     quint16 listenPort = 0; // the bound port
     QString servedOrigin;   // the relay block's origin this process serves (for RR-20)
-};
-
-struct RecordReference {
-    QString id;
-    qint64 generation = 0;
-    bool operator==(const RecordReference &) const = default;
 };
 
 class RelayRegistration : public QObject {

@@ -3,6 +3,7 @@
 #include "service/registry/registryexchange.h"
 #include "service/registry/registryfailureclass.h"
 #include "service/registry/registryheaders.h"
+#include "service/registry/registrypathfilter.h"
 #include "service/core/logging.h"
 #include "shared/contract/httprefusal.h"
 #include "service/registry/wwwauthenticaterewriter.h"
@@ -27,41 +28,6 @@ QUrl originOf(const QUrl &url)
     origin.setHost(url.host());
     origin.setPort(url.port());
     return origin;
-}
-
-bool hasDotSegment(const QString &encodedPath)
-{
-    const QList<QStringView> segments = QStringView(encodedPath).split(QLatin1Char('/'));
-    for (QStringView segment : segments) {
-        const QByteArray decoded = QByteArray::fromPercentEncoding(segment.toUtf8());
-        if (decoded == "." || decoded == "..")
-            return true;
-    }
-    return false;
-}
-
-// %2F and %5C would let a segment decode into a path separator upstream ("/v2/..%2F..%2Fadmin"), %00
-// and the other encoded control characters (%00-%1F, %7F) have no place in a registry path; a raw
-// control character or backslash is refused too (QUrl normally encodes them).
-bool hasRefusedEncoding(const QString &encodedPath)
-{
-    for (qsizetype i = 0; i < encodedPath.size(); ++i) {
-        const char16_t c = encodedPath.at(i).unicode();
-        if (c < 0x20 || c == 0x7f || c == u'\\')
-            return true;
-        if (c != u'%')
-            continue;
-        if (i + 2 >= encodedPath.size())
-            return true; // a truncated escape
-        const QByteArray hex = encodedPath.mid(i + 1, 2).toLatin1();
-        bool ok = false;
-        const int byte = hex.toInt(&ok, 16);
-        if (!ok)
-            return true;
-        if (byte == 0x2f || byte == 0x5c || byte < 0x20 || byte == 0x7f)
-            return true;
-    }
-    return false;
 }
 
 // Answers a refusal in the registry API's error shape (contract::httpRefusal); a HEAD gets the
@@ -139,13 +105,13 @@ void RegistryProxy::handleHttp(const ListenerHttpRequest &request, std::unique_p
     const QString path = url.path(QUrl::FullyEncoded);
     const char *method = request.method.constData();
     const bool head = request.method == "HEAD";
-    const bool underV2 = path == QLatin1String("/v2") || path.startsWith(QLatin1String("/v2/"));
+    const bool underV2 = RegistryPathFilter::isUnderV2(path);
     const bool tokenPath = !underV2 && m_tokenPaths.contains(path);
     const QByteArray cls = pathClass(path, tokenPath);
 
     if (!responder->isConnected())
         return;
-    if ((!underV2 && !tokenPath) || hasDotSegment(path) || hasRefusedEncoding(path)) {
+    if (!RegistryPathFilter::isServed(path, tokenPath)) {
         if (refusalLogAllowed())
             qCInfo(logRegistry, "%s %s -> 404 %s", method, cls.constData(), refusal::pathNotServed.data());
         refuse(*responder, head, 404, refusal::pathNotServed,

@@ -5,6 +5,7 @@
 #include "shared/status/statussocketpath.h"
 #include "shared/status/statussocketplace.h"
 #include "service/statussocket/statusaccesspolicy.h"
+#include "service/statussocket/statushelloreader.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -72,15 +73,6 @@ bool liveServerAt(const QString &path)
     const bool live = ::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0;
     ::close(fd);
     return live;
-}
-
-QString describeType(const QJsonValue &type)
-{
-    if (!type.isString())
-        return QStringLiteral("a message without a type");
-    const QString t = type.toString();
-    // The type is echoed only when it is a plain name (RefusalQuote), so a refusal never quotes client input.
-    return contract::RefusalQuote::isPlain(t) ? QStringLiteral("message type \"%1\"").arg(t) : QStringLiteral("an unknown message type");
 }
 
 } // namespace
@@ -290,38 +282,16 @@ void StatusServer::processInput(const std::shared_ptr<Client> &clientRef)
 
 void StatusServer::handleLine(Client &client, const QByteArray &rawLine)
 {
-    const QByteArray line = rawLine.trimmed();
-    if (line.isEmpty())
+    const StatusHelloOutcome outcome = StatusHelloReader::read(rawLine, client.helloed);
+    if (outcome.kind == StatusHelloOutcome::Kind::Ignore)
         return;
-    QJsonParseError err{};
-    const QJsonDocument doc = QJsonDocument::fromJson(line, &err);
-    if (err.error != QJsonParseError::NoError || !doc.isObject()) {
-        refuse(client, QStringLiteral("not a JSON object; this socket is read-only and answers only hello"));
-        return;
-    }
-    const QJsonObject msg = doc.object();
-    const QJsonValue type = msg.value(QStringLiteral("type"));
-    if (type.toString() != QLatin1String("hello")) {
-        refuse(client, QStringLiteral("%1 is not served; this socket is read-only and answers only hello").arg(describeType(type)));
-        return;
-    }
-    if (client.helloed) {
-        refuse(client, QStringLiteral("hello already received on this connection"));
-        return;
-    }
-    const QJsonValue version = msg.value(QStringLiteral("version"));
-    if (!version.isDouble() || version.toDouble() != double(status::statusProtocolVersion)) {
-        refuse(client, QStringLiteral("hello version not spoken; this relay speaks version %1").arg(status::statusProtocolVersion));
-        return;
-    }
-    const QJsonValue subscribe = msg.value(QStringLiteral("subscribe"));
-    if (!subscribe.isUndefined() && !subscribe.isBool()) {
-        refuse(client, QStringLiteral("hello field subscribe must be true or false"));
+    if (outcome.kind == StatusHelloOutcome::Kind::Refuse) {
+        refuse(client, outcome.reason);
         return;
     }
     client.helloed = true;
     client.helloTimer->stop();
-    client.subscribed = subscribe.toBool(false);
+    client.subscribed = outcome.subscribe;
     QLocalSocket *socket = client.socket;
     sendSnapshot(client, true);
     if (!m_clients.contains(socket) || !client.subscribed)

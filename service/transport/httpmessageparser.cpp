@@ -41,7 +41,12 @@ HttpMessageParser::HttpMessageParser(Kind kind) : m_kind(kind)
         s.m_headersDone = true;
         s.m_pending = Event::HeadersComplete;
         http_parser_pause(p, 1);
-        return s.m_expectNoBody ? 1 : 0; // 1: no body follows this header block
+        // 1: no body follows this header block. An answer to HEAD (expectNoBody) and, whatever they
+        // announce, 1xx, 204 and 304 answers carry no content (RFC 9112 §6.3; http_parser would read
+        // an announced Content-Length of theirs as a body).
+        const bool contentless = p->type == HTTP_RESPONSE
+                                 && (p->status_code / 100 == 1 || p->status_code == 204 || p->status_code == 304);
+        return s.m_expectNoBody || contentless ? 1 : 0;
     };
     m_settings.on_body = [](http_parser *p, const char *at, size_t length) {
         if (BodySink *sink = of(p).m_sink)

@@ -17,7 +17,8 @@
 // handed back, as http_parser itself reads it again).
 // Body bytes (transfer framing removed: chunked decoded) go to the BodySink, if any, as they are
 // parsed, straight out of the caller's buffer (no copy). setExpectNoBody(true) (an answer to HEAD)
-// makes an answer end at its header block whatever it announces.
+// makes an answer end at its header block whatever it announces; a 1xx, 204 or 304 answer always ends
+// there (RFC 9112 §6.3).
 // finish() tells the parser the stream ended (a close-delimited answer completes there).
 // A new message clears url() and headers() when it begins; nextMessage() also restarts headBytes().
 // Bounds, checked on every piece as http_parser hands it over (nothing past a bound is kept;

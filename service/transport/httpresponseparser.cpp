@@ -51,6 +51,12 @@ bool HttpResponseParser::handle(HttpMessageParser::Event event)
         return true;
     case HttpMessageParser::Event::HeadersComplete: {
         const int status = m_parser.statusCode();
+        if (status < 100 || status > 599) {
+            // http_parser takes any one to three digits; RFC 9110 §15 allows 100..599 only
+            // (docs/contract.md §17): not an answer the relay reports or relays.
+            m_failure = HttpClientFailure::Protocol;
+            return false;
+        }
         if (status >= 100 && status < 200 && status != 101) {
             m_interim = true; // no body; the real answer follows on the same connection
             return true;

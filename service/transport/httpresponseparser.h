@@ -17,7 +17,8 @@
 //
 // Bounds: the header block is bounded by http_parser's compiled-in 80 KiB (HTTP_MAX_HEADER_SIZE) and
 // by maxHeaderLines lines (the pool's HttpClientLimits); beyond either the answer fails as
-// HeadersTooLarge. Any other parse error is Protocol.
+// HeadersTooLarge. Any other parse error is Protocol, and so is a status code outside 100..599
+// (RFC 9110 §15; http_parser itself takes any one to three digits): such an answer is never reported.
 #include "service/transport/httpclientfailure.h"
 #include "service/transport/httpmessageparser.h"
 

@@ -43,10 +43,25 @@ bool WebSocketFrameDecoder::isValidUtf8(QByteArrayView bytes)
     return simdjson::validate_utf8(bytes.data(), size_t(bytes.size()));
 }
 
+void WebSocketFrameDecoder::stop()
+{
+    m_stopped = true;
+    if (!m_feeding)
+        release();
+}
+
+void WebSocketFrameDecoder::release()
+{
+    m_partial = QByteArray();
+    m_message = QByteArray();
+    m_inMessage = false;
+}
+
 void WebSocketFrameDecoder::feed(QByteArrayView bytes, const Sink &sink)
 {
     if (m_failure != Failure::None || m_stopped || bytes.isEmpty())
         return;
+    m_feeding = true;
     if (!m_partial.isEmpty()) {
         // Complete the partial frame first, taking only as much as it can use per round.
         m_partial.append(bytes.data(), bytes.size());
@@ -57,24 +72,25 @@ void WebSocketFrameDecoder::feed(QByteArrayView bytes, const Sink &sink)
                 break;
             offset += used;
         }
-        if (m_failure != Failure::None || m_stopped) {
-            m_partial.clear();
-            return;
+        if (m_failure == Failure::None && !m_stopped) {
+            m_partial.remove(0, offset);
+            if (m_partial.isEmpty())
+                m_partial = QByteArray(); // give the allocation back between frames
         }
-        m_partial.remove(0, offset);
-        if (m_partial.isEmpty())
-            m_partial = QByteArray(); // give the allocation back between frames
-        return;
+    } else {
+        qsizetype offset = 0;
+        while (offset < bytes.size() && m_failure == Failure::None && !m_stopped) {
+            const qsizetype used = decodeOne(bytes.data() + offset, bytes.size() - offset, sink);
+            if (used == 0)
+                break;
+            offset += used;
+        }
+        if (m_failure == Failure::None && !m_stopped && offset < bytes.size())
+            m_partial = QByteArray(bytes.data() + offset, bytes.size() - offset);
     }
-    qsizetype offset = 0;
-    while (offset < bytes.size() && m_failure == Failure::None && !m_stopped) {
-        const qsizetype used = decodeOne(bytes.data() + offset, bytes.size() - offset, sink);
-        if (used == 0)
-            break;
-        offset += used;
-    }
-    if (m_failure == Failure::None && !m_stopped && offset < bytes.size())
-        m_partial = QByteArray(bytes.data() + offset, bytes.size() - offset);
+    m_feeding = false;
+    if (m_failure != Failure::None || m_stopped)
+        release();
 }
 
 qsizetype WebSocketFrameDecoder::decodeOne(const char *data, qsizetype size, const Sink &sink)

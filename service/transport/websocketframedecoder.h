@@ -14,7 +14,9 @@
 //  - continuation without a message, or a new message inside a fragmented one      -> ProtocolError 1002
 //  - a message (all fragments) above maxMessageBytes, known from the frame header   -> MessageTooBig 1009
 //  - a text message that is not valid UTF-8                                        -> InvalidUtf8 1007
-// Once failed, the decoder stays failed and consumes nothing more.
+// Once failed or stopped, the decoder consumes nothing more and holds nothing: a partial frame and an
+// unfinished fragmented message are released (bufferedBytes() is 0), so a failed session's memory is
+// never held uncounted by the receive budget while its Close is under way (docs/contract.md §3.0).
 #include <QByteArray>
 #include <QByteArrayView>
 
@@ -44,7 +46,8 @@ public:
     // Consumes bytes as they arrived from the transport. Callbacks run synchronously; a callback may
     // call stop() to make the decoder drop the rest (e.g. after a Close frame).
     void feed(QByteArrayView bytes, const Sink &sink);
-    void stop() { m_stopped = true; }
+    // Drops everything held and everything fed from now on (inside feed(): once the callback returns).
+    void stop();
     // Changes the message bound for frames whose header has not been read yet (bytes).
     void setMaxMessageBytes(qsizetype maxMessageBytes) { m_maxMessageBytes = maxMessageBytes; }
 
@@ -62,6 +65,8 @@ private:
     // Decodes one frame from data; returns the bytes consumed (0: incomplete, keep them).
     qsizetype decodeOne(const char *data, qsizetype size, const Sink &sink);
     void fail(Failure failure) { m_failure = failure; }
+    // Gives back the partial frame and the fragments of an unfinished message.
+    void release();
 
     qsizetype m_maxMessageBytes;
     Role m_role;
@@ -70,6 +75,7 @@ private:
     Opcode m_messageOpcode = Opcode::Text;
     bool m_inMessage = false;
     bool m_stopped = false;
+    bool m_feeding = false;     // inside feed(): buffers are released when it returns
     Failure m_failure = Failure::None;
 };
 

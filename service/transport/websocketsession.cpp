@@ -1,5 +1,6 @@
 #include "service/transport/websocketsession.h"
 
+#include "service/transport/websocketcloseframe.h"
 #include "service/transport/websocketframeencoder.h"
 
 #include "shared/contract/refusalnames.h"
@@ -159,23 +160,15 @@ void WebSocketSession::onControl(WebSocketFrameDecoder::Opcode opcode, const QBy
         return;
     case WebSocketFrameDecoder::Opcode::Close: {
         m_decoder.stop();
-        quint16 code = 1005;
-        bool valid = payload.size() != 1;
-        quint16 answer = 0;
-        if (payload.size() >= 2) {
-            code = quint16((quint8(payload[0]) << 8) | quint8(payload[1]));
-            valid = WebSocketFrameDecoder::isValidReceivedCloseCode(code);
-            answer = !valid ? 1002 : WebSocketFrameDecoder::isValidUtf8(QByteArrayView(payload).sliced(2)) ? code : 1007;
-        } else if (!valid) {
-            answer = 1002;
-        }
+        const WebSocketCloseVerdict verdict = WebSocketCloseFrame::read(payload);
+        const quint16 answer = verdict.answerCode;
         if (m_state == State::Open) {
             // Answer the Close (echoing a valid code) and let the transport go once it is flushed.
             const unsigned char *key = maskKey();
             m_tls->write(answer == 1002   ? WebSocketFrameEncoder::close(1002, "invalid close frame", key)
                          : answer == 1007 ? WebSocketFrameEncoder::close(1007, "close reason is not UTF-8", key)
                                           : WebSocketFrameEncoder::close(answer, {}, key));
-            m_closeCode = valid && answer != 1007 ? code : answer;
+            m_closeCode = verdict.sessionCloseCode;
         }
         m_state = State::Closing;
         // A peer that closed but does not read our answer still goes after the grace period.

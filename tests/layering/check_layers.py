@@ -11,7 +11,8 @@ Layers, bottom to top (a file may include its own layer and the layers below it)
   5 service/app/, service/main.cpp        the composition root
 Outside service/: console/ includes shared/ and console/ only; tests/peers/ includes no service/ code
 and not the relay's envelope codec (shared/contract/envelope.h);
-bench/harness/ includes nothing of the project.
+bench/harness/ includes nothing of the project; fuzz/ may use any product header, but the fuzz
+targets' independent reference implementations (fuzz/reference*) include nothing of the project.
 
 Usage: check_layers.py REPOSITORY_ROOT   (exit 0: clean; exit 1: every violation printed, one a line)
 """
@@ -59,7 +60,7 @@ def rank(path):
 
 def violations(root):
     found = []
-    for top in ('shared', 'service', 'console', 'tests', 'bench'):
+    for top in ('shared', 'service', 'console', 'tests', 'bench', 'fuzz'):
         for dirpath, _, names in os.walk(os.path.join(root, top)):
             for name in names:
                 if not name.endswith(('.h', '.cpp')):
@@ -93,13 +94,17 @@ def judge(root, path, inc):
             return ('a loopback peer reads and writes envelopes with its own codec '
                     '(tests/peers/peerenvelope.h), never the relay\'s')
         return None
+    if path.startswith('fuzz/reference'):
+        if not inc.startswith('fuzz/reference'):
+            return 'a reference implementation for a differential fuzz target shares no code with the relay'
+        return None
     if path.startswith('bench/harness/'):
         if not inc.startswith('bench/harness/'):
             return 'the benchmark harness is independent of the project'
         return None
     own = rank(path)
     if own is None:
-        return None  # tests and benchmarks may use any product header
+        return None  # tests, benchmarks and fuzz targets may use any product header
     other = rank(inc)
     if other is None:
         return 'product code includes something outside shared/ and service/'
