@@ -113,6 +113,10 @@ void ClusterIngress::onRegister(const Frame &frame, const Caller &caller, const 
     NodeConnection *connection = caller.connection;
     if (!connection)
         return refuse(reply, frame, named(refusal::methodNotServed, QStringLiteral("registerClusterIngress is served on the listener only")));
+    // A connection not registered yet has one request in flight at most (§3.4, D-57), as on the node lane.
+    if (connection != m_bound.data() && m_registering.contains(connection))
+        return refuse(reply, frame, named(refusal::unregisteredRequestInFlight,
+                                          QStringLiteral("a connection that has not registered has one request in flight at most")));
     const auto request = frame.requestObject();
 
     // 1. The offer, before anything else is read or forwarded (PV-07, PV-09).
@@ -154,12 +158,15 @@ void ClusterIngress::onRegister(const Frame &frame, const Caller &caller, const 
     QPointer<ClusterIngress> self = this;
     QPointer<NodeConnection> origin = connection;
     m_counters.countForward();
+    m_registering.insert(connection);
     qCInfo(logIngress).noquote() << "carrying registerClusterIngress of ingress" << ingressId << "on node" << nodeId
                                  << "from" << connection->describe() << "to Cloudly";
     m_cloudly.call(frame.method, frame.request, m_timing.forwardTimeoutMs,
                    [self, origin, frame, reply, ingressId, nodeId](const CloudlyConnector::CallResult &result) {
                        if (!self)
                            return;
+                       if (origin)
+                           self->m_registering.remove(origin.data());
                        if (!result.delivered) {
                            qCInfo(logIngress).noquote() << "registerClusterIngress of ingress" << ingressId
                                                         << "not carried:" << result.refusal.name;
@@ -231,6 +238,7 @@ void ClusterIngress::onPull(const Frame &frame, const Caller &caller, const Meth
 
 void ClusterIngress::onConnectionClosed(NodeConnection *connection)
 {
+    m_registering.remove(connection);
     if (!connection || connection != m_bound.data())
         return;
     m_bound = nullptr;

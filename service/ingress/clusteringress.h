@@ -52,6 +52,7 @@
 
 #include <QObject>
 #include <QPointer>
+#include <QSet>
 #include <optional>
 
 namespace coreflow {
@@ -113,6 +114,8 @@ private:
     std::optional<RouteTable> m_table;
     bool m_cloudlySaysNone = false;
     QPointer<NodeConnection> m_bound;
+    // Connections whose registerClusterIngress is with Cloudly now (one in flight before a binding, §3.4).
+    QSet<const NodeConnection *> m_registering;
     std::optional<status::ReadinessRefusal> m_offerRefusal;
 };
 

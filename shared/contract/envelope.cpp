@@ -51,9 +51,9 @@ simdjson::simdjson_result<std::string_view> rawJsonOf(simdjson::ondemand::value 
 
 // This thread's parsers (simdjson parsers are not thread-safe; one set per thread). Each refuses a
 // document above the frame bound by itself (max_capacity), whatever its caller checked.
-thread_local simdjson::dom::parser validatorParser(size_t(Envelope::maxFrameBytes));
-thread_local simdjson::ondemand::parser frameParser(size_t(Envelope::maxFrameBytes));
-thread_local simdjson::ondemand::parser memberParser(size_t(Envelope::maxFrameBytes));
+thread_local simdjson::dom::parser validatorParser{size_t(Envelope::maxFrameBytes)};
+thread_local simdjson::ondemand::parser frameParser{size_t(Envelope::maxFrameBytes)};
+thread_local simdjson::ondemand::parser memberParser{size_t(Envelope::maxFrameBytes)};
 
 // A parser grows to the largest document it has seen (several bytes of index and tape per byte of
 // JSON) and would keep that forever. After a document above retainedParserCapacityBytes it is

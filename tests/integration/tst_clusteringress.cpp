@@ -160,6 +160,28 @@ private Q_SLOTS:
         QCOMPARE(ingress->routeTable().toObject(), routeTable(7));
     }
 
+    // Issue 14 defect 1, contract §3.4 (D-57): a connection that has not registered has one
+    // registerClusterIngress in flight at most; the second is refused by name and never reaches Cloudly.
+    void unregisteredIngressHasOneRegistrationInFlight()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        f.cloudly->setAnswer(kRegister, Answer::respondRaw(R"({"offer":{"sessionKind":"clusterIngress","release":"33.1.0"},"ingress":{"id":"ingress-1","generation":1}})"));
+        auto ingress = connectIngress(f);
+        std::optional<peers::PeerFrame> first, second;
+        ingress->registerIngress([&](const peers::PeerFrame &a) { first = a; });
+        ingress->registerIngress([&](const peers::PeerFrame &a) { second = a; });
+        QTRY_VERIFY(first && second);
+        QVERIFY(!first->hasError());
+        QVERIFY(second->hasError());
+        QCOMPARE(second->errorRefusal().name, QStringLiteral("unregistered-request-in-flight"));
+        QCOMPARE(f.cloudly->callCount(kRegister), 1);
+        // Once bound, the ingress may register again.
+        const auto again = ask([&](auto cb) { ingress->registerIngress(cb); });
+        QVERIFY(again && !again->hasError());
+        QCOMPARE(f.cloudly->callCount(kRegister), 2);
+    }
+
     // CI-16, CI-22: Cloudly's refusal travels back byte-identical (error and retry) and binds nothing.
     void cloudlyRefusalTravelsUntouchedAndBindsNothing_CI16_CI22()
     {
