@@ -65,8 +65,9 @@ public:
         connect(&m_server, &QLocalServer::newConnection, this, [this] {
             while (QLocalSocket *s = m_server.nextPendingConnection()) {
                 connect(s, &QLocalSocket::disconnected, s, &QObject::deleteLater);
+                // The answer is written and the connection left open: the console ends it on the protocol
+                // error. (Closing here raced the console's peer check under load: "went away first".)
                 s->write(m_answer);
-                s->disconnectFromServer();
             }
         });
     }
