@@ -1,8 +1,5 @@
 #include "tests/peers/simulatedpalletnode.h"
 
-#include "shared/contract/methods.h"
-#include "shared/contract/offers.h"
-#include "shared/contract/refusalnames.h"
 
 #include <QDateTime>
 #include <QLoggingCategory>
@@ -15,7 +12,6 @@ Q_LOGGING_CATEGORY(lcPeersNode, "coreflow.peers.node")
 
 namespace coreflow::peers {
 
-namespace method = contract::method;
 
 SimulatedPalletNode::SimulatedPalletNode(Options options, QObject *parent)
     : QObject(parent), m_options(std::move(options))
@@ -123,7 +119,7 @@ QByteArray SimulatedPalletNode::registrationRequest() const
 {
     return PeerEnvelope::compact(
         {{QStringLiteral("offer"),
-          contract::ProtocolOffer{QString(contract::sessionKind::palletRuntime), m_options.release}.toJson()},
+          QJsonObject{{QStringLiteral("sessionKind"), QStringLiteral("palletRuntime")}, {QStringLiteral("release"), m_options.release}}},
          {QStringLiteral("nodeId"), m_options.nodeId},
          {QStringLiteral("authorization"), QString::fromUtf8(m_options.bearer)},
          {QStringLiteral("nodeInstanceNonce"), m_options.nodeInstanceNonce}});
@@ -131,7 +127,7 @@ QByteArray SimulatedPalletNode::registrationRequest() const
 
 QString SimulatedPalletNode::registerSession(Callback callback, const QString &correlationId)
 {
-    return call(QString(method::registerPalletRuntimeSession), registrationRequest(),
+    return call(QStringLiteral("registerPalletRuntimeSession"), registrationRequest(),
                 [this, callback = std::move(callback)](const PeerFrame &answer) {
                     if (answer.hasError()) {
                         const contract::Refusal r = answer.errorRefusal();
@@ -265,17 +261,19 @@ Answer SimulatedPalletNode::defaultPushAnswer(const PeerFrame &frame) const
 {
     // A renewal is acknowledged in the contract's shape (docs/contract.md §8.3): it names the renewal's
     // projection and sequence. (Window checks by the node's own clock are scripted per test.)
-    if (frame.method == method::applyRuntimeNetworkDnsLeaseRenewal) {
+    if (frame.method == QLatin1String("applyRuntimeNetworkDnsLeaseRenewal")) {
         auto request = frame.requestObject();
         const QJsonObject renewal = request ? request.value().value(QStringLiteral("renewal")).toObject() : QJsonObject();
         return Answer::respond({{QStringLiteral("projection"), renewal.value(QStringLiteral("projection"))},
                                 {QStringLiteral("sequence"), renewal.value(QStringLiteral("sequence"))},
                                 {QStringLiteral("state"), QStringLiteral("admitted")}});
     }
-    for (const auto &push : method::nodePushes)
-        if (frame.method == push)
+    // The node pushes of docs/contract.md §8.3, written out from the contract.
+    static const QStringList pushes{QStringLiteral("applyRuntimeAssignment"), QStringLiteral("applyRuntimeNetworkSigningAuthority"),
+                                    QStringLiteral("applyRuntimeNetworkProjection"), QStringLiteral("applyRuntimeNetworkDnsLeaseRenewal")};
+    if (pushes.contains(frame.method))
             return Answer::respond({{QStringLiteral("acknowledged"), true}, {QStringLiteral("nodeId"), m_options.nodeId}});
-    return Answer::refuse(contract::refusal::methodNotServed,
+    return Answer::refuse(QLatin1StringView("method-not-served"),
                           QStringLiteral("palletRuntime serves no method %1").arg(frame.method));
 }
 
