@@ -116,11 +116,11 @@ private Q_SLOTS:
 
         QVERIFY(writeFile(file, QByteArrayLiteral("a-bearer-written-after-the-start")));
         reconnectUntil(f, "exchangeClusterRelayAuthorization");
-        QTRY_VERIFY(f.relay->cloudly()->isDispatchable());
         const auto exchanges = f.cloudly->requests("exchangeClusterRelayAuthorization");
         QCOMPARE(exchanges.size(), 2);
         for (const auto &exchange : exchanges)
             QCOMPARE(bodyOf(exchange).value("authorization").toString().toUtf8(), f.bearer);
+        QTRY_VERIFY(f.relay->cloudly()->isDispatchable());
     }
 
     // OV-07, OV-11: over a whole session life (start, a carried node, an identity renewal, a reconnect)
@@ -204,6 +204,8 @@ private Q_SLOTS:
         QVERIFY(f.settleCloudlyHop());
         QCOMPARE(f.cloudly->pipedHttpPaths(), QStringList{});
         QCOMPARE(f.cloudly->totalConnections(), 1);
+        QCOMPARE(f.cloudly->callCount("getClusterConfig"), 1);
+        QCOMPARE(f.cloudly->callCount("getClusterRelayCertificate"), 1);
     }
 
     // WD-07, WD-10: what follows an acceptance (in this release the route table read, contract §6.0
