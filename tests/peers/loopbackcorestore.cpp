@@ -323,7 +323,11 @@ QByteArray LoopbackCorestore::closureBytes(const QString &serviceId, const QStri
 
 QByteArray LoopbackCorestore::closureSha256(const QString &serviceId, const QString &backupId) const
 {
-    return ClosureByteGenerator(closureSeedFor(serviceId, backupId)).sha256Hex(m_options.closureSizeBytes);
+    const QPair<quint64, qint64> key{closureSeedFor(serviceId, backupId), m_options.closureSizeBytes};
+    auto it = m_closureDigests.constFind(key);
+    if (it == m_closureDigests.constEnd())
+        it = m_closureDigests.insert(key, ClosureByteGenerator(key.first).sha256Hex(key.second));
+    return *it;
 }
 
 QList<LoopbackCorestore::RestoredClosure> LoopbackCorestore::restoredClosures() const { return m_restoredClosures; }
