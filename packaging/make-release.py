@@ -67,6 +67,9 @@ def sha256_of(path):
     return h.hexdigest()
 
 
+MULTIARCH = {"amd64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu"}
+
+
 def debian_arch():
     return run(["dpkg", "--print-architecture"]).strip()
 
@@ -90,7 +93,9 @@ def source_facts(source_dir):
     return commit, commit_time, dirty
 
 
-def qt_plugin_dir():
+def qt_plugin_dir(cross_arch=None):
+    if cross_arch:
+        return Path("/usr/lib", MULTIARCH[cross_arch], "qt6/plugins")
     try:
         return Path(run(["qtpaths6", "--query", "QT_INSTALL_PLUGINS"]).strip())
     except (OSError, subprocess.CalledProcessError):
@@ -113,6 +118,24 @@ def ldd_closure(elf):
         elif line.startswith("/"):
             path = line.split(" (", 1)[0]
             libs[os.path.basename(path)] = path
+    return libs
+
+
+def readelf_closure(elf, multiarch):
+    """The same as ldd_closure for a foreign architecture's ELF file (ldd would have to run it):
+    follow NEEDED entries through Debian's multiarch library directories."""
+    dirs = [f"/lib/{multiarch}", f"/usr/lib/{multiarch}", "/lib", "/usr/lib"]
+    libs, todo = {}, [str(elf)]
+    while todo:
+        current = todo.pop()
+        for name in needed_of(current):
+            if name in libs:
+                continue
+            found = next((os.path.join(d, name) for d in dirs if os.path.exists(os.path.join(d, name))), None)
+            if found is None:
+                raise ReleaseError(f"{current} needs {name}, which is in no {multiarch} library directory")
+            libs[name] = found
+            todo.append(found)
     return libs
 
 
@@ -197,7 +220,7 @@ def stage(args):
     build_dir = Path(args.build_dir).resolve()
     source_dir = Path(args.source_dir).resolve()
     version = args.version or project_version(build_dir)
-    arch = debian_arch()
+    arch = args.cross or debian_arch()
     target = args.target or target_of(arch)
     commit, commit_time, dirty = source_facts(source_dir)
     epoch = int(os.environ.get("SOURCE_DATE_EPOCH") or commit_time)
@@ -219,7 +242,7 @@ def stage(args):
         if not src.exists():
             raise ReleaseError(f"{src} is missing: build the coreflow target first")
 
-    plugin_dir = qt_plugin_dir()
+    plugin_dir = qt_plugin_dir(args.cross)
     plugins = sorted({p for _, _, ps in executables for p in ps})
 
     # What the release's ELF files need, resolved against this host's libraries.
@@ -228,7 +251,7 @@ def stage(args):
     for elf in sources:
         if not elf.exists():
             raise ReleaseError(f"Qt plugin {elf} is missing on this host")
-        closure.update(ldd_closure(elf))
+        closure.update(readelf_closure(elf, MULTIARCH[arch]) if args.cross else ldd_closure(elf))
     for elf in sources:
         for n in needed_of(elf):
             closure.setdefault(n, None)
@@ -254,7 +277,8 @@ def stage(args):
     for name, src, _ in executables:
         dst = root / name
         if args.strip:
-            run(["strip", "--strip-all", "-o", str(dst), str(src)])
+            strip = f"{MULTIARCH[arch]}-strip" if args.cross else "strip"
+            run([strip, "--strip-all", "-o", str(dst), str(src)])
         else:
             shutil.copyfile(src, dst)
         run(["patchelf", "--set-rpath", "$ORIGIN/lib", str(dst)])
@@ -427,6 +451,8 @@ def main():
     ap.add_argument("--out", required=True, help="directory for the release directory, archive, manifest, sums")
     ap.add_argument("--version", help="default: the CMake project version of --build-dir")
     ap.add_argument("--target", help="bundle id, default linux-<dpkg architecture>")
+    ap.add_argument("--cross", choices=sorted(MULTIARCH), help="the build dir holds this Debian architecture's "
+                    "binaries (cross-compiled): resolve libraries with readelf in its multiarch directories")
     ap.add_argument("--no-console", action="store_true", help="leave coreflow-console out")
     ap.add_argument("--no-strip", dest="strip", action="store_false", help="keep the executables' symbols")
     args = ap.parse_args()

@@ -7,7 +7,9 @@
    logs its start and refuses the missing launch facts: exit 1 and one line naming every variable
    listed under `required:` in the release's qenv.yml. The wording around the names is not checked.
 
-Usage: smoke-check.py <release directory>
+Usage: smoke-check.py [--runner PROGRAM] <release directory>
+  --runner  run the executables through PROGRAM (e.g. qemu-aarch64-static for a cross-built release);
+            library resolution is then checked from the files' NEEDED entries instead of with ldd.
 """
 import os
 import re
@@ -40,6 +42,21 @@ def required_variables(root):
     return names
 
 
+def needed_of(path):
+    out = subprocess.run(["readelf", "-d", "-W", str(path)], stdout=subprocess.PIPE, text=True, check=True).stdout
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
+
+
+def check_needed(root):
+    """Every NEEDED name of every ELF file is in lib/ or is glibc's (no loader run: foreign arch)."""
+    for path in sorted(root.rglob("*")):
+        if not path.is_file() or path.is_symlink() or path.read_bytes()[:4] != b"\x7fELF":
+            continue
+        for name in needed_of(path):
+            if not (root / "lib" / name).exists() and not GLIBC.match(name):
+                fail(f"{path.relative_to(root)}: needs {name}, which is neither in lib/ nor glibc's")
+
+
 def check_resolution(root):
     for path in sorted(root.rglob("*")):
         if not path.is_file() or path.read_bytes()[:4] != b"\x7fELF":
@@ -58,15 +75,25 @@ def check_resolution(root):
                 fail(f"{path.relative_to(root)}: {name} resolves outside the release, to {target}")
 
 
+RUNNER = []
+
+
 def run_empty(argv, cwd):
-    return subprocess.run(argv, env={}, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
+    return subprocess.run(RUNNER + argv, env={}, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
 
 
 def main():
-    if len(sys.argv) != 2:
-        fail("usage: smoke-check.py <release directory>")
-    root = Path(sys.argv[1]).resolve()
-    check_resolution(root)
+    argv = sys.argv[1:]
+    if len(argv) == 3 and argv[0] == "--runner":
+        RUNNER.append(argv[1])
+        argv = argv[2:]
+    if len(argv) != 1:
+        fail("usage: smoke-check.py [--runner PROGRAM] <release directory>")
+    root = Path(argv[0]).resolve()
+    if RUNNER:
+        check_needed(root)
+    else:
+        check_resolution(root)
     with tempfile.TemporaryDirectory(prefix="coreflow-smoke-") as cwd:
         for exe in ("coreflow", "coreflow-console"):
             if exe == "coreflow-console" and not (root / exe).exists():
