@@ -273,7 +273,7 @@ private Q_SLOTS:
         QVERIFY(!err.contains("overlay-bearer-canary"));
     }
 
-    // §19.3 Logs, D-65: with JOURNAL_STREAM naming stderr's device and inode, every line carries its
+    // §19.3 Logs, D-67: with JOURNAL_STREAM naming stderr's device and inode, every line carries its
     // syslog priority and no timestamp; with a JOURNAL_STREAM that is not stderr's, lines are unchanged.
     void journalPriorityPrefixes_D65()
     {

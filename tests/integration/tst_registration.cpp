@@ -379,7 +379,7 @@ private Q_SLOTS:
         QCOMPARE(f.relay->cloudly()->identityRenewalDueMs(), 0);
     }
 
-    // docs/contract.md §6.0, §20 (D-11, D-63): renewal is due at min(expiresAt - 60000, issuedAt + 0.8 L),
+    // docs/contract.md §6.0, §20 (D-11, D-65): renewal is due at min(expiresAt - 60000, issuedAt + 0.8 L),
     // never before issuedAt + L/5; short lifetimes renew at a fifth of their lifetime, never at once.
     void identityRenewalDueTime_WD01_D11_data()
     {

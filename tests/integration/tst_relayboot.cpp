@@ -89,8 +89,8 @@ private Q_SLOTS:
         QTest::newRow("expired certificate LO-05") << "expired" << "is expired";
         QTest::newRow("key does not match LO-04") << "mismatch" << "does not match its private key";
         QTest::newRow("origin port differs LO-01") << "port" << "listener-origin-port-mismatch: the relay origin";
-        QTest::newRow("leaf without its chain D-64") << "leafonly" << "is incomplete: its chain ends at a certificate no trusted root issued";
-        QTest::newRow("chain out of order D-64") << "foreignca" << "is incomplete: certificate 1 of the PEM is not issued by the one after it";
+        QTest::newRow("leaf without its chain D-66") << "leafonly" << "is incomplete: its chain ends at a certificate no trusted root issued";
+        QTest::newRow("chain out of order D-66") << "foreignca" << "is incomplete: certificate 1 of the PEM is not issued by the one after it";
         QTest::newRow("half VPN pair CF-14") << "vpnhalf" << "configuration-invalid: COREFLOW_VPN_BIND_HOSTNAME is missing";
         QTest::newRow("node id missing CF-09") << "nodeid" << "COREFLOW_NODE_ID";
         QTest::newRow("invalid relay block LO-10") << "block" << "relay.origin";
@@ -165,7 +165,7 @@ private Q_SLOTS:
         QCOMPARE(f.relay->statusSnapshot().listener.origin, QStringLiteral("https://localhost"));
     }
 
-    // D-64: a complete chain (leaf, then its CA, a self-signed root) is accepted and served in order.
+    // D-66: a complete chain (leaf, then its CA, a self-signed root) is accepted and served in order.
     void completeChainIsAccepted_D64()
     {
         RelayFixture f;
