@@ -54,6 +54,7 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
             [this] { m_readiness->clearOfferDisagreement(QStringLiteral("cloudly")); });
     m_forwarder = std::make_unique<SessionForwarder>(*m_cloudly, m_nodeMethods, m_cloudlyMethods, m_counters, m_clock, m_timing);
     m_stopDeadline = m_clock.createTimer(this);
+    m_stopDrain = m_clock.createTimer(this);
     connect(m_cloudly.get(), &CloudlyConnector::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_forwarder.get(), &SessionForwarder::statusChanged, this, &Coreflow::notifyStatus);
     connect(&m_forwarder->upstream(), &UpstreamForwarder::statusChanged, this, &Coreflow::notifyStatus);
@@ -212,12 +213,16 @@ void Coreflow::readClusterConfig()
                             return fail(QStringLiteral("configuration-invalid: the cluster has a relay block, so %1 %2 required")
                                             .arg(missing.join(QStringLiteral(", ")),
                                                  missing.size() > 1 ? QStringLiteral("are") : QStringLiteral("is")));
+                        // The VPN pair is read beside the listener's variables: both or neither (§19.1, D-20).
+                        if (const auto vpn = m_config.vpnHubRefusal())
+                            return fail(vpn->text());
                         const ClusterRelayBlock &block = *m_clusterConfig->relay;
-                        if (block.originPort() != m_config.bindPort)
+                        // Checked only when the origin names a port (§19.3, D-19).
+                        if (const auto originPort = block.originPort(); originPort && *originPort != m_config.bindPort)
                             return fail(QString(refusal::listenerOriginPortMismatch)
                                         + QStringLiteral(": the relay origin %1 names port %2 but this relay binds port %3")
                                             .arg(block.origin.toString())
-                                            .arg(block.originPort())
+                                            .arg(*originPort)
                                             .arg(m_config.bindPort));
                         obtainCertificate();
                     });
@@ -339,6 +344,7 @@ void Coreflow::teardown(std::function<void(bool)> done)
             return;
         *finished = true;
         m_stopDeadline->stop();
+        m_stopDrain->stop();
         if (m_statusServer)
             m_statusServer->stop();
         done(ok);
@@ -360,8 +366,30 @@ void Coreflow::teardown(std::function<void(bool)> done)
     m_wave->stop();
     if (m_listener)
         m_listener->close();
-    m_forwarder->closeAll(QStringLiteral("relay stopping"));
-    m_cloudly->stop([finish] { finish(true); });
+    // The drain (§19.3): node sessions stay open while the requests in flight on them end (each by its
+    // answer or its own bound), at most stopDrainMs; then they close, and the Cloudly session drains the
+    // relay's own calls and closes.
+    auto closed = std::make_shared<bool>(false);
+    auto closeNodesAndSession = [this, finished, closed, finish] {
+        if (*finished || *closed)
+            return;
+        *closed = true;
+        m_stopDrain->stop();
+        m_forwarder->closeAll(QStringLiteral("relay stopping"));
+        m_cloudly->stop([finish] { finish(true); });
+    };
+    const int inFlight = m_forwarder->workInFlight();
+    if (inFlight == 0)
+        return closeNodesAndSession();
+    qCInfo(logApp).noquote() << "stopping: draining" << inFlight << "node request(s) in flight (at most" << m_timing.stopDrainMs << "ms)";
+    m_stopDrain->disconnect(this);
+    connect(m_stopDrain.get(), &ClockTimer::timeout, this, [this, closeNodesAndSession] {
+        qCWarning(logApp).noquote() << "stopping: drain bound of" << m_timing.stopDrainMs << "ms reached with" << m_forwarder->workInFlight()
+                                    << "node request(s) in flight; closing the node sessions";
+        closeNodesAndSession();
+    });
+    m_stopDrain->start(m_timing.stopDrainMs);
+    m_forwarder->drain(closeNodesAndSession);
 }
 
 void Coreflow::notifyStatus()

@@ -115,6 +115,7 @@ private:
     std::unique_ptr<RegistryProxy> m_registryProxy;
     std::unique_ptr<RelayListener> m_listener;
     std::unique_ptr<ClockTimer> m_stopDeadline;
+    std::unique_ptr<ClockTimer> m_stopDrain; // the stop's drain bound (stopDrainMs, §19.3)
     ListenerHttpHandler *m_httpHandler = nullptr;
 
     std::optional<contract::ClusterConfig> m_clusterConfig;

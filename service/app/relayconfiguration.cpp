@@ -1,61 +1,80 @@
 #include "service/app/relayconfiguration.h"
 
-#include <QFile>
 #include <QHostAddress>
+#include <arpa/inet.h>
 
 namespace coreflow {
 
 namespace {
-const QString kRefusal = QStringLiteral("configuration-invalid");
-contract::Refusal invalid(const QString &reason) { return contract::Refusal{kRefusal, reason}; }
-} // namespace
 
-ConfigurationReader::ConfigurationReader(QProcessEnvironment environment, QString dockerSecretsDirectory)
-    : m_environment(std::move(environment)),
-      m_credentialsDirectory(m_environment.value(QStringLiteral("CREDENTIALS_DIRECTORY"))),
-      m_dockerSecretsDirectory(std::move(dockerSecretsDirectory))
+const QString kRefusal = QStringLiteral("configuration-invalid");
+const QString kBearer = QStringLiteral("SERVEZONE_CLUSTER_RELAY_AUTHORIZATION");
+const QString kVpnHost = QStringLiteral("COREFLOW_VPN_BIND_HOSTNAME");
+const QString kVpnPort = QStringLiteral("COREFLOW_VPN_QUIC_PORT");
+contract::Refusal invalid(const QString &reason) { return contract::Refusal{kRefusal, reason}; }
+
+bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+
+// A plain (non-secret) value: valid UTF-8 without surrounding whitespace; a file value is not trimmed,
+// so a stray newline is named instead of silently changing what is read.
+contract::Result<QString> plainValue(const QString &name, const ConfigurationSources::Found &found)
 {
+    const QByteArray &b = found.bytes;
+    if (!b.isEmpty() && (isSpace(b.front()) || isSpace(b.back())))
+        return invalid(QStringLiteral("%1 in %2 has leading or trailing whitespace (values are read byte for byte)").arg(name, found.where));
+    if (!QUtf8StringView(b).isValidUtf8())
+        return invalid(QStringLiteral("%1 in %2 is not UTF-8").arg(name, found.where));
+    return QString::fromUtf8(b);
 }
 
-std::optional<QByteArray> ConfigurationReader::value(const QString &name) const
+// 1..65535, decimal digits only.
+std::optional<quint16> portNumber(const QString &text)
 {
-    if (m_environment.contains(name))
-        return m_environment.value(name).toUtf8();
-    for (const QString &dir : {m_credentialsDirectory, m_dockerSecretsDirectory}) {
-        if (dir.isEmpty())
-            continue;
-        QFile file(dir + QLatin1Char('/') + name);
-        if (file.exists() && file.open(QIODevice::ReadOnly))
-            return file.readAll();
-    }
+    if (text.isEmpty() || text.size() > 5)
+        return std::nullopt;
+    for (QChar c : text)
+        if (c < QLatin1Char('0') || c > QLatin1Char('9'))
+            return std::nullopt;
+    const int p = text.toInt();
+    if (p < 1 || p > 65535)
+        return std::nullopt;
+    return quint16(p);
+}
+
+} // namespace
+
+std::optional<contract::Refusal> RelayConfiguration::vpnHubRefusal() const
+{
+    if (!vpnBindHostname && !vpnQuicPort)
+        return std::nullopt;
+    if (!vpnBindHostname || !vpnQuicPort)
+        return invalid(QStringLiteral("%1 is missing: %2 and %3 are given both or neither")
+                           .arg(vpnBindHostname ? kVpnPort : kVpnHost, kVpnHost, kVpnPort));
+    // inet_pton: a strict dotted quad (QHostAddress would also take "1" or "0x7f.1").
+    in_addr raw {};
+    const QByteArray host = vpnBindHostname->toLatin1();
+    if (::inet_pton(AF_INET, host.constData(), &raw) != 1)
+        return invalid(QStringLiteral("%1 is not an IPv4 address literal").arg(kVpnHost));
+    const QHostAddress address(*vpnBindHostname);
+    if (address.isLoopback() || address.isMulticast() || address.isBroadcast() || address == QHostAddress(QHostAddress::AnyIPv4))
+        return invalid(QStringLiteral("%1 is not a unicast address (not 0.0.0.0, loopback, multicast or broadcast)").arg(kVpnHost));
+    if (!portNumber(*vpnQuicPort))
+        return invalid(QStringLiteral("%1 is not a port number (1-65535)").arg(kVpnPort));
     return std::nullopt;
+}
+
+ConfigurationReader::ConfigurationReader(ConfigurationSources::Roots roots) : m_roots(std::move(roots)) {}
+
+ConfigurationReader::ConfigurationReader(QProcessEnvironment environment, QString dockerSecretsDirectory)
+{
+    m_roots.environment = std::move(environment);
+    m_roots.dockerSecretsDirectory = std::move(dockerSecretsDirectory);
 }
 
 void ConfigurationReader::provideSecret(const QString &name, Secret value)
 {
     m_providedName = name;
     m_provided = std::move(value);
-}
-
-std::optional<Secret> ConfigurationReader::secretValue(const QString &name) const
-{
-    if (name == m_providedName && !m_provided.isEmpty())
-        return m_provided;
-    if (m_environment.contains(name))
-        return Secret(m_environment.value(name).toUtf8());
-    for (const QString &dir : {m_credentialsDirectory, m_dockerSecretsDirectory}) {
-        if (dir.isEmpty())
-            continue;
-        QFile file(dir + QLatin1Char('/') + name);
-        // Unbuffered: QFile's own read buffer would keep a copy; the one read buffer is wiped below.
-        if (file.exists() && file.open(QIODevice::ReadOnly | QIODevice::Unbuffered)) {
-            QByteArray bytes = file.readAll();
-            Secret secret(bytes.isEmpty() ? QByteArrayView() : QByteArrayView(bytes));
-            Secret::wipe(bytes);
-            return secret;
-        }
-    }
-    return std::nullopt;
 }
 
 bool ConfigurationReader::isLoopbackHost(const QString &host)
@@ -68,19 +87,54 @@ bool ConfigurationReader::isLoopbackHost(const QString &host)
 
 contract::Result<RelayConfiguration> ConfigurationReader::read() const
 {
-    RelayConfiguration config;
+    auto opened = ConfigurationSources::open(m_roots);
+    if (!opened)
+        return opened.refusal();
+    const ConfigurationSources &sources = opened.value();
+
+    // Every required variable is looked up before any is judged, so all missing ones are named at once.
+    QStringList required{QStringLiteral("CLOUDLY_URL"), kBearer};
+    for (const QString &name : sources.qenvRequired())
+        if (!required.contains(name))
+            required << name;
     QStringList missing;
-    const auto url = value(QStringLiteral("CLOUDLY_URL"));
-    const auto bearer = secretValue(QStringLiteral("SERVEZONE_CLUSTER_RELAY_AUTHORIZATION"));
-    if (!url || url->isEmpty())
-        missing << QStringLiteral("CLOUDLY_URL");
-    if (!bearer || bearer->isEmpty())
-        missing << QStringLiteral("SERVEZONE_CLUSTER_RELAY_AUTHORIZATION");
+    for (const QString &name : required) {
+        if (name == kBearer) {
+            auto bearer = sources.findSecret(name, name == m_providedName ? m_provided : std::nullopt);
+            if (!bearer)
+                return bearer.refusal();
+            if (!bearer.value() || bearer.value()->value.isEmpty())
+                missing << name;
+            continue;
+        }
+        auto found = sources.find(name);
+        if (!found)
+            return found.refusal();
+        if (!found.value() || found.value()->bytes.isEmpty())
+            missing << name;
+    }
     if (!missing.isEmpty())
         return invalid(QStringLiteral("missing required variable%1 %2")
                            .arg(missing.size() > 1 ? QStringLiteral("s") : QString(), missing.join(QStringLiteral(", "))));
 
-    QUrl cloudly(QString::fromUtf8(*url).trimmed(), QUrl::StrictMode);
+    RelayConfiguration config;
+    // A plain variable: nullopt when no source holds it, a refusal when a source holds it unreadably.
+    auto plain = [&sources](const QString &name) -> contract::Result<std::optional<QString>> {
+        auto found = sources.find(name);
+        if (!found)
+            return found.refusal();
+        if (!found.value())
+            return std::optional<QString>();
+        auto text = plainValue(name, *found.value());
+        if (!text)
+            return text.refusal();
+        return std::optional<QString>(text.value());
+    };
+
+    auto url = plain(QStringLiteral("CLOUDLY_URL"));
+    if (!url)
+        return url.refusal();
+    QUrl cloudly(*url.value(), QUrl::StrictMode);
     const QString scheme = cloudly.scheme().toLower();
     if (!cloudly.isValid() || cloudly.host().isEmpty() || !cloudly.userInfo().isEmpty())
         return invalid(QStringLiteral("CLOUDLY_URL is not an absolute URL with a host"));
@@ -94,23 +148,42 @@ contract::Result<RelayConfiguration> ConfigurationReader::read() const
         return invalid(QStringLiteral("CLOUDLY_URL names plain ws/http for non-loopback host %1; only TLS is accepted off loopback")
                            .arg(cloudly.host()));
     config.cloudlyUrl = cloudly;
-    config.bearer = *bearer;
 
-    if (auto nodeId = value(QStringLiteral("COREFLOW_NODE_ID")))
-        config.nodeId = QString::fromUtf8(*nodeId).trimmed();
-    if (auto host = value(QStringLiteral("COREFLOW_RELAY_BIND_HOSTNAME")))
-        config.bindHostname = QString::fromUtf8(*host).trimmed();
-    if (auto port = value(QStringLiteral("COREFLOW_RELAY_BIND_PORT"))) {
-        bool ok = false;
-        const int p = QString::fromUtf8(*port).trimmed().toInt(&ok);
-        if (!ok || p < 1 || p > 65535)
+    auto bearer = sources.findSecret(kBearer, kBearer == m_providedName ? m_provided : std::nullopt);
+    if (!bearer)
+        return bearer.refusal();
+    const QByteArrayView bytes = bearer.value()->value.reveal();
+    // A stored bearer ends where its bytes end: a newline (echo, an editor) would be sent as part of it.
+    if (bytes.endsWith('\n') || bytes.endsWith('\r'))
+        return invalid(QStringLiteral("%1 in %2 ends in a newline; store the bearer without one (e.g. printf '%s' ... | systemd-creds encrypt)")
+                           .arg(kBearer, bearer.value()->where));
+    config.bearer = bearer.value()->value;
+
+    auto nodeId = plain(QStringLiteral("COREFLOW_NODE_ID"));
+    if (!nodeId)
+        return nodeId.refusal();
+    config.nodeId = nodeId.value().value_or(QString());
+    auto host = plain(QStringLiteral("COREFLOW_RELAY_BIND_HOSTNAME"));
+    if (!host)
+        return host.refusal();
+    config.bindHostname = host.value().value_or(QString());
+    auto port = plain(QStringLiteral("COREFLOW_RELAY_BIND_PORT"));
+    if (!port)
+        return port.refusal();
+    if (port.value()) {
+        const auto p = portNumber(*port.value());
+        if (!p)
             return invalid(QStringLiteral("COREFLOW_RELAY_BIND_PORT is not a port number (1-65535)"));
-        config.bindPort = quint16(p);
+        config.bindPort = *p;
     }
-    if (auto v = value(QStringLiteral("COREFLOW_VPN_BIND_HOSTNAME")))
-        config.vpnBindHostname = QString::fromUtf8(*v).trimmed();
-    if (auto v = value(QStringLiteral("COREFLOW_VPN_QUIC_PORT")))
-        config.vpnQuicPort = QString::fromUtf8(*v).trimmed();
+    auto vpnHost = plain(kVpnHost);
+    if (!vpnHost)
+        return vpnHost.refusal();
+    config.vpnBindHostname = vpnHost.value();
+    auto vpnPort = plain(kVpnPort);
+    if (!vpnPort)
+        return vpnPort.refusal();
+    config.vpnQuicPort = vpnPort.value();
     return config;
 }
 

@@ -274,8 +274,10 @@ void CloudlyConnector::scheduleRenewal()
     const qint64 lifetime = qMax<qint64>(0, m_identity->expiresAtMs - m_identityIssuedAtMs);
     const qint64 byLead = m_identity->expiresAtMs - m_timing.identityRenewalLeadMs;
     const qint64 byFraction = m_identityIssuedAtMs + qint64(double(lifetime) * m_timing.identityRenewalMaxFraction);
-    // Never sooner than half the lifetime: a short-lived identity must not turn into a renewal storm.
-    const qint64 at = qMax(qMin(byLead, byFraction), m_identityIssuedAtMs + lifetime / 2);
+    // Whichever is earlier (contract §6.0, §20), but never before a fifth of the lifetime: an identity of
+    // 60000 ms or less would otherwise be renewed on receipt, a renewal storm (a 75000 ms one renews at
+    // 15000 ms either way).
+    const qint64 at = qMax(qMin(byLead, byFraction), m_identityIssuedAtMs + lifetime / 5);
     m_renewalTimer->start(qMax<qint64>(0, at - now));
 }
 

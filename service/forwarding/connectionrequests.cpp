@@ -69,6 +69,8 @@ void ConnectionRequests::finish(const QString &requestId, const Frame *answer, c
     m_deadlines.cancel(pending->deadline);
     if (pending->callback)
         pending->callback(answer, refusal);
+    if (m_pending.isEmpty() && m_idle)
+        m_idle();
 }
 
 } // namespace coreflow

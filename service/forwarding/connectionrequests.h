@@ -15,6 +15,7 @@
 
 #include <QHash>
 #include <QPointer>
+#include <functional>
 #include <memory>
 
 namespace coreflow {
@@ -38,6 +39,10 @@ public:
     bool answered(NodeConnection *connection, const contract::Frame &answer);
     // connection closed: every request pending on it ends with node-connection-lost.
     void connectionLost(NodeConnection *connection);
+    // Requests sent and not ended yet (the stop's drain, §19.3).
+    int pendingCount() const { return int(m_pending.size()); }
+    // Called each time the last pending request ended.
+    void setIdleCallback(std::function<void()> idle) { m_idle = std::move(idle); }
 
 private:
     struct Pending;
@@ -46,6 +51,7 @@ private:
     QHash<QString, std::shared_ptr<Pending>> m_pending; // relay-side id -> request to a connection
     DeadlineQueue m_deadlines;
     quint64 m_nextId = 1;
+    std::function<void()> m_idle;
 };
 
 } // namespace coreflow

@@ -4,6 +4,7 @@
 #include "shared/contract/refusalnames.h"
 
 #include <QJsonDocument>
+#include <utility>
 #include <QJsonObject>
 
 namespace coreflow {
@@ -55,6 +56,23 @@ void SessionForwarder::closeAll(const QString &reason)
         c->close(QWebSocketProtocol::CloseCodeGoingAway, reason);
     for (NodeConnection *c : connections)
         nodeClosed(c);
+}
+
+void SessionForwarder::drain(std::function<void()> drained)
+{
+    m_upstream.stopAccepting();
+    m_drained = std::move(drained);
+    m_requests.setIdleCallback([this] { checkDrained(); });
+    connect(&m_upstream, &UpstreamForwarder::statusChanged, this, &SessionForwarder::checkDrained, Qt::UniqueConnection);
+    checkDrained();
+}
+
+void SessionForwarder::checkDrained()
+{
+    if (!m_drained || workInFlight() > 0)
+        return;
+    // From the event loop: the request that just ended is still on the stack.
+    QMetaObject::invokeMethod(this, [this, drained = std::exchange(m_drained, nullptr)] { drained(); }, Qt::QueuedConnection);
 }
 
 void SessionForwarder::nodeClosed(NodeConnection *connection)

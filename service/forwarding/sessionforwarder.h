@@ -54,6 +54,12 @@ public:
     void detachPushHandlers() { m_pushes.detach(); }
     // Closes every node session (stop, §19.3).
     void closeAll(const QString &reason);
+    // The stop's drain (§19.3): no new node request is accepted (UpstreamForwarder::stopAccepting);
+    // `drained` is called (once, from the event loop) when no request is in flight any more. The caller
+    // bounds the wait.
+    void drain(std::function<void()> drained);
+    // Requests sent to nodes and not answered, plus node requests waiting for or forwarded to Cloudly.
+    int workInFlight() const { return m_requests.pendingCount() + m_upstream.workInFlight(); }
 
     QString requestConnection(NodeConnection *connection, const QString &method, QByteArrayView rawRequest,
                               qint64 timeoutMs, AnswerCallback callback) override
@@ -77,6 +83,7 @@ private:
     void nodeClosed(NodeConnection *connection) override;
     void pauseReading(bool paused);
     void answerUnreadable(NodeConnection *connection, const QByteArray &utf8, const contract::Refusal &refusal);
+    void checkDrained();
 
     CloudlyConnector &m_cloudly;
     MethodTable &m_nodeMethods;
@@ -92,6 +99,7 @@ private:
     quint64 m_nextConnectionId = 1;
     qint64 m_registrationDeadlineMs;
     DeadlineQueue m_registrationDeadlines;
+    std::function<void()> m_drained;
 };
 
 } // namespace coreflow

@@ -63,6 +63,8 @@ void UpstreamForwarder::forward(const Frame &frame, NodeConnection *connection, 
 {
     if (!connection)
         return refuse(reply, frame, named(refusal::methodNotServed, QStringLiteral("node methods are served on the listener only")));
+    if (m_stopping)
+        return refuse(reply, frame, named(refusal::cloudlySessionUnavailable, QStringLiteral("the relay is stopping")));
     const bool registration = frame.method == method::registerPalletRuntimeSession;
     if (registration) {
         // A connection not registered yet has one request in flight at most (§3.4, D-57).
@@ -130,6 +132,7 @@ void UpstreamForwarder::waitForSession(const std::shared_ptr<Upstream> &op)
         refuse(op->reply, op->frame,
                named(refusal::cloudlySessionUnavailable,
                      QStringLiteral("no Cloudly session after waiting %1 ms").arg(m_timing.registrationWaitMs)));
+        Q_EMIT statusChanged();
     });
     op->waitTimer->start(m_timing.registrationWaitMs);
     m_waitingForSession.append(op);

@@ -44,6 +44,11 @@ public:
     // connection closed: its registrations waiting for a session are never sent and its forwards in
     // flight are no longer awaited (Cloudly must not issue a binding for a socket that is gone).
     void connectionClosed(NodeConnection *connection);
+    // The stop (§19.3): from now on a node request is refused "cloudly-session-unavailable: the relay is
+    // stopping"; what is waiting or in flight goes on to its answer or its bound.
+    void stopAccepting() { m_stopping = true; }
+    // Registrations waiting for a session plus forwards awaiting Cloudly's answer.
+    int workInFlight() const { return int(m_inFlight.size()) + int(m_waitingForSession.size()); }
 
 Q_SIGNALS:
     // A forward began or ended (status model, §18 `nodes`).
@@ -72,6 +77,7 @@ private:
 
     QList<std::shared_ptr<Upstream>> m_waitingForSession;
     std::unordered_map<Upstream *, std::shared_ptr<Upstream>> m_inFlight; // forwarded, answer pending
+    bool m_stopping = false;
 };
 
 } // namespace coreflow

@@ -82,6 +82,21 @@ std::optional<PeerCredentials> StatusAccessPolicy::readPeerCredentials(qintptr s
     peer.uid = cred.uid;
     peer.gid = cred.gid;
     peer.pid = cred.pid;
+    // The peer's groups at connect() from the socket itself (SO_PEERGROUPS, Linux 4.13): no /proc read,
+    // so the check works under ProtectProc=invisible (packaging/coreflow.service), where another user's
+    // /proc/<pid> is hidden. /proc/<pid>/status only where the kernel lacks it.
+    QList<gid_t> groups(64);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        socklen_t groupsLen = socklen_t(groups.size() * qsizetype(sizeof(gid_t)));
+        if (::getsockopt(int(socketDescriptor), SOL_SOCKET, SO_PEERGROUPS, groups.data(), &groupsLen) == 0) {
+            groups.resize(qsizetype(groupsLen / sizeof(gid_t)));
+            peer.supplementaryGroups = groups;
+            return peer;
+        }
+        if (errno != ERANGE)
+            break;
+        groups.resize(qsizetype(groupsLen / sizeof(gid_t)) + 1); // ERANGE: groupsLen holds the size needed
+    }
     if (cred.pid > 0) {
         QFile status(QStringLiteral("/proc/%1/status").arg(cred.pid));
         if (status.open(QIODevice::ReadOnly))

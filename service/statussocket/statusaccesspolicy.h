@@ -25,7 +25,7 @@ struct PeerCredentials {
     uid_t uid = 0;
     gid_t gid = 0;
     pid_t pid = 0;
-    QList<gid_t> supplementaryGroups; // from /proc/<pid>/status; may be empty
+    QList<gid_t> supplementaryGroups; // SO_PEERGROUPS (else /proc/<pid>/status); may be empty
 };
 
 struct AccessDecision {

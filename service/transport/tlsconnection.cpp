@@ -298,6 +298,14 @@ void TlsConnection::shutdown()
     flush();
 }
 
-void TlsConnection::abort() { finish(); }
+void TlsConnection::abort()
+{
+    // What the socket takes now still goes (an answer written earlier in this turn and deferred, a
+    // Close frame just written); nothing is waited for. Without this a deferred answer was dropped with
+    // the queue.
+    if (m_state == State::Open && pendingBytes() > 0)
+        drain(false);
+    finish();
+}
 
 } // namespace coreflow

@@ -18,7 +18,8 @@
 // bytes); tlsWritten() each time queued bytes left.
 // Closing: tlsClosed() once, when the peer closed, the transport failed, or the handshake failed;
 // the receiver deletes the object later (never inside a call from it). shutdown() sends close_notify
-// after the queue drains, then closes; abort() closes at once.
+// after the queue drains, then closes; abort() closes at once, after handing the socket what it takes
+// now of the queue (never waiting).
 //
 // Memory while idle: the SSL object without record buffers, one read notifier (the write notifier
 // exists only once a write had to wait), no queue allocation.

@@ -35,6 +35,10 @@ struct RelayTiming {
     // Longest a stop may take before it is reported failed (exit 1); systemd's TimeoutStopSec= bounds
     // the process beyond that. Every Cloudly call in flight is itself bounded (<= 9000 ms).
     qint64 stopDeadlineMs = 15000;
+    // The stop's drain (docs/contract.md §19.3): node sessions stay open this long at most for the
+    // requests in flight on them (pushes and hints sent to nodes, node requests forwarded to Cloudly),
+    // each of which ends by its own bound first (<= 9000 ms); then they are closed.
+    qint64 stopDrainMs = 10000;
     // Silent peers on both hops (docs/contract.md §3.3, §20.1; Decision D-56). Every WebSocket session
     // of the relay (its Cloudly session, every node and ingress session on the listener) sends a Ping
     // once nothing was received for sessionPingIntervalMs, again every sessionPingIntervalMs while the

@@ -40,8 +40,8 @@ struct ClusterIdentity {
 struct ClusterRelayBlock {
     QUrl origin;
     QString domain() const { return origin.host(); }
-    // The port the origin names, or 443 when it names none (Decision D-19).
-    int originPort() const { return origin.port(443); }
+    // The port the origin names; nullopt when it names none (then no port is checked, Decision D-19).
+    std::optional<int> originPort() const { return origin.port() < 0 ? std::nullopt : std::optional<int>(origin.port()); }
     static Result<ClusterRelayBlock> read(const QJsonObject &object, const QString &path);
 };
 

@@ -282,6 +282,73 @@ private Q_SLOTS:
         QCOMPARE(f.relay->statusSnapshot().nodes.size(), 1);
         QVERIFY(a->isConnected());
     }
+
+    // UC-12, §19.3 (found by an independent peer: a stop cut them): a stop lets a Cloudly push in flight
+    // to a node and a node request forwarded to Cloudly end with their answers, refuses a new node
+    // request by name, and only then closes the node sessions 1001 and completes.
+    void stopDrainsRequestsInFlight_UC12()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        auto a = f.registeredNode("node-a");
+        a->setPushAnswer("applyRuntimeAssignment", Answer::respond(QJsonObject{{"acknowledged", true}}).after(300));
+        f.cloudly->setAnswer("getRuntimeRegistryCredential", Answer::respond(QJsonObject{{"credential", "c"}}).after(300));
+        QList<peers::PeerFrame> pushAnswers, forwardAnswers;
+        f.cloudly->push("applyRuntimeAssignment", sessionBody(*a->session(), {}), [&](const peers::PeerFrame &x) { pushAnswers << x; });
+        a->call("getRuntimeRegistryCredential", sessionBody(*a->session(), {}), [&](const peers::PeerFrame &x) { forwardAnswers << x; });
+        QTRY_COMPARE(a->pushCount("applyRuntimeAssignment"), 1);
+        QTRY_COMPARE(f.cloudly->callCount("getRuntimeRegistryCredential"), 1);
+        QSignalSpy stopped(f.relay.get(), &Coreflow::stopped);
+        f.relay->stop();
+        QVERIFY(log.contains("stopping: draining 2 node request(s) in flight"));
+        QList<peers::PeerFrame> late;
+        a->call("getRuntimeRegistryCredential", sessionBody(*a->session(), {}), [&](const peers::PeerFrame &x) { late << x; });
+        QTRY_COMPARE(late.size(), 1);
+        QCOMPARE(late.first().errorRefusal().text(), QStringLiteral("cloudly-session-unavailable: the relay is stopping"));
+        QTRY_COMPARE(pushAnswers.size(), 1);
+        QVERIFY2(!pushAnswers.first().hasError(), pushAnswers.first().raw.constData());
+        QTRY_COMPARE(forwardAnswers.size(), 1);
+        QVERIFY2(!forwardAnswers.first().hasError(), forwardAnswers.first().raw.constData());
+        QTRY_COMPARE(stopped.size(), 1);
+        QCOMPARE(stopped.first().first().toBool(), true);
+        QTRY_COMPARE(a->closeCode(), 1001);
+        QCOMPARE(f.cloudly->callCount("getRuntimeRegistryCredential"), 1); // the late one was never forwarded
+        QVERIFY(!log.contains("drain bound"));
+    }
+
+    // §19.3: the drain is bounded at stopDrainMs (on the injected clock): a push a node never answers is
+    // then answered node-connection-lost, the node session closes 1001 and the stop completes.
+    void stopDrainIsBounded_UC12()
+    {
+        RelayFixture f;
+        contract::RelayTiming timing;
+        timing.pushTimeoutMs = 60000; // longer than the drain bound, so the bound decides
+        f.makeRelay(f.configuration(), timing);
+        QVERIFY(f.startRelay());
+        auto a = f.registeredNode("node-a");
+        a->setPushAnswer("applyRuntimeAssignment", Answer::silence());
+        QList<peers::PeerFrame> pushAnswers;
+        f.cloudly->push("applyRuntimeAssignment", sessionBody(*a->session(), {}), [&](const peers::PeerFrame &x) { pushAnswers << x; });
+        QTRY_COMPARE(a->pushCount("applyRuntimeAssignment"), 1);
+        QSignalSpy stopped(f.relay.get(), &Coreflow::stopped);
+        f.relay->stop();
+        QTest::qWait(100);
+        QVERIFY(stopped.isEmpty());
+        QCOMPARE(a->closeCode(), 0);
+        f.clock.advance(timing.stopDrainMs - 1);
+        QTest::qWait(50);
+        QVERIFY(stopped.isEmpty());
+        f.clock.advance(1);
+        QTRY_COMPARE(stopped.size(), 1);
+        QCOMPARE(stopped.first().first().toBool(), true);
+        QVERIFY(log.contains("drain bound of 10000 ms reached with 1 node request(s) in flight"));
+        // The push ends node-connection-lost, and Cloudly reads that answer although the Cloudly socket
+        // closes in the same turn (the close hands the socket what it takes of the queue first).
+        QVERIFY(log.contains("applyRuntimeAssignment to node node-a ended: node-connection-lost"));
+        QTRY_COMPARE(pushAnswers.size(), 1);
+        QCOMPARE(pushAnswers.first().errorRefusal().name, QStringLiteral("node-connection-lost"));
+        QTRY_COMPARE(a->closeCode(), 1001);
+    }
 };
 
 COREFLOW_EPOLL_TEST_MAIN(TstForwarding)

@@ -10,8 +10,11 @@
 #include <QSet>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QRegularExpression>
 #include <QTest>
 #include <csignal>
+#include <functional>
+#include <sys/stat.h>
 
 using namespace coreflow;
 using namespace coreflow::testing;
@@ -23,7 +26,8 @@ class TstProcessLifecycle : public QObject {
     QString binary() const { return qEnvironmentVariable("COREFLOW_BINARY"); }
 
     // Starts the relay as a child with the bearer in a systemd-style credentials directory.
-    std::unique_ptr<QProcess> launch(RelayFixture &f, QTemporaryDir &dir, const QByteArray &bearer)
+    std::unique_ptr<QProcess> launch(RelayFixture &f, QTemporaryDir &dir, const QByteArray &bearer, const QStringList &extraArgs = {},
+                                     const std::function<void(QProcessEnvironment &)> &adjust = {}, const QString &stderrFile = {})
     {
         QDir().mkpath(dir.filePath("creds"));
         QFile cred(dir.filePath("creds/SERVEZONE_CLUSTER_RELAY_AUTHORIZATION"));
@@ -39,9 +43,13 @@ class TstProcessLifecycle : public QObject {
         env.insert("COREFLOW_NODE_ID", "node-relay");
         env.insert("COREFLOW_RELAY_BIND_HOSTNAME", "127.0.0.1");
         env.insert("COREFLOW_RELAY_BIND_PORT", QString::number(f.relayPort));
+        if (adjust)
+            adjust(env);
         p->setProcessEnvironment(env);
         p->setProcessChannelMode(QProcess::SeparateChannels);
-        p->start(binary(), {"--ca-file", dir.filePath("ca.pem")});
+        if (!stderrFile.isEmpty())
+            p->setStandardErrorFile(stderrFile);
+        p->start(binary(), QStringList{"--ca-file", dir.filePath("ca.pem")} + extraArgs);
         return p;
     }
 
@@ -106,15 +114,228 @@ private Q_SLOTS:
         QVERIFY(p.waitForFinished(10000));
         QCOMPARE(p.exitCode(), 0);
         QCOMPARE(p.readAllStandardOutput(), QByteArray("coreflow 0.1.0 (contract release 33.1.0)\n"));
-        p.start(binary(), {"--help"});
-        QVERIFY(p.waitForFinished(10000));
-        QCOMPARE(p.exitCode(), 0);
-        const QByteArray help = p.readAllStandardOutput();
-        QVERIFY(help.contains("CLOUDLY_URL"));
-        QVERIFY(help.contains("Exit codes"));
-        p.start(binary(), {"--no-such-option"});
+        // --help and --help-all print and exit 0 (the relay does not start: no configuration here), naming
+        // every variable of §19.1 and every source.
+        for (const char *option : {"--help", "--help-all"}) {
+            QProcess h;
+            QProcessEnvironment empty;
+            empty.insert("PATH", qEnvironmentVariable("PATH"));
+            h.setProcessEnvironment(empty);
+            h.start(binary(), {QString::fromLatin1(option)});
+            QVERIFY(h.waitForFinished(10000));
+            QCOMPARE(h.exitCode(), 0);
+            const QByteArray help = h.readAllStandardOutput();
+            for (const char *needle : {"CLOUDLY_URL", "SERVEZONE_CLUSTER_RELAY_AUTHORIZATION", "COREFLOW_NODE_ID",
+                                       "COREFLOW_RELAY_BIND_HOSTNAME", "COREFLOW_RELAY_BIND_PORT", "COREFLOW_VPN_BIND_HOSTNAME",
+                                       "COREFLOW_VPN_QUIC_PORT", "$CREDENTIALS_DIRECTORY/<NAME>", "/run/secrets/<NAME>",
+                                       ".nogit/env.yml", "qenv.yml", "Exit codes", "--status-socket", "--ca-file", "--operator-group"})
+                QVERIFY2(help.contains(needle), needle);
+            QVERIFY2(!h.readAllStandardError().contains("start"), option);
+        }
+    }
+
+    // §19.2/§19.3: every usage error is exit 2 with `coreflow: <what>`, before anything starts.
+    void usageErrorsExit2_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::newRow("unknown option") << QStringList{"--no-such-option"};
+        QTest::newRow("option without its value") << QStringList{"--ca-file"};
+        QTest::newRow("positional argument") << QStringList{"extra"};
+    }
+    void usageErrorsExit2()
+    {
+        QFETCH(QStringList, args);
+        QProcess p;
+        p.start(binary(), args);
         QVERIFY(p.waitForFinished(10000));
         QCOMPARE(p.exitCode(), 2);
+        const QByteArray err = p.readAllStandardError();
+        QVERIFY2(err.startsWith("coreflow: ") && !err.contains("start failed"), err.constData());
+    }
+
+    // ST-12, D-27, §19.2: a path option that is not absolute and normalized ends the start with exit 1
+    // naming the option (found by an independent peer: it used to start the relay).
+    void pathOptionsMustBeNormalized_ST12_D27_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QByteArray>("named");
+        QTest::newRow("relative --status-socket") << QStringList{"--status-socket", "status.sock"} << QByteArray("--status-socket status.sock");
+        QTest::newRow("--status-socket with ..") << QStringList{"--status-socket", "/run/../tmp/s.sock"} << QByteArray("--status-socket /run/../tmp/s.sock");
+        QTest::newRow("--ca-file with .") << QStringList{"--ca-file", "/etc/./ssl/ca.pem"} << QByteArray("--ca-file /etc/./ssl/ca.pem");
+        QTest::newRow("--ca-file with //") << QStringList{"--ca-file", "/etc//ca.pem"} << QByteArray("--ca-file /etc//ca.pem");
+        QTest::newRow("--ca-file trailing /") << QStringList{"--ca-file", "/etc/ssl/"} << QByteArray("--ca-file /etc/ssl/");
+    }
+    void pathOptionsMustBeNormalized_ST12_D27()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QByteArray, named);
+        QTemporaryDir dir;
+        QProcess p;
+        QProcessEnvironment env;
+        env.insert("CLOUDLY_URL", "https://cloudly.example.com");
+        env.insert("SERVEZONE_CLUSTER_RELAY_AUTHORIZATION", "bearer-canary-path");
+        env.insert("RUNTIME_DIRECTORY", dir.path());
+        p.setProcessEnvironment(env);
+        p.setWorkingDirectory(dir.path());
+        p.start(binary(), args);
+        QVERIFY(p.waitForFinished(10000));
+        const QByteArray err = p.readAllStandardError();
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY2(err.contains("coreflow: start failed: configuration-invalid: " + named + " is not an absolute, normalized path"), err.constData());
+        QVERIFY(!err.contains("bearer-canary-path"));
+        QVERIFY(!QFile::exists(dir.filePath("status.sock")));
+    }
+
+    // UC-06 (issue 24): a credential file ending in a newline is refused at start, by name and reason.
+    void bearerFileWithNewlineExits1_UC06()
+    {
+        RelayFixture f;
+        QTemporaryDir dir;
+        auto p = launch(f, dir, f.bearer + "\n");
+        QByteArray err;
+        QCOMPARE(waitExit(*p, err), 1);
+        QVERIFY2(err.contains("start failed: configuration-invalid: SERVEZONE_CLUSTER_RELAY_AUTHORIZATION in ")
+                     && err.contains("ends in a newline"), err.constData());
+        QVERIFY(!err.contains(f.bearer));
+        QCOMPARE(f.cloudly->connectionCount(), 0);
+    }
+
+    // Issue 24: an unreadable $CREDENTIALS_DIRECTORY is named with its path and errno.
+    void unreadableCredentialsDirectoryExits1()
+    {
+        RelayFixture f;
+        QTemporaryDir dir;
+        auto p = launch(f, dir, f.bearer, {}, [](QProcessEnvironment &env) { env.insert("CREDENTIALS_DIRECTORY", "/nonexistent-credentials"); });
+        QByteArray err;
+        QCOMPARE(waitExit(*p, err), 1);
+        QVERIFY2(err.contains("CREDENTIALS_DIRECTORY /nonexistent-credentials cannot be read") && err.contains("errno 2"), err.constData());
+    }
+
+    // CF-14: a relay-block boot with only one of the VPN pair exits 1 naming the missing one.
+    void halfVpnPairExits1_CF14()
+    {
+        RelayFixture f;
+        QTemporaryDir dir;
+        auto p = launch(f, dir, f.bearer, {}, [](QProcessEnvironment &env) { env.insert("COREFLOW_VPN_BIND_HOSTNAME", "198.51.100.4"); });
+        QByteArray err;
+        QCOMPARE(waitExit(*p, err), 1);
+        QVERIFY2(err.contains("start failed: configuration-invalid: COREFLOW_VPN_QUIC_PORT is missing"), err.constData());
+    }
+
+    // CF-04, CF-06, D-32, §19.1: a release directory (coreflow with qenv.yml beside it, no build-tree
+    // marker) requires what its qenv.yml lists, naming every missing one at once, and reads nothing from
+    // its working directory; beside the marker (a build tree) the working directory's .nogit overlay
+    // is read, at the lowest precedence, and a .env never.
+    void releaseLayoutAndOverlay_CF04_CF06_D32()
+    {
+        QTemporaryDir dir;
+        QVERIFY(QDir(dir.path()).mkpath("release"));
+        QVERIFY(QDir(dir.path()).mkpath("work/.nogit"));
+        const QString exe = dir.filePath("release/coreflow");
+        QVERIFY(QFile::copy(binary(), exe));
+        QFile::setPermissions(exe, QFile::permissions(binary()));
+        QFile qenv(dir.filePath("release/qenv.yml"));
+        QVERIFY(qenv.open(QIODevice::WriteOnly));
+        qenv.write("required:\n  - CLOUDLY_URL\n  - SERVEZONE_CLUSTER_RELAY_AUTHORIZATION\n  - COREFLOW_NODE_ID\n");
+        qenv.close();
+        QFile overlay(dir.filePath("work/.nogit/env.yml"));
+        QVERIFY(overlay.open(QIODevice::WriteOnly));
+        overlay.write("CLOUDLY_URL: https://overlay.example\nSERVEZONE_CLUSTER_RELAY_AUTHORIZATION: overlay-bearer-canary\n");
+        overlay.close();
+        QFile dotenv(dir.filePath("work/.nogit/.env"));
+        QVERIFY(dotenv.open(QIODevice::WriteOnly));
+        dotenv.write("COREFLOW_NODE_ID=from-dotenv\n");
+        dotenv.close();
+        QFile cwdQenv(dir.filePath("work/qenv.yml")); // the working directory's qenv.yml is not the executable's
+        QVERIFY(cwdQenv.open(QIODevice::WriteOnly));
+        cwdQenv.write("required:\n  - JUMPCODE\n");
+        cwdQenv.close();
+        auto run = [&] {
+            QProcess p;
+            QProcessEnvironment env;
+            env.insert("PATH", qEnvironmentVariable("PATH"));
+            p.setProcessEnvironment(env);
+            p.setWorkingDirectory(dir.filePath("work"));
+            p.start(exe, {});
+            p.waitForFinished(10000);
+            return std::make_pair(p.exitCode(), p.readAllStandardError());
+        };
+        auto [code, err] = run();
+        QCOMPARE(code, 1);
+        QVERIFY2(err.contains("missing required variables CLOUDLY_URL, SERVEZONE_CLUSTER_RELAY_AUTHORIZATION, COREFLOW_NODE_ID"), err.constData());
+        QVERIFY(!err.contains("JUMPCODE"));
+        QFile marker(dir.filePath("release/coreflow-build-tree"));
+        QVERIFY(marker.open(QIODevice::WriteOnly));
+        marker.close();
+        std::tie(code, err) = run();
+        QCOMPARE(code, 1);
+        QVERIFY2(err.contains("missing required variable COREFLOW_NODE_ID") && !err.contains("CLOUDLY_URL,"), err.constData());
+        QVERIFY(!err.contains("overlay-bearer-canary"));
+    }
+
+    // §19.3 Logs, D-67: with JOURNAL_STREAM naming stderr's device and inode, every line carries its
+    // syslog priority and no timestamp; with a JOURNAL_STREAM that is not stderr's, lines are unchanged.
+    void journalPriorityPrefixes_D65()
+    {
+        for (const bool matching : {true, false}) {
+            RelayFixture f;
+            QTemporaryDir dir;
+            const QString errFile = dir.filePath("stderr.log");
+            QFile touch(errFile);
+            QVERIFY(touch.open(QIODevice::WriteOnly));
+            touch.close();
+            struct stat st {};
+            QVERIFY(::stat(QFile::encodeName(errFile).constData(), &st) == 0);
+            const QString stream = matching ? QStringLiteral("%1:%2").arg(qulonglong(st.st_dev)).arg(qulonglong(st.st_ino))
+                                            : QStringLiteral("%1:%2").arg(qulonglong(st.st_dev)).arg(qulonglong(st.st_ino) + 1);
+            auto p = launch(f, dir, f.bearer, {}, [&](QProcessEnvironment &env) { env.insert("JOURNAL_STREAM", stream); }, errFile);
+            auto readErr = [&] {
+                QFile r(errFile);
+                return r.open(QIODevice::ReadOnly) ? r.readAll() : QByteArray();
+            };
+            QTRY_VERIFY_WITH_TIMEOUT(readErr().contains("the relay is open for Cloudly dispatch"), 15000);
+            ::kill(pid_t(p->processId()), SIGTERM);
+            QVERIFY(p->waitForFinished(15000));
+            QCOMPARE(p->exitCode(), 0);
+            const QList<QByteArray> lines = readErr().trimmed().split('\n');
+            QVERIFY(lines.size() > 3);
+            const QRegularExpression journal(QStringLiteral("^<[2-7]>(debug|info|warn|error|fatal) \\S+: "));
+            const QRegularExpression plain(QStringLiteral("^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z (debug|info|warn|error|fatal) "));
+            for (const QByteArray &line : lines)
+                QVERIFY2((matching ? journal : plain).match(QString::fromUtf8(line)).hasMatch(), line.constData());
+            if (matching) {
+                QVERIFY(lines.contains("<6>info coreflow.app: the relay is open for Cloudly dispatch"));
+                QVERIFY(lines.contains("<6>info coreflow.app: stopped"));
+            }
+        }
+    }
+
+    // UC-13, §19.3: SIGTERM during each start step exits 0, and the status socket file is gone after.
+    void signalDuringEachStartStepExits0_UC13_data()
+    {
+        QTest::addColumn<QString>("step");
+        QTest::newRow("Cloudly session: authorization exchange") << "exchangeClusterRelayAuthorization";
+        QTest::newRow("Cloudly session: client session") << "registerCloudlyClientSession";
+        QTest::newRow("cluster config") << "getClusterConfig";
+        QTest::newRow("listener certificate") << "getClusterRelayCertificate";
+        QTest::newRow("open (registering)") << "registerClusterRelay";
+    }
+    void signalDuringEachStartStepExits0_UC13()
+    {
+        QFETCH(QString, step);
+        RelayFixture f;
+        f.cloudly->setAnswer(step, Answer::silence()); // the start stays in that step
+        QTemporaryDir dir;
+        const QString socket = dir.filePath("status.sock");
+        auto p = launch(f, dir, f.bearer, {"--status-socket", socket});
+        QTRY_COMPARE_WITH_TIMEOUT(f.cloudly->callCount(step), 1, 15000);
+        QVERIFY(QFile::exists(socket));
+        ::kill(pid_t(p->processId()), SIGTERM);
+        QByteArray err;
+        QCOMPARE(waitExit(*p, err, 20000), 0);
+        QVERIFY2(err.contains("stopped"), err.constData());
+        QVERIFY(!QFile::exists(socket));
+        QTRY_COMPARE(f.cloudly->connectionCount(), 0);
     }
 
     // OV-02: the relay's one TLS listener is its only TCP listener (nodes and the ingress share it; the

@@ -379,16 +379,17 @@ private Q_SLOTS:
         QCOMPARE(f.relay->cloudly()->identityRenewalDueMs(), 0);
     }
 
-    // docs/contract.md §6.0 (D-11): renewal is due at max(min(expiresAt - 60000, issuedAt + 0.8 L),
-    // issuedAt + L/2); short lifetimes renew at half their lifetime, never at once.
+    // docs/contract.md §6.0, §20 (D-11, D-65): renewal is due at min(expiresAt - 60000, issuedAt + 0.8 L),
+    // never before issuedAt + L/5; short lifetimes renew at a fifth of their lifetime, never at once.
     void identityRenewalDueTime_WD01_D11_data()
     {
         QTest::addColumn<qint64>("lifetimeMs");
         QTest::addColumn<qint64>("dueAfterMs");
         QTest::newRow("1 h: 80 % of the lifetime") << qint64(3600000) << qint64(2880000);
         QTest::newRow("250 s: 60 s before expiry") << qint64(250000) << qint64(190000);
-        QTest::newRow("100 s: half the lifetime") << qint64(100000) << qint64(50000);
-        QTest::newRow("60 s: half the lifetime") << qint64(60000) << qint64(30000);
+        QTest::newRow("100 s: 60 s before expiry") << qint64(100000) << qint64(40000);
+        QTest::newRow("75 s: 60 s before expiry (the peer's case)") << qint64(75000) << qint64(15000);
+        QTest::newRow("60 s: a fifth of the lifetime") << qint64(60000) << qint64(12000);
     }
     void identityRenewalDueTime_WD01_D11()
     {
@@ -405,7 +406,7 @@ private Q_SLOTS:
     void oneRegistrationInFlight_RR09()
     {
         RelayFixture f;
-        f.cloudly->options().identityLifetimeMs = 4000; // renewals every 2000 ms of relay time
+        f.cloudly->options().identityLifetimeMs = 4000; // renewals every 800 ms of relay time (a fifth of it)
         QVERIFY(f.startRelay());
         QTRY_VERIFY(f.relay->registration()->acceptedRecord().has_value());
         f.cloudly->setAnswer("registerClusterRelay", Answer::silence());

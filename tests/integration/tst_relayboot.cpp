@@ -88,7 +88,10 @@ private Q_SLOTS:
         QTest::newRow("certificate for another domain LO-03") << "domain" << "does not name that domain";
         QTest::newRow("expired certificate LO-05") << "expired" << "is expired";
         QTest::newRow("key does not match LO-04") << "mismatch" << "does not match its private key";
-        QTest::newRow("origin port differs LO-01") << "port" << "listener-origin-port-mismatch";
+        QTest::newRow("origin port differs LO-01") << "port" << "listener-origin-port-mismatch: the relay origin";
+        QTest::newRow("leaf without its chain D-66") << "leafonly" << "is incomplete: its chain ends at a certificate no trusted root issued";
+        QTest::newRow("chain out of order D-66") << "foreignca" << "is incomplete: certificate 1 of the PEM is not issued by the one after it";
+        QTest::newRow("half VPN pair CF-14") << "vpnhalf" << "configuration-invalid: COREFLOW_VPN_BIND_HOSTNAME is missing";
         QTest::newRow("node id missing CF-09") << "nodeid" << "COREFLOW_NODE_ID";
         QTest::newRow("invalid relay block LO-10") << "block" << "relay.origin";
         QTest::newRow("listener port taken") << "bind" << "listener-bind-failed";
@@ -111,6 +114,14 @@ private Q_SLOTS:
             f.cloudly->setRelayCertificate(f.ca.issueMismatchedForHost("localhost"));
         else if (scenario == "port")
             f.cloudly->setRelayOrigin(QStringLiteral("https://localhost:%1").arg(f.relayPort + 1));
+        else if (scenario == "leafonly" || scenario == "foreignca") {
+            peers::IssuedCertificate material = f.ca.issueLocalhost();
+            material.certPem = material.cert.toPem();
+            if (scenario == "foreignca")
+                material.certPem += peers::TestCertificateAuthority(QStringLiteral("Another CA")).caPem();
+            f.cloudly->setRelayCertificate(material, "localhost");
+        } else if (scenario == "vpnhalf")
+            config.vpnQuicPort = QStringLiteral("4433");
         else if (scenario == "nodeid")
             config.nodeId.clear();
         else if (scenario == "block")
@@ -131,6 +142,40 @@ private Q_SLOTS:
             QVERIFY(!portAccepts(f.relayPort));
         QVERIFY(!log.contains("the relay is open for Cloudly dispatch"));
         QVERIFY(!reason.contains(QString::fromUtf8(f.bearer)));
+    }
+
+    // CF-16: without a relay block the VPN pair is not read: one variable alone still boots.
+    void halfVpnPairWithoutRelayBlockBoots_CF16()
+    {
+        RelayFixture f(false);
+        RelayConfiguration config = f.configuration();
+        config.vpnBindHostname = QStringLiteral("198.51.100.4");
+        f.makeRelay(config);
+        QVERIFY(f.startRelay());
+    }
+
+    // D-19, LO-01 (found by an independent peer): an origin without a port is not taken as 443; the
+    // port is checked only when the origin names one, so the default bind starts behind a portless origin.
+    void portlessOriginIsNotChecked_LO01_D19()
+    {
+        RelayFixture f;
+        f.cloudly->setRelayOrigin(QStringLiteral("https://localhost"));
+        QVERIFY(f.startRelay());
+        QVERIFY(portAccepts(f.relayPort));
+        QCOMPARE(f.relay->statusSnapshot().listener.origin, QStringLiteral("https://localhost"));
+    }
+
+    // D-66: a complete chain (leaf, then its CA, a self-signed root) is accepted and served in order.
+    void completeChainIsAccepted_D64()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        QSslSocket probe;
+        probe.setSslConfiguration(f.ca.clientConfiguration());
+        probe.connectToHostEncrypted(QStringLiteral("localhost"), f.relayPort);
+        QTRY_VERIFY(probe.isEncrypted());
+        QCOMPARE(probe.peerCertificateChain().size(), 2);
+        QCOMPARE(probe.peerCertificateChain().last(), f.ca.caCertificate());
     }
 
     // ST-06, UC-12, UC-14: a stop waits for Cloudly calls in flight; one that cannot finish inside the

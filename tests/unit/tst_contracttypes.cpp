@@ -59,16 +59,16 @@ private Q_SLOTS:
         QCOMPARE(missing.refusal().reason, QStringLiteral("field request.session.relayRegistrationGeneration is missing"));
     }
 
-    // LO-08/LO-10, D-19: the relay block names an https origin; no port means 443.
+    // LO-08/LO-10, D-19: the relay block names an https origin; without a port it names none (not 443).
     void relayBlock_LO08()
     {
         auto withPort = ClusterRelayBlock::read(obj("{\"origin\":\"https://relay.example.com:8443\"}"), "relay");
         QVERIFY(withPort.ok());
         QCOMPARE(withPort->domain(), QStringLiteral("relay.example.com"));
-        QCOMPARE(withPort->originPort(), 8443);
+        QCOMPARE(withPort->originPort(), std::optional<int>(8443));
         auto noPort = ClusterRelayBlock::read(obj("{\"origin\":\"https://relay.example.com\"}"), "relay");
         QVERIFY(noPort.ok());
-        QCOMPARE(noPort->originPort(), 443);
+        QCOMPARE(noPort->originPort(), std::optional<int>());
         for (const char *bad : {"{\"origin\":\"http://relay.example.com\"}", "{\"origin\":\"https://relay.example.com/path\"}",
                                 "{\"origin\":\"https://u:p@relay.example.com\"}", "{\"origin\":7}"}) {
             auto r = ClusterRelayBlock::read(obj(bad), "relay");
