@@ -289,6 +289,36 @@ private Q_SLOTS:
         QVERIFY(node->isConnected());
         QVERIFY(!log.contains(QString(contract::refusal::cloudlyNotReading)));
     }
+    // Issue 14 review gap 1 (§3.4 upstream backpressure, D-58): registrations held while Cloudly was
+    // away are flushed under the same backlog marks as live forwarding. Three registered nodes each
+    // send a ~15 MiB re-registration while the session is down (held, §8.1); when it is back the
+    // ~45 MiB must not go out in one burst past the session's 32 MiB send bound: the session becomes
+    // backlogged, is never closed cloudly-not-reading and keeps its carrier.
+    void heldRegistrationsAreFlushedUnderTheBacklogMarks()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        std::vector<std::unique_ptr<peers::SimulatedPalletNode>> nodes;
+        for (int i = 0; i < 3; ++i) {
+            nodes.push_back(f.registeredNode(QStringLiteral("node-%1").arg(i)));
+            QVERIFY(nodes.back()->session());
+        }
+        QVERIFY(f.takeCloudlySessionDown());
+        for (auto &node : nodes)
+            node->call(QStringLiteral("registerPalletRuntimeSession"), padded(node->registrationRequest(), 15 * 1024 * 1024));
+        QTRY_VERIFY_WITH_TIMEOUT(log.count(QStringLiteral("holding registerPalletRuntimeSession")) >= 3, 20000);
+        const qint64 episodes = f.relay->cloudly()->sendBacklogEpisodes();
+        QVERIFY(f.bringCloudlySessionBack());
+        const qint64 carrier = f.relay->cloudly()->carrierCount();
+        for (int i = 0; i < 30; ++i) {
+            QTest::qWait(100);
+            QVERIFY2(!log.contains(QString(contract::refusal::cloudlyNotReading)), "the relay closed its Cloudly session");
+        }
+        QVERIFY(f.relay->cloudly()->isDispatchable());
+        QCOMPARE(f.relay->cloudly()->carrierCount(), carrier);
+        QVERIFY(f.relay->cloudly()->sendBacklogEpisodes() > episodes);
+    }
+
     // Issue 14 defect 4: at most N unregistered sessions; one more is closed 1013
     // unregistered-sessions-full at once and costs nobody else; a seat comes back when a stranger
     // leaves or a session registers.
