@@ -52,7 +52,7 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
             [this] { m_readiness->clearHop(QStringLiteral("cloudly")); });
     connect(m_cloudly.get(), &CloudlyConnector::cloudlyOfferAgreed, m_readiness.get(),
             [this] { m_readiness->clearOfferDisagreement(QStringLiteral("cloudly")); });
-    m_forwarder = std::make_unique<SessionForwarder>(*m_cloudly, m_nodeMethods, m_cloudlyMethods, m_counters, m_clock, m_timing);
+    m_forwarder = std::make_unique<SessionForwarder>(*m_cloudly, m_nodeMethods, m_cloudlyMethods, m_counters, m_clock, m_timing, m_refusalLogBound);
     m_stopDeadline = m_clock.createTimer(this);
     connect(m_cloudly.get(), &CloudlyConnector::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_forwarder.get(), &SessionForwarder::statusChanged, this, &Coreflow::notifyStatus);
@@ -259,6 +259,7 @@ void Coreflow::startListener(const RelayCertificate &certificate)
 {
     m_step = Step::Listener;
     m_listener = std::make_unique<RelayListener>();
+    m_listener->setRefusalLog(&m_refusalLogBound);
     // The listener's whole HTTP surface beside the upgrade is the image pull endpoint; the registry is
     // CLOUDLY_URL's origin (contract §17), which RegistryProxy derives from it.
     m_registryProxy = std::make_unique<RegistryProxy>(m_config.cloudlyUrl, m_clusterConfig->relay->origin,

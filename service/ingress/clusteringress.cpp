@@ -6,6 +6,7 @@
 #include "shared/contract/methods.h"
 #include "shared/contract/offers.h"
 #include "shared/contract/refusalnames.h"
+#include "shared/contract/refusalquote.h"
 #include "service/ingress/ingressregistration.h"
 
 namespace coreflow {
@@ -124,7 +125,9 @@ void ClusterIngress::onRegister(const Frame &frame, const Caller &caller, const 
     const QJsonValue offer = request ? request->value(QStringLiteral("offer")) : QJsonValue(QJsonValue::Undefined);
     if (auto refused = judgePeerOffer(offer, sessionKind::clusterIngress)) {
         const QString peerText = peerOfferInRefusal(*refused);
-        qCWarning(logIngress).noquote() << "refused registerClusterIngress from" << connection->describe() << ":" << refused->text();
+        if (m_sessions.refusalLog().admit(*connection))
+            qCWarning(logIngress).noquote() << "refused registerClusterIngress from" << connection->describe() << ":"
+                                            << refused->text() << FrameRefusalLog::countNote(*connection);
         m_offerRefusal = status::ReadinessRefusal{QStringLiteral("clusterIngress"),
                                                   peerText.isEmpty() ? std::nullopt : std::optional<QString>(peerText),
                                                   own.describe(), refused->text()};
@@ -143,8 +146,10 @@ void ClusterIngress::onRegister(const Frame &frame, const Caller &caller, const 
     // 2. The body (CI-24): nothing is forwarded for a body the validator refuses.
     auto registration = IngressRegistration::read(request.value(), QStringLiteral("request"));
     if (!registration) {
-        qCInfo(logIngress).noquote() << "refused registerClusterIngress from" << connection->describe()
-                                     << ": registration-invalid:" << registration.refusal().reason;
+        if (m_sessions.refusalLog().admit(*connection))
+            qCInfo(logIngress).noquote() << "refused registerClusterIngress from" << connection->describe()
+                                         << ": registration-invalid:" << registration.refusal().reason
+                                         << FrameRefusalLog::countNote(*connection);
         return refuseRegistration(reply, frame, refusal::ingressReasonRegistrationInvalid, registration.refusal().reason);
     }
     const QString ingressId = registration->ingressId();
@@ -152,7 +157,9 @@ void ClusterIngress::onRegister(const Frame &frame, const Caller &caller, const 
 
     // 3. Carried to Cloudly, bytes untouched, bearer included (CI-15).
     if (!m_cloudly.isDispatchable()) {
-        qCInfo(logIngress).noquote() << "refused registerClusterIngress of ingress" << ingressId << ": not-ready: no Cloudly session";
+        if (m_sessions.refusalLog().admit(*connection))
+            qCInfo(logIngress).noquote() << "refused registerClusterIngress of ingress" << RefusalQuote::nameOrLength(ingressId)
+                                         << ": not-ready: no Cloudly session" << FrameRefusalLog::countNote(*connection);
         return refuseRegistration(reply, frame, refusal::ingressReasonNotReady, QStringLiteral("this relay has no Cloudly session"));
     }
     QPointer<ClusterIngress> self = this;
@@ -211,9 +218,11 @@ void ClusterIngress::onPull(const Frame &frame, const Caller &caller, const Meth
 {
     NodeConnection *connection = caller.connection;
     if (!connection || connection != m_bound.data()) {
-        qCInfo(logIngress).noquote() << "refused getClusterIngressRouteTable from"
-                                     << (connection ? connection->describe() : QStringLiteral("the Cloudly session"))
-                                     << ": not the bound cluster ingress";
+        if (!connection || m_sessions.refusalLog().admit(*connection))
+            qCInfo(logIngress).noquote() << "refused getClusterIngressRouteTable from"
+                                         << (connection ? connection->describe() : QStringLiteral("the Cloudly session"))
+                                         << ": not the bound cluster ingress"
+                                         << (connection ? FrameRefusalLog::countNote(*connection) : QString());
         return refuse(reply, frame, named(refusal::ingressCallerNotBound, QStringLiteral("this connection is not the bound cluster ingress")));
     }
     auto request = frame.requestObject();
