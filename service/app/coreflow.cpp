@@ -1,4 +1,5 @@
 #include "service/app/coreflow.h"
+#include "shared/contract/secretstringtake.h"
 
 #include "service/core/logging.h"
 #include "service/core/readinessboard.h"
@@ -236,7 +237,14 @@ void Coreflow::obtainCertificate()
                             return fail(QStringLiteral("cannot obtain the certificate for %1: %2").arg(domain, r.refusal.text()));
                         if (r.answer.hasError())
                             return fail(QStringLiteral("Cloudly refused the certificate for %1: %2").arg(domain, r.answer.errorRefusal().text()));
-                        auto response = r.answer.responseObject();
+                        // The key goes from the answer's bytes straight into a Secret and is blanked in a
+                        // wiped copy, which alone is read with QJsonDocument (contract §19.4).
+                        QByteArray blanked(r.answer.response.data(), r.answer.response.size());
+                        std::optional<Secret> key = takeSecretString(blanked, {"certificate", "privateKeyPem"});
+                        contract::Frame blankedAnswer;
+                        blankedAnswer.response = QByteArrayView(blanked);
+                        auto response = blankedAnswer.responseObject();
+                        Secret::wipe(blanked);
                         if (!response)
                             return fail(QStringLiteral("unreadable certificate answer for %1: %2").arg(domain, response.refusal().text()));
                         ExactKeyReader reader(response.value(), QStringLiteral("response"));
@@ -246,6 +254,8 @@ void Coreflow::obtainCertificate()
                         auto material = RelayCertificateMaterial::read(certificate, QStringLiteral("response.certificate"));
                         if (!material)
                             return fail(QStringLiteral("unreadable certificate for %1: %2").arg(domain, material.refusal().text()));
+                        if (key)
+                            material.value().privateKeyPem = std::move(*key);
                         auto checked = RelayCertificate::fromMaterial(material.value(), domain, m_clock.nowMs());
                         if (!checked)
                             return fail(checked.refusal().text());
