@@ -7,6 +7,7 @@
 #include "shared/contract/offers.h"
 #include "shared/contract/refusalnames.h"
 #include "shared/contract/refusalquote.h"
+#include "shared/contract/secretstringtake.h"
 #include "service/ingress/ingressregistration.h"
 
 namespace coreflow {
@@ -258,9 +259,35 @@ void ClusterIngress::onConnectionClosed(NodeConnection *connection)
 
 // --- Cloudly lane --------------------------------------------------------------------------------
 
+// A table's keys go from the frame's bytes straight into Secrets; only a wiped copy with the keys
+// blanked is read with QJsonDocument (docs/contract.md §19.4).
+namespace {
+struct BlankedRouteTableBody {
+    QList<Secret> keys;
+    Result<QJsonObject> object = Refusal{};
+};
+BlankedRouteTableBody readBlanked(QByteArrayView body, const QString &member)
+{
+    QByteArray blanked(body.data(), body.size());
+    BlankedRouteTableBody out;
+    out.keys = takeSecretStrings(blanked, {"routeTable", "certificates"}, "privateKeyPem").value_or(QList<Secret>{});
+    Frame view;
+    if (member == QLatin1String("request")) {
+        view.request = QByteArrayView(blanked);
+        out.object = view.requestObject();
+    } else {
+        view.response = QByteArrayView(blanked);
+        out.object = view.responseObject();
+    }
+    Secret::wipe(blanked);
+    return out;
+}
+} // namespace
+
 void ClusterIngress::onPush(const Frame &frame, const MethodTable::Reply &reply)
 {
-    auto request = frame.requestObject();
+    BlankedRouteTableBody body = readBlanked(frame.request, QStringLiteral("request"));
+    auto &request = body.object;
     if (!request)
         return refuse(reply, frame, named(refusal::routeTableInvalid, request.refusal().reason));
     const auto carried = RouteTable::readCarrier(request.value(), QStringLiteral("request"), false);
@@ -269,6 +296,8 @@ void ClusterIngress::onPush(const Frame &frame, const MethodTable::Reply &reply)
         return refuse(reply, frame, carried.refusal());
     }
     auto table = RouteTable::read(*carried.value(), QStringLiteral("request.routeTable"));
+    if (table && !table.value().restoreKeys(body.keys))
+        table = Refusal{QString(refusal::routeTableInvalid), QStringLiteral("request.routeTable.certificates could not be read")};
     if (!table) {
         qCWarning(logIngress).noquote() << "refused a pushed route table:" << table.refusal().text() << "; keeping" << heldText();
         return refuse(reply, frame, table.refusal());
@@ -324,7 +353,8 @@ void ClusterIngress::refreshRouteTable()
                                                            << result.answer.errorRefusal().name << "; keeping" << self->heldText();
                            return;
                        }
-                       auto response = result.answer.responseObject();
+                       BlankedRouteTableBody body = readBlanked(result.answer.response, QStringLiteral("response"));
+                       auto &response = body.object;
                        if (!response) {
                            qCWarning(logIngress).noquote() << "unreadable route table answer:" << response.refusal().reason
                                                            << "; keeping" << self->heldText();
@@ -339,6 +369,9 @@ void ClusterIngress::refreshRouteTable()
                        if (!carried.value())
                            return self->noteNoTable();
                        auto table = RouteTable::read(*carried.value(), QStringLiteral("response.routeTable"));
+                       if (table && !table.value().restoreKeys(body.keys))
+                           table = Refusal{QString(refusal::routeTableInvalid),
+                                           QStringLiteral("response.routeTable.certificates could not be read")};
                        if (!table) {
                            qCWarning(logIngress).noquote() << "refused the route table Cloudly answered:" << table.refusal().text()
                                                            << "; keeping" << self->heldText();

@@ -17,4 +17,11 @@ namespace coreflow::contract {
 
 std::optional<Secret> takeSecretString(QByteArray &json, std::initializer_list<std::string_view> path);
 
+// The same for the string member `key` of every element of the array at arrayPath (e.g. every
+// certificate's privateKeyPem in a route table), in array order; an element that is not an object
+// or has no string there gives an empty Secret (and is left as it was). nullopt: not JSON, or no
+// array at arrayPath.
+std::optional<QList<Secret>> takeSecretStrings(QByteArray &json, std::initializer_list<std::string_view> arrayPath,
+                                               std::string_view key);
+
 } // namespace coreflow::contract
