@@ -102,7 +102,7 @@ private:
     MethodTable m_cloudlyMethods{QStringLiteral("the Cloudly session")};
     MethodTable m_nodeMethods{QStringLiteral("the relay listener")};
     RelayCounters m_counters;
-    // The one bound on log lines peers cause with refused input (docs/contract.md §3.1, D-63).
+    // The one bound on log lines peers cause with refused input (docs/contract.md §3.1, D-70).
     RefusalLogBound m_refusalLogBound{m_clock};
 
     std::unique_ptr<StatusServer> m_statusServer;

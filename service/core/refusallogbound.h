@@ -1,6 +1,6 @@
 #pragma once
 // RefusalLogBound: whether one more log line a peer caused by sending something refused is written
-// (docs/contract.md §3.1 "Refusal log bound", D-61, D-63). Every refusal is still answered; only its
+// (docs/contract.md §3.1 "Refusal log bound", D-61, D-70). Every refusal is still answered; only its
 // line is bounded, so no peer (registered or not, WebSocket or plain HTTP) can fill the log:
 //  - per peer (a listener connection): only its 1st, 2nd, 4th, 8th, ... refusal is logged; the
 //    caller counts and passes that count;

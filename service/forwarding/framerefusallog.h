@@ -1,6 +1,6 @@
 #pragma once
 // FrameRefusalLog: whether the refusal of one more frame from a listener connection is logged
-// (docs/contract.md §3.1 "Refusal log bound", D-61, D-63): the connection's count of refused frames
+// (docs/contract.md §3.1 "Refusal log bound", D-61, D-70): the connection's count of refused frames
 // (it lives in NodeConnection) under the relay's one RefusalLogBound (per connection 1st, 2nd, 4th,
 // ...; at most 10 lines per 1000 ms of all peers together, then "N more refusals were not logged").
 // Costs nothing on a frame that is not refused.

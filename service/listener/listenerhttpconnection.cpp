@@ -298,7 +298,7 @@ void ListenerHttpConnection::refuse(int status, const QByteArray &reason, QLatin
     m_closing = true;
     m_stopParsing = true;
     const bool answer = !m_current && m_waiting.empty() && m_tls->state() == TlsConnection::State::Open;
-    // Under the relay's refusal log bound (§3.1, D-63): per connection 1st, 2nd, 4th, ...; at the
+    // Under the relay's refusal log bound (§3.1, D-70): per connection 1st, 2nd, 4th, ...; at the
     // connection bound the listener-wide count of busy refusals doubles instead (each busy
     // connection has only the one): whoever fills the listener cannot fill the log too.
     const bool busy = name == contract::refusal::listenerBusy;

@@ -40,7 +40,7 @@ public:
     void close();
 
     void setHttpHandler(ListenerHttpHandler *handler) { m_httpSide.handler = handler; }
-    // The relay's bound on log lines refused input causes (docs/contract.md §3.1, D-63): refused
+    // The relay's bound on log lines refused input causes (docs/contract.md §3.1, D-70): refused
     // upgrades and refused HTTP requests log under it. Without one every refusal is logged.
     void setRefusalLog(RefusalLogBound *refusalLog) { m_httpSide.refusalLog = refusalLog; }
     // The silence rule every WebSocket session accepted from now on joins (docs/contract.md §3.3,

@@ -1,5 +1,5 @@
 // What strangers' refused input may cost the relay's log beyond WebSocket frames (docs/contract.md
-// §3.1 "Refusal log bound", D-61, D-63; issue 14 review gap 2), through a running relay on real TLS
+// §3.1 "Refusal log bound", D-61, D-70; issue 14 review gap 2), through a running relay on real TLS
 // sockets and its ManualClock: refused WebSocket upgrades, refused plain HTTP requests, refused
 // ingress registrations and registrations held while Cloudly is away all log under the one bound
 // (per connection 1st, 2nd, 4th, ...; at most 10 lines per 1000 ms overall, then one summary line).
