@@ -15,11 +15,11 @@ const QStringList kKnownKeys = {"offer", "ingressId", "nodeId", "authorization",
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const auto object = coreflow::fuzz::jsonObjectOf(data, size);
-    if (!object)
+    auto input = coreflow::fuzz::objectWithQuietStrings(data, size, {QStringLiteral("authorization")});
+    if (!input)
         return 0;
-    QStringList quiet;
-    coreflow::fuzz::collectStringsUnder(*object, {QStringLiteral("authorization")}, quiet);
+    const QJsonObject *object = &input->object;
+    QStringList &quiet = input->quiet;
     for (const QJsonValue &level : {QJsonValue(*object), object->value(QStringLiteral("offer"))})
         for (const QString &key : level.toObject().keys())
             if (!kKnownKeys.contains(key))

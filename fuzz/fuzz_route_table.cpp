@@ -40,11 +40,11 @@ void expectRefusal(const contract::Refusal &refusal, const QStringList &quiet)
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const auto object = coreflow::fuzz::jsonObjectOf(data, size);
-    if (!object)
+    auto input = coreflow::fuzz::objectWithQuietStrings(data, size, {QStringLiteral("privateKeyPem")});
+    if (!input)
         return 0;
-    QStringList quiet;
-    coreflow::fuzz::collectStringsUnder(*object, {QStringLiteral("privateKeyPem")}, quiet);
+    const QJsonObject *object = &input->object;
+    QStringList &quiet = input->quiet;
     unknownKeys(*object, quiet);
 
     const auto table = RouteTable::read(*object, QStringLiteral("request.routeTable"));

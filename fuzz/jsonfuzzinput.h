@@ -47,6 +47,22 @@ inline void collectStringsUnder(const QJsonValue &value, const QStringList &keys
     }
 }
 
+// One fuzz input as a JSON object with the strings a refusal must never quote: every string under
+// one of secretKeys (nullopt when the input is not a JSON object).
+struct ObjectWithQuiet {
+    QJsonObject object;
+    QStringList quiet;
+};
+inline std::optional<ObjectWithQuiet> objectWithQuietStrings(const uint8_t *data, size_t size, const QStringList &secretKeys)
+{
+    auto object = jsonObjectOf(data, size);
+    if (!object)
+        return std::nullopt;
+    ObjectWithQuiet out{*object, {}};
+    collectStringsUnder(out.object, secretKeys, out.quiet);
+    return out;
+}
+
 // A refusal has a name and a reason, and its reason and data quote none of `secrets` (only strings
 // of 16 characters or more are checked, so a secret cannot match a reason's own words by chance).
 inline void checkRefusal(const char *target, const contract::Refusal &refusal, const QStringList &secrets = {})

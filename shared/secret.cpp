@@ -106,6 +106,11 @@ void Secret::release()
 
 Secret Secret::concatenated(std::initializer_list<QByteArrayView> parts)
 {
+    return concatenated(QList<QByteArrayView>(parts));
+}
+
+Secret Secret::concatenated(const QList<QByteArrayView> &parts)
+{
     size_t total = 0;
     for (QByteArrayView part : parts)
         total += size_t(part.size());

@@ -18,6 +18,7 @@
 #include <QByteArray>
 #include <QByteArrayView>
 #include <QDebug>
+#include <QList>
 #include <initializer_list>
 
 namespace coreflow {
@@ -38,6 +39,7 @@ public:
     static Secret fromText(QString text);
     // The parts joined, composed directly in guarded memory (a request body around a bearer).
     static Secret concatenated(std::initializer_list<QByteArrayView> parts);
+    static Secret concatenated(const QList<QByteArrayView> &parts);
 
     bool isEmpty() const { return m_size == 0; }
     qsizetype size() const { return qsizetype(m_size); }

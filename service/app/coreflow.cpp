@@ -1,4 +1,5 @@
 #include "service/app/coreflow.h"
+#include "shared/contract/secretstringtake.h"
 
 #include "service/core/logging.h"
 #include "service/core/readinessboard.h"
@@ -52,7 +53,7 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
             [this] { m_readiness->clearHop(QStringLiteral("cloudly")); });
     connect(m_cloudly.get(), &CloudlyConnector::cloudlyOfferAgreed, m_readiness.get(),
             [this] { m_readiness->clearOfferDisagreement(QStringLiteral("cloudly")); });
-    m_forwarder = std::make_unique<SessionForwarder>(*m_cloudly, m_nodeMethods, m_cloudlyMethods, m_counters, m_clock, m_timing);
+    m_forwarder = std::make_unique<SessionForwarder>(*m_cloudly, m_nodeMethods, m_cloudlyMethods, m_counters, m_clock, m_timing, m_refusalLogBound);
     m_stopDeadline = m_clock.createTimer(this);
     m_stopDrain = m_clock.createTimer(this);
     connect(m_cloudly.get(), &CloudlyConnector::statusChanged, this, &Coreflow::notifyStatus);
@@ -241,7 +242,14 @@ void Coreflow::obtainCertificate()
                             return fail(QStringLiteral("cannot obtain the certificate for %1: %2").arg(domain, r.refusal.text()));
                         if (r.answer.hasError())
                             return fail(QStringLiteral("Cloudly refused the certificate for %1: %2").arg(domain, r.answer.errorRefusal().text()));
-                        auto response = r.answer.responseObject();
+                        // The key goes from the answer's bytes straight into a Secret and is blanked in a
+                        // wiped copy, which alone is read with QJsonDocument (contract §19.4).
+                        QByteArray blanked(r.answer.response.data(), r.answer.response.size());
+                        std::optional<Secret> key = takeSecretString(blanked, {"certificate", "privateKeyPem"});
+                        contract::Frame blankedAnswer;
+                        blankedAnswer.response = QByteArrayView(blanked);
+                        auto response = blankedAnswer.responseObject();
+                        Secret::wipe(blanked);
                         if (!response)
                             return fail(QStringLiteral("unreadable certificate answer for %1: %2").arg(domain, response.refusal().text()));
                         ExactKeyReader reader(response.value(), QStringLiteral("response"));
@@ -251,6 +259,8 @@ void Coreflow::obtainCertificate()
                         auto material = RelayCertificateMaterial::read(certificate, QStringLiteral("response.certificate"));
                         if (!material)
                             return fail(QStringLiteral("unreadable certificate for %1: %2").arg(domain, material.refusal().text()));
+                        if (key)
+                            material.value().privateKeyPem = std::move(*key);
                         auto checked = RelayCertificate::fromMaterial(material.value(), domain, m_clock.nowMs());
                         if (!checked)
                             return fail(checked.refusal().text());
@@ -264,6 +274,7 @@ void Coreflow::startListener(const RelayCertificate &certificate)
 {
     m_step = Step::Listener;
     m_listener = std::make_unique<RelayListener>();
+    m_listener->setRefusalLog(&m_refusalLogBound);
     // The listener's whole HTTP surface beside the upgrade is the image pull endpoint; the registry is
     // CLOUDLY_URL's origin (contract §17), which RegistryProxy derives from it.
     m_registryProxy = std::make_unique<RegistryProxy>(m_config.cloudlyUrl, m_clusterConfig->relay->origin,

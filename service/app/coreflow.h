@@ -11,6 +11,7 @@
 // directly and opens no listener (LO-08/09).
 #include "service/core/methodtable.h"
 #include "service/app/relayconfiguration.h"
+#include "service/core/refusallogbound.h"
 #include "service/core/relaycounters.h"
 #include "shared/contract/timing.h"
 #include "shared/contract/types.h"
@@ -101,6 +102,8 @@ private:
     MethodTable m_cloudlyMethods{QStringLiteral("the Cloudly session")};
     MethodTable m_nodeMethods{QStringLiteral("the relay listener")};
     RelayCounters m_counters;
+    // The one bound on log lines peers cause with refused input (docs/contract.md §3.1, D-70).
+    RefusalLogBound m_refusalLogBound{m_clock};
 
     std::unique_ptr<StatusServer> m_statusServer;
     std::unique_ptr<ReadinessBoard> m_readiness;

@@ -4,6 +4,7 @@
 // cluster ingress is a listener session of the clusterIngress kind (docs/contract.md §10.2), asked
 // bounded requests (§10.4 hints, §10.6 traffic statistics). The relay's implementation is the
 // forwarding lane's SessionForwarder.
+#include "service/forwarding/framerefusallog.h"
 #include "shared/contract/envelope.h"
 
 #include <QByteArrayView>
@@ -30,6 +31,8 @@ public:
     // connection closes first (docs/contract.md §8.3). Never before this call returns.
     virtual QString requestConnection(NodeConnection *connection, const QString &method, QByteArrayView rawRequest,
                                       qint64 timeoutMs, AnswerCallback callback) = 0;
+    // The bound on log lines that refusals of listener connections cause (docs/contract.md §3.1).
+    virtual FrameRefusalLog &refusalLog() = 0;
 
 Q_SIGNALS:
     // Any listener connection closed (registered or not), after its requests ended and before it is

@@ -1,5 +1,7 @@
 #include "service/forwarding/nodeconnection.h"
 
+#include "shared/contract/refusalquote.h"
+
 namespace coreflow {
 
 NodeConnection::NodeConnection(WebSocketSession *session, quint64 connectionId, qint64 acceptedAt, Owner &owner, QObject *parent)
@@ -66,7 +68,7 @@ QString NodeConnection::keepaliveState() const
 
 QString NodeConnection::describe() const
 {
-    return m_binding ? QStringLiteral("node %1").arg(m_binding->nodeId) : QStringLiteral("connection #%1").arg(m_id);
+    return m_binding ? QStringLiteral("node %1").arg(contract::RefusalQuote::nameOrLength(m_binding->nodeId)) : QStringLiteral("connection #%1").arg(m_id);
 }
 
 void NodeConnection::bindTo(const contract::SessionBinding &binding, qint64 carrierCount, qint64 atMs)

@@ -3,6 +3,7 @@
 #include "service/core/logging.h"
 #include "service/forwarding/nodeconnection.h"
 #include "shared/contract/refusalnames.h"
+#include "shared/contract/refusalquote.h"
 
 #include <algorithm>
 
@@ -32,7 +33,7 @@ void NodeRegistry::bind(NodeConnection *connection, const SessionBinding &bindin
     NodeConnection *previous = m_carried.value(binding.nodeId);
     if (previous && previous != connection) {
         // The superseded socket is closed, not kept until its TCP flow ends (docs/contract.md §3.3).
-        qCInfo(logForwarder).noquote() << "node" << binding.nodeId << "registered again on a new connection; the older one is superseded and closed";
+        qCInfo(logForwarder).noquote() << "node" << RefusalQuote::nameOrLength(binding.nodeId) << "registered again on a new connection; the older one is superseded and closed";
         previous->close(QWebSocketProtocol::CloseCodeNormal, QString(refusal::nodeSuperseded));
     }
     const auto &held = connection->binding();
@@ -40,7 +41,7 @@ void NodeRegistry::bind(NodeConnection *connection, const SessionBinding &bindin
         m_carried.remove(held->nodeId);
     connection->bindTo(binding, carrierCount, atMs);
     m_carried.insert(binding.nodeId, connection);
-    qCInfo(logForwarder).noquote() << QStringLiteral("node %1 registered through this relay (carrier %2)").arg(binding.nodeId).arg(carrierCount);
+    qCInfo(logForwarder).noquote() << QStringLiteral("node %1 registered through this relay (carrier %2)").arg(RefusalQuote::nameOrLength(binding.nodeId)).arg(carrierCount);
     Q_EMIT nodeRegistered(binding);
 }
 

@@ -12,9 +12,10 @@ namespace coreflow {
 using namespace contract;
 
 SessionForwarder::SessionForwarder(CloudlyConnector &cloudly, MethodTable &nodeMethods, MethodTable &cloudlyMethods,
-                                   RelayCounters &counters, Clock &clock, const RelayTiming &timing, QObject *parent)
+                                   RelayCounters &counters, Clock &clock, const RelayTiming &timing,
+                                   RefusalLogBound &refusalLogBound, QObject *parent)
     : ListenerSessions(parent), m_cloudly(cloudly), m_nodeMethods(nodeMethods), m_counters(counters), m_clock(clock),
-      m_refusalLog(clock), m_requests(clock), m_upstream(cloudly, nodeMethods, m_registry, counters, clock, timing, m_refusalLog),
+      m_refusalLog(refusalLogBound), m_requests(clock), m_upstream(cloudly, nodeMethods, m_registry, counters, clock, timing, m_refusalLog),
       m_pushes(cloudlyMethods, m_registry, m_requests, counters, timing),
       m_registrationDeadlineMs(timing.registrationDeadlineMs), m_registrationDeadlines(clock)
 {

@@ -44,7 +44,7 @@ class SessionForwarder : public ListenerSessions, private NodeConnection::Owner 
 public:
     SessionForwarder(CloudlyConnector &cloudly, MethodTable &nodeMethods, MethodTable &cloudlyMethods,
                      RelayCounters &counters, Clock &clock, const contract::RelayTiming &timing,
-                     QObject *parent = nullptr);
+                     RefusalLogBound &refusalLogBound, QObject *parent = nullptr);
     ~SessionForwarder() override;
 
     // Takes ownership of a WebSocket session accepted by the listener (RelayListener::nodeSessionAccepted).
@@ -66,6 +66,7 @@ public:
     {
         return m_requests.send(connection, method, rawRequest, timeoutMs, std::move(callback));
     }
+    FrameRefusalLog &refusalLog() override { return m_refusalLog; }
 
     NodeRegistry &registry() { return m_registry; }
     const NodeRegistry &registry() const { return m_registry; }

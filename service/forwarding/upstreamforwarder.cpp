@@ -3,6 +3,7 @@
 #include "service/core/logging.h"
 #include "service/forwarding/nodeconnection.h"
 #include "service/forwarding/noderegistry.h"
+#include "shared/contract/ids.h"
 #include "shared/contract/methods.h"
 #include "shared/contract/offers.h"
 #include "shared/contract/refusalnames.h"
@@ -42,7 +43,11 @@ UpstreamForwarder::UpstreamForwarder(CloudlyConnector &cloudly, MethodTable &nod
         m_nodeMethods.add(QString(name), handler);
     for (const auto &name : method::nodeSecretMethods)
         m_nodeMethods.add(QString(name), handler);
-    connect(&m_cloudly, &CloudlyConnector::dispatchable, this, &UpstreamForwarder::onDispatchable);
+    connect(&m_cloudly, &CloudlyConnector::dispatchable, this, &UpstreamForwarder::flushHeld);
+    connect(&m_cloudly, &CloudlyConnector::sendBacklogChanged, this, [this](bool backlogged) {
+        if (!backlogged)
+            flushHeld();
+    });
 }
 
 UpstreamForwarder::~UpstreamForwarder()
@@ -112,14 +117,22 @@ bool UpstreamForwarder::admitRegistration(const Frame &frame, NodeConnection *co
                                                                                  : QStringLiteral("field request.nodeId is not a non-empty string")));
         return false;
     }
+    // An id by §1 "Strings" (at most 256 characters, no control characters) before anything is
+    // forwarded; the refusal never repeats the value.
+    if (!isId(nodeId.toString())) {
+        refuse(reply, frame, named(refusal::requestInvalid, QStringLiteral("field request.nodeId ") + notAnIdReason()));
+        return false;
+    }
     return true;
 }
 
 // A registration waits out a brief reconnect (§8.1); it counts as in flight while it waits.
 void UpstreamForwarder::waitForSession(const std::shared_ptr<Upstream> &op)
 {
-    qCInfo(logForwarder).noquote() << "holding registerPalletRuntimeSession from" << op->connection->describe()
-                                   << "until the Cloudly session is back (at most" << m_timing.registrationWaitMs << "ms)";
+    if (m_refusalLog.admit(*op->connection))
+        qCInfo(logForwarder).noquote() << "holding registerPalletRuntimeSession from" << op->connection->describe()
+                                       << "until the Cloudly session is back (at most" << m_timing.registrationWaitMs << "ms)"
+                                       << FrameRefusalLog::countNote(*op->connection);
     op->waitTimer = m_clock.createTimer();
     std::weak_ptr<Upstream> weak = op;
     connect(op->waitTimer.get(), &ClockTimer::timeout, this, [this, weak] {
@@ -129,9 +142,15 @@ void UpstreamForwarder::waitForSession(const std::shared_ptr<Upstream> &op)
         m_waitingForSession.removeAll(op);
         if (op->connection)
             op->connection->forwardEnded();
-        refuse(op->reply, op->frame,
-               named(refusal::cloudlySessionUnavailable,
-                     QStringLiteral("no Cloudly session after waiting %1 ms").arg(m_timing.registrationWaitMs)));
+        // Held past its budget behind a backlogged session (flushHeld), or no session came back.
+        if (m_cloudly.isDispatchable())
+            refuse(op->reply, op->frame,
+                   named(refusal::cloudlyForwardTimeout,
+                         QStringLiteral("no answer from Cloudly within %1 ms").arg(m_timing.registrationBudgetMs)));
+        else
+            refuse(op->reply, op->frame,
+                   named(refusal::cloudlySessionUnavailable,
+                         QStringLiteral("no Cloudly session after waiting %1 ms").arg(m_timing.registrationWaitMs)));
         Q_EMIT statusChanged();
     });
     op->waitTimer->start(m_timing.registrationWaitMs);
@@ -139,16 +158,24 @@ void UpstreamForwarder::waitForSession(const std::shared_ptr<Upstream> &op)
     op->connection->forwardBegan();
 }
 
-void UpstreamForwarder::onDispatchable()
+// Held registrations leave in arrival order under the same backlog marks as live forwarding (§3.4,
+// D-58): once the session is backlogged the rest wait for it to drain (sendBacklogChanged(false))
+// instead of going out in one burst past the session's 32 MiB send bound. While they wait behind the
+// backlog each is bounded by its registration budget counted from its arrival.
+void UpstreamForwarder::flushHeld()
 {
-    const auto waiting = m_waitingForSession;
-    m_waitingForSession.clear();
-    for (const auto &op : waiting) {
+    while (!m_waitingForSession.isEmpty() && m_cloudly.isDispatchable() && !m_cloudly.isSendBacklogged()) {
+        const std::shared_ptr<Upstream> op = m_waitingForSession.takeFirst();
         op->waitTimer->stop();
         if (op->connection)
             op->connection->forwardEnded();
         send(op);
     }
+    if (m_waitingForSession.isEmpty() || !m_cloudly.isDispatchable())
+        return;
+    const qint64 now = m_clock.nowMs();
+    for (const auto &op : std::as_const(m_waitingForSession))
+        op->waitTimer->start(qMax<qint64>(1, m_timing.registrationBudgetMs - (now - op->arrivedAtMs)));
 }
 
 void UpstreamForwarder::send(const std::shared_ptr<Upstream> &op)

@@ -8,7 +8,10 @@
 //    forwarded; counted by name, never a readiness refusal, D-62), then request.nodeId must be a non-empty
 //    string (request-invalid). Without a dispatchable session it waits up to registrationWaitMs (5000)
 //    for one, then "cloudly-session-unavailable: no Cloudly session after waiting 5000 ms"; forwarded,
-//    it is bounded by registrationBudgetMs (9000) counted from its arrival. The answer's
+//    it is bounded by registrationBudgetMs (9000) counted from its arrival. Held registrations are
+//    flushed in arrival order only while the session is not backlogged (§3.4, D-58); one still held
+//    behind the backlog when its budget ends is refused "cloudly-forward-timeout: no answer from
+//    Cloudly within 9000 ms". The answer's
 //    response.session binds the connection in the NodeRegistry; an answer without a readable session
 //    leaves it unbound (logged).
 //  - the nine session requests pass the BindingGate first, are refused
@@ -60,7 +63,7 @@ private:
     void forward(const contract::Frame &frame, NodeConnection *connection, const MethodTable::Reply &reply);
     bool admitRegistration(const contract::Frame &frame, NodeConnection *connection, const MethodTable::Reply &reply);
     void waitForSession(const std::shared_ptr<Upstream> &op);
-    void onDispatchable();
+    void flushHeld();
     void send(const std::shared_ptr<Upstream> &op);
     void finish(const std::shared_ptr<Upstream> &op, const CloudlyConnector::CallResult &result);
     void bindRegistration(NodeConnection *connection, const contract::Frame &answer);

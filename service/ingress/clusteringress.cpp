@@ -6,6 +6,8 @@
 #include "shared/contract/methods.h"
 #include "shared/contract/offers.h"
 #include "shared/contract/refusalnames.h"
+#include "shared/contract/refusalquote.h"
+#include "shared/contract/secretstringtake.h"
 #include "service/ingress/ingressregistration.h"
 
 namespace coreflow {
@@ -124,7 +126,9 @@ void ClusterIngress::onRegister(const Frame &frame, const Caller &caller, const 
     const QJsonValue offer = request ? request->value(QStringLiteral("offer")) : QJsonValue(QJsonValue::Undefined);
     if (auto refused = judgePeerOffer(offer, sessionKind::clusterIngress)) {
         const QString peerText = peerOfferInRefusal(*refused);
-        qCWarning(logIngress).noquote() << "refused registerClusterIngress from" << connection->describe() << ":" << refused->text();
+        if (m_sessions.refusalLog().admit(*connection))
+            qCWarning(logIngress).noquote() << "refused registerClusterIngress from" << connection->describe() << ":"
+                                            << refused->text() << FrameRefusalLog::countNote(*connection);
         m_offerRefusal = status::ReadinessRefusal{QStringLiteral("clusterIngress"),
                                                   peerText.isEmpty() ? std::nullopt : std::optional<QString>(peerText),
                                                   own.describe(), refused->text()};
@@ -143,8 +147,10 @@ void ClusterIngress::onRegister(const Frame &frame, const Caller &caller, const 
     // 2. The body (CI-24): nothing is forwarded for a body the validator refuses.
     auto registration = IngressRegistration::read(request.value(), QStringLiteral("request"));
     if (!registration) {
-        qCInfo(logIngress).noquote() << "refused registerClusterIngress from" << connection->describe()
-                                     << ": registration-invalid:" << registration.refusal().reason;
+        if (m_sessions.refusalLog().admit(*connection))
+            qCInfo(logIngress).noquote() << "refused registerClusterIngress from" << connection->describe()
+                                         << ": registration-invalid:" << registration.refusal().reason
+                                         << FrameRefusalLog::countNote(*connection);
         return refuseRegistration(reply, frame, refusal::ingressReasonRegistrationInvalid, registration.refusal().reason);
     }
     const QString ingressId = registration->ingressId();
@@ -152,7 +158,9 @@ void ClusterIngress::onRegister(const Frame &frame, const Caller &caller, const 
 
     // 3. Carried to Cloudly, bytes untouched, bearer included (CI-15).
     if (!m_cloudly.isDispatchable()) {
-        qCInfo(logIngress).noquote() << "refused registerClusterIngress of ingress" << ingressId << ": not-ready: no Cloudly session";
+        if (m_sessions.refusalLog().admit(*connection))
+            qCInfo(logIngress).noquote() << "refused registerClusterIngress of ingress" << RefusalQuote::nameOrLength(ingressId)
+                                         << ": not-ready: no Cloudly session" << FrameRefusalLog::countNote(*connection);
         return refuseRegistration(reply, frame, refusal::ingressReasonNotReady, QStringLiteral("this relay has no Cloudly session"));
     }
     QPointer<ClusterIngress> self = this;
@@ -211,9 +219,11 @@ void ClusterIngress::onPull(const Frame &frame, const Caller &caller, const Meth
 {
     NodeConnection *connection = caller.connection;
     if (!connection || connection != m_bound.data()) {
-        qCInfo(logIngress).noquote() << "refused getClusterIngressRouteTable from"
-                                     << (connection ? connection->describe() : QStringLiteral("the Cloudly session"))
-                                     << ": not the bound cluster ingress";
+        if (!connection || m_sessions.refusalLog().admit(*connection))
+            qCInfo(logIngress).noquote() << "refused getClusterIngressRouteTable from"
+                                         << (connection ? connection->describe() : QStringLiteral("the Cloudly session"))
+                                         << ": not the bound cluster ingress"
+                                         << (connection ? FrameRefusalLog::countNote(*connection) : QString());
         return refuse(reply, frame, named(refusal::ingressCallerNotBound, QStringLiteral("this connection is not the bound cluster ingress")));
     }
     auto request = frame.requestObject();
@@ -249,9 +259,35 @@ void ClusterIngress::onConnectionClosed(NodeConnection *connection)
 
 // --- Cloudly lane --------------------------------------------------------------------------------
 
+// A table's keys go from the frame's bytes straight into Secrets; only a wiped copy with the keys
+// blanked is read with QJsonDocument (docs/contract.md §19.4).
+namespace {
+struct BlankedRouteTableBody {
+    QList<Secret> keys;
+    Result<QJsonObject> object = Refusal{};
+};
+BlankedRouteTableBody readBlanked(QByteArrayView body, const QString &member)
+{
+    QByteArray blanked(body.data(), body.size());
+    BlankedRouteTableBody out;
+    out.keys = takeSecretStrings(blanked, {"routeTable", "certificates"}, "privateKeyPem").value_or(QList<Secret>{});
+    Frame view;
+    if (member == QLatin1String("request")) {
+        view.request = QByteArrayView(blanked);
+        out.object = view.requestObject();
+    } else {
+        view.response = QByteArrayView(blanked);
+        out.object = view.responseObject();
+    }
+    Secret::wipe(blanked);
+    return out;
+}
+} // namespace
+
 void ClusterIngress::onPush(const Frame &frame, const MethodTable::Reply &reply)
 {
-    auto request = frame.requestObject();
+    BlankedRouteTableBody body = readBlanked(frame.request, QStringLiteral("request"));
+    auto &request = body.object;
     if (!request)
         return refuse(reply, frame, named(refusal::routeTableInvalid, request.refusal().reason));
     const auto carried = RouteTable::readCarrier(request.value(), QStringLiteral("request"), false);
@@ -260,6 +296,8 @@ void ClusterIngress::onPush(const Frame &frame, const MethodTable::Reply &reply)
         return refuse(reply, frame, carried.refusal());
     }
     auto table = RouteTable::read(*carried.value(), QStringLiteral("request.routeTable"));
+    if (table && !table.value().restoreKeys(body.keys))
+        table = Refusal{QString(refusal::routeTableInvalid), QStringLiteral("request.routeTable.certificates could not be read")};
     if (!table) {
         qCWarning(logIngress).noquote() << "refused a pushed route table:" << table.refusal().text() << "; keeping" << heldText();
         return refuse(reply, frame, table.refusal());
@@ -316,7 +354,8 @@ void ClusterIngress::refreshRouteTable()
                                                            << result.answer.errorRefusal().text() << "; keeping" << self->heldText();
                            return;
                        }
-                       auto response = result.answer.responseObject();
+                       BlankedRouteTableBody body = readBlanked(result.answer.response, QStringLiteral("response"));
+                       auto &response = body.object;
                        if (!response) {
                            qCWarning(logIngress).noquote() << "unreadable route table answer:" << response.refusal().reason
                                                            << "; keeping" << self->heldText();
@@ -331,6 +370,9 @@ void ClusterIngress::refreshRouteTable()
                        if (!carried.value())
                            return self->noteNoTable();
                        auto table = RouteTable::read(*carried.value(), QStringLiteral("response.routeTable"));
+                       if (table && !table.value().restoreKeys(body.keys))
+                           table = Refusal{QString(refusal::routeTableInvalid),
+                                           QStringLiteral("response.routeTable.certificates could not be read")};
                        if (!table) {
                            qCWarning(logIngress).noquote() << "refused the route table Cloudly answered:" << table.refusal().text()
                                                            << "; keeping" << self->heldText();

@@ -10,6 +10,7 @@
 #include <QJsonDocument>
 #include <QRegularExpression>
 #include <QSet>
+#include <string_view>
 
 namespace coreflow {
 
@@ -170,6 +171,38 @@ Result<std::optional<QJsonObject>> RouteTable::readCarrier(const QJsonObject &bo
     if (problem.failed())
         return problem.refusal();
     return table;
+}
+
+bool RouteTable::restoreKeys(const QList<Secret> &keys)
+{
+    // The material is compact JSON of the blanked table: every key is "privateKeyPem":"xx…x" (QJsonObject
+    // keeps the certificates in array order, each with one such member). Nothing secret is in it yet.
+    const QByteArrayView text = m_material.reveal();
+    const std::string_view all(text.data(), size_t(text.size()));
+    static constexpr std::string_view marker = "\"privateKeyPem\":\"";
+    QList<Secret> quoted;
+    QList<std::pair<size_t, size_t>> values; // [opening quote, past the closing quote)
+    for (size_t at = all.find(marker); at != std::string_view::npos; at = all.find(marker, values.last().second)) {
+        const size_t open = at + marker.size() - 1;
+        const size_t close = all.find('"', open + 1);
+        if (close == std::string_view::npos)
+            return false;
+        values.append({open, close + 1});
+    }
+    if (values.size() != keys.size())
+        return false;
+    for (const Secret &key : keys)
+        quoted.append(key.jsonQuoted());
+    QList<QByteArrayView> parts;
+    size_t from = 0;
+    for (qsizetype i = 0; i < values.size(); ++i) {
+        parts.append(text.sliced(qsizetype(from), qsizetype(values[i].first - from)));
+        parts.append(quoted.at(i).reveal());
+        from = values[i].second;
+    }
+    parts.append(text.sliced(qsizetype(from)));
+    m_material = Secret::concatenated(parts);
+    return true;
 }
 
 QString RouteTable::describe() const

@@ -23,7 +23,8 @@
 // Custody: the table is kept as one Secret (its compact JSON, re-serialised from the validated object;
 // the relay serves the table it validated, it does not forward bytes). What may be said about it is
 // revision(), routeCount() and hostnameCount() (distinct hostnames named by routes and certificates).
-// It is never written, journaled, logged or put into an error.
+// It is never written, journaled, logged or put into an error. The relay's lanes read a table from a
+// body whose keys were taken out first (restoreKeys()), so no QJsonDocument ever holds a key (§19.4).
 #include "shared/contract/result.h"
 #include "shared/secret.h"
 
@@ -49,6 +50,12 @@ public:
     QString describe() const;
     // The table's compact JSON, for the one place it travels: the bound ingress' pull answer.
     const Secret &material() const { return m_material; }
+    // Reading a table without a QJsonDocument copy of its keys (docs/contract.md §19.4): the caller
+    // took every certificate's privateKeyPem out of the frame's bytes into Secrets
+    // (contract::takeSecretStrings, which blanks them) and read the blanked text; this puts the keys,
+    // in certificate order, back into the material, composed in guarded memory. False (material
+    // unchanged) when the count does not match the table's certificates.
+    bool restoreKeys(const QList<Secret> &keys);
 
     // Well-formed lowercase DNS name (labels 1..63 of [a-z0-9-], no leading/trailing '-', total <= 253,
     // at least two labels, no wildcard). Exposed for tests.

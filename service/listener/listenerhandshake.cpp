@@ -10,8 +10,9 @@
 
 namespace coreflow {
 
-ListenerHandshake::ListenerHandshake(TlsConnection *tls, qsizetype maxHeadLines, QObject *parent)
-    : QObject(parent), m_tls(tls), m_head(HttpMessageParser::Kind::Request, kMaxHeadBytes)
+ListenerHandshake::ListenerHandshake(TlsConnection *tls, qsizetype maxHeadLines, RefusalLogBound *refusalLog,
+                                     QObject *parent)
+    : QObject(parent), m_tls(tls), m_refusalLog(refusalLog), m_head(HttpMessageParser::Kind::Request, kMaxHeadBytes)
 {
     m_head.setMaxHeaderLines(maxHeadLines);
     m_tls->setParent(this);
@@ -64,7 +65,6 @@ void ListenerHandshake::decide()
     const qsizetype query = head.url().indexOf('?');
     const QByteArray path = query < 0 ? head.url() : head.url().left(query);
     if (path != "/") {
-        qCInfo(logListener) << "refused a WebSocket upgrade outside /";
         return refuse(404, contract::refusal::pathNotServed, "WebSocket sessions are served at / only");
     }
     const qsizetype headEnd = bytes.indexOf("\r\n\r\n");
@@ -97,6 +97,9 @@ void ListenerHandshake::handOver()
 
 void ListenerHandshake::refuse(int status, QLatin1StringView name, const QByteArray &reason)
 {
+    // One refusal per connection (it is closed after it): only the relay-wide bound applies.
+    if (!m_refusalLog || m_refusalLog->admit(1))
+        qCInfo(logListener, "refused a WebSocket upgrade: %d %s (%s)", status, name.data(), reason.constData());
     contract::HttpRefusal refusal = contract::httpRefusal(status, name, reason);
     refusal.headers.append({QByteArrayLiteral("Connection"), QByteArrayLiteral("close")});
     m_tls->write(httpResponseHead(refusal.status, refusal.headers) + refusal.body);

@@ -15,6 +15,7 @@
 // A connection that has not reached a decision within kTimeoutMs (10000 ms, real time; TLS
 // handshake included) is dropped. After emitting, the handshake has handed the TlsConnection on
 // (reparented by the receiver) and deletes itself.
+#include "service/core/refusallogbound.h"
 #include "service/transport/httpheadreader.h"
 #include "service/transport/tlsconnection.h"
 
@@ -30,7 +31,10 @@ public:
     static constexpr qsizetype kMaxHeadBytes = 64 * 1024;
 
     // maxHeadLines: header lines the first request may have (negative: unbounded).
-    ListenerHandshake(TlsConnection *tls, qsizetype maxHeadLines, QObject *parent = nullptr);
+    // refusalLog: the relay's bound on refusal log lines (docs/contract.md §3.1); nullptr: every
+    // refused upgrade is logged.
+    ListenerHandshake(TlsConnection *tls, qsizetype maxHeadLines, RefusalLogBound *refusalLog = nullptr,
+                      QObject *parent = nullptr);
     ~ListenerHandshake() override;
 
 Q_SIGNALS:
@@ -51,6 +55,7 @@ private:
     void handOver();
 
     TlsConnection *m_tls;
+    RefusalLogBound *m_refusalLog;
     QBasicTimer m_timeout;
     HttpHeadReader m_head; // the first request's header block, and every byte read so far
     bool m_done = false;

@@ -92,8 +92,9 @@ bool ListenerHttpConnection::feed(const char *data, qsizetype size)
         const bool answering = m_current != nullptr || !m_waiting.empty();
         if (answering && qsizetype(m_waiting.size()) >= kMaxPipelinedRequests) {
             // Between messages: these bytes begin one request more than may wait (D-60).
-            qCWarning(logListener, "more than %d pipelined requests on one connection: connection closed",
-                      kMaxPipelinedRequests);
+            if (admitRefusalLine())
+                qCWarning(logListener, "more than %d pipelined requests on one connection: connection closed",
+                          kMaxPipelinedRequests);
             m_stopParsing = true;
             abortUnanswered();
             return false;
@@ -217,7 +218,8 @@ void ListenerHttpConnection::dispatch()
         if (next.closeUnanswered) {
             // An answer could overtake answers to earlier pipelined requests, and sessions start at
             // "/" on a new connection: the connection is closed without one.
-            qCInfo(logListener) << "WebSocket upgrade on an HTTP connection: connection closed (sessions start on a new connection at /)";
+            if (admitRefusalLine())
+                qCInfo(logListener) << "WebSocket upgrade on an HTTP connection: connection closed (sessions start on a new connection at /)";
             m_waiting.clear();
             m_waitingBytes = 0;
             m_tls->shutdown(); // tlsClosed() ends this
@@ -296,10 +298,14 @@ void ListenerHttpConnection::refuse(int status, const QByteArray &reason, QLatin
     m_closing = true;
     m_stopParsing = true;
     const bool answer = !m_current && m_waiting.empty() && m_tls->state() == TlsConnection::State::Open;
-    // At the connection bound only the 1st, 2nd, 4th, 8th, ... refusal is logged (with its count):
-    // whoever fills the listener cannot fill the log too.
+    // Under the relay's refusal log bound (§3.1, D-70): per connection 1st, 2nd, 4th, ...; at the
+    // connection bound the listener-wide count of busy refusals doubles instead (each busy
+    // connection has only the one): whoever fills the listener cannot fill the log too.
     const bool busy = name == contract::refusal::listenerBusy;
-    if (!busy || (m_side.busyRefused & (m_side.busyRefused - 1)) == 0)
+    const bool logged = busy ? (m_side.busyRefused & (m_side.busyRefused - 1)) == 0
+                                   && (!m_side.refusalLog || m_side.refusalLog->admit(1))
+                             : admitRefusalLine();
+    if (logged)
         qCInfo(logListener, "listener: request refused %d %s (%s); connection %s%s", status, name.data(), reason.constData(),
                answer ? "closed" : "aborted",
                busy ? qPrintable(QStringLiteral(" (%1 refused at the bound so far)").arg(m_side.busyRefused)) : "");

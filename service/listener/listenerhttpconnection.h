@@ -51,6 +51,7 @@
 // Writing: answer bytes go through TlsConnection::writeDeferred: pieces smaller than one full TLS
 // record are gathered until a record's worth waits or the event-loop turn ends, so a body arriving
 // from the registry in small reads does not become one small TLS record and one socket write per read.
+#include "service/core/refusallogbound.h"
 #include "service/listener/listenerhttphandler.h"
 #include "service/transport/httpmessageparser.h"
 #include "service/transport/tlsconnection.h"
@@ -69,6 +70,8 @@ class TlsHttpResponder;
 // connections: they are its children).
 struct ListenerHttpSide {
     ListenerHttpHandler *handler = nullptr;
+    // The relay's bound on refusal log lines (docs/contract.md §3.1); nullptr: every line is logged.
+    RefusalLogBound *refusalLog = nullptr;
     qint64 refusedRequests = 0; // requests refused by the bounds above (431, 413, 405, 400)
     // How long an idle connection (no answer in progress, none waiting) may take to deliver its next
     // whole request before it is closed (ms; ListenerHttpConnection::kIdleRequestTimeoutMs).
@@ -143,8 +146,12 @@ private:
     void applyBounds();
     void takeWaiting(qsizetype heldBytes);
 
+    // Whether one more refusal line of this connection is logged (RefusalLogBound, §3.1).
+    bool admitRefusalLine() { return !m_side.refusalLog || m_side.refusalLog->admit(++m_refusalsHere); }
+
     TlsConnection *m_tls;
     ListenerHttpSide &m_side;
+    qint64 m_refusalsHere = 0; // refusals logged or held back on this connection (RefusalLogBound)
     std::unique_ptr<HttpMessageParser> m_parse;
     std::deque<Waiting> m_waiting;
     qsizetype m_waitingBytes = 0; // Waiting::heldBytes summed

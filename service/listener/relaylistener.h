@@ -40,6 +40,9 @@ public:
     void close();
 
     void setHttpHandler(ListenerHttpHandler *handler) { m_httpSide.handler = handler; }
+    // The relay's bound on log lines refused input causes (docs/contract.md §3.1, D-70): refused
+    // upgrades and refused HTTP requests log under it. Without one every refusal is logged.
+    void setRefusalLog(RefusalLogBound *refusalLog) { m_httpSide.refusalLog = refusalLog; }
     // The silence rule every WebSocket session accepted from now on joins (docs/contract.md §3.3,
     // D-56; nullptr: none). Accepted sockets get TCP keepalive and TCP_USER_TIMEOUT regardless.
     void setSessionKeepalive(std::shared_ptr<SessionKeepalive> keepalive) { m_keepalive = std::move(keepalive); }

@@ -196,9 +196,13 @@ void WebSocketSession::sendText(QByteArrayView utf8)
 
 bool WebSocketSession::withinSendBound(qsizetype more)
 {
-    if (m_tls->pendingBytes() + more <= kMaxPendingBytes)
+    // Before promotion (a listener session that has not registered, §3.4) the queue is small.
+    const qsizetype bound = m_promotable ? kUnpromotedMaxPendingBytes : kMaxPendingBytes;
+    if (m_tls->pendingBytes() + more <= bound)
         return true;
-    const auto &reason = m_mask ? contract::refusal::cloudlyNotReading : contract::refusal::nodeNotReading;
+    const auto &reason = m_mask         ? contract::refusal::cloudlyNotReading
+                         : m_promotable ? contract::refusal::unregisteredNotReading
+                                        : contract::refusal::nodeNotReading;
     close(1008, QByteArrayView(reason.data(), reason.size()));
     return false;
 }

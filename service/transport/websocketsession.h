@@ -17,7 +17,8 @@
 //  - outgoing queue: at most kMaxPendingBytes (32 MiB: two maximal frames), pongs included. A peer
 //    that stops reading while more is sent (or while it keeps pinging) is closed with 1008
 //    "node-not-reading" (server role) or "cloudly-not-reading" (client role); until then only its own requests wait (and time out by their own
-//    timers), nobody else's.
+//    timers), nobody else's. Before promote() (a listener session that has not registered, §3.4)
+//    the bound is kUnpromotedMaxPendingBytes (256 KiB) and the reason "unregistered-not-reading".
 //  - closing: after our Close frame the peer has kCloseGraceMs (2000 ms, real time) to answer with
 //    its Close, and after its Close to read our answer; then the transport goes regardless. A Close
 //    with an invalid code is answered 1002, one whose reason is not UTF-8 1007.
@@ -50,6 +51,7 @@ class WebSocketSession : public QObject, private TlsConnection::Receiver {
     Q_OBJECT
 public:
     static constexpr qsizetype kMaxPendingBytes = 32 * 1024 * 1024;
+    static constexpr qsizetype kUnpromotedMaxPendingBytes = 256 * 1024;
     static constexpr int kCloseGraceMs = 2000;
 
     class Receiver {

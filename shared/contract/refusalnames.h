@@ -118,6 +118,7 @@ inline constexpr Name relayReceiveBudget{"relay-receive-budget"};               
 inline constexpr Name unregisteredFrameTooLarge{"unregistered-frame-too-large"}; // (project) 1009
 inline constexpr Name unregisteredReceiveBudget{"unregistered-receive-budget"}; // (project) 1008
 inline constexpr Name unregisteredRequestInFlight{"unregistered-request-in-flight"}; // (project) answered refusal
+inline constexpr Name unregisteredNotReading{"unregistered-not-reading"};       // (project) 1008, send bound before registering
 // Count bound and registration deadline of unregistered sessions (§3.4, D-59).
 inline constexpr Name unregisteredSessionsFull{"unregistered-sessions-full"};   // (project) 1013
 inline constexpr Name registrationDeadline{"registration-deadline"};           // (project) 1008

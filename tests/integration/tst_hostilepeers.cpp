@@ -10,6 +10,8 @@
 #include "tests/peers/throttlingproxy.h"
 
 #include "service/cloudly/cloudlyconnector.h"
+#include "service/forwarding/nodeconnection.h"
+#include "service/forwarding/noderegistry.h"
 #include "service/forwarding/sessionforwarder.h"
 #include "service/listener/relaylistener.h"
 #include "shared/contract/refusalnames.h"
@@ -95,6 +97,24 @@ public:
     QByteArray closeReason() const
     {
         return m_in.size() >= 4 && quint8(m_in[0]) == 0x88 ? m_in.mid(4, quint8(m_in[1]) - 2) : QByteArray();
+    }
+    // Qt's socket stops taking bytes from the kernel once `bytes` wait unread (0: no bound): a peer
+    // that stops reading, so the relay's answers pile up on its side.
+    void setReadBufferSize(qint64 bytes) { m_socket.setReadBufferSize(bytes); }
+    // Reads (discarding what was read, apart from a tail) until needle arrived; false after ms.
+    bool readUntil(const QByteArray &needle, int ms)
+    {
+        for (int waited = 0; waited < ms; waited += 20) {
+            m_in += m_socket.readAll();
+            if (m_in.contains(needle))
+                return true;
+            if (m_in.size() > 2 * needle.size())
+                m_in.remove(0, m_in.size() - 2 * needle.size());
+            if (m_socket.state() != QAbstractSocket::ConnectedState && m_socket.bytesAvailable() == 0)
+                return false;
+            QTest::qWait(20);
+        }
+        return false;
     }
     void sendFrame(const QByteArray &payload)
     {
@@ -289,6 +309,77 @@ private Q_SLOTS:
         QVERIFY(node->isConnected());
         QVERIFY(!log.contains(QString(contract::refusal::cloudlyNotReading)));
     }
+    // Issue 14 review gap 1 (§3.4 upstream backpressure, D-58): registrations held while Cloudly was
+    // away are flushed under the same backlog marks as live forwarding. Three registered nodes each
+    // send a ~15 MiB re-registration while the session is down (held, §8.1); when it is back the
+    // ~45 MiB must not go out in one burst past the session's 32 MiB send bound: the session becomes
+    // backlogged, is never closed cloudly-not-reading and keeps its carrier.
+    void heldRegistrationsAreFlushedUnderTheBacklogMarks()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        std::vector<std::unique_ptr<peers::SimulatedPalletNode>> nodes;
+        for (int i = 0; i < 3; ++i) {
+            nodes.push_back(f.registeredNode(QStringLiteral("node-%1").arg(i)));
+            QVERIFY(nodes.back()->session());
+        }
+        QVERIFY(f.takeCloudlySessionDown());
+        for (auto &node : nodes)
+            node->call(QStringLiteral("registerPalletRuntimeSession"), padded(node->registrationRequest(), 15 * 1024 * 1024));
+        QTRY_VERIFY_WITH_TIMEOUT(log.count(QStringLiteral("holding registerPalletRuntimeSession")) >= 3, 20000);
+        const qint64 episodes = f.relay->cloudly()->sendBacklogEpisodes();
+        QVERIFY(f.bringCloudlySessionBack());
+        const qint64 carrier = f.relay->cloudly()->carrierCount();
+        for (int i = 0; i < 30; ++i) {
+            QTest::qWait(100);
+            QVERIFY2(!log.contains(QString(contract::refusal::cloudlyNotReading)), "the relay closed its Cloudly session");
+        }
+        QVERIFY(f.relay->cloudly()->isDispatchable());
+        QCOMPARE(f.relay->cloudly()->carrierCount(), carrier);
+        QVERIFY(f.relay->cloudly()->sendBacklogEpisodes() > episodes);
+    }
+
+    // Issue 14 review gap 3 (§3.4 "Send bound before registering"): a stranger that sends requests
+    // and never reads the answers costs only a 256 KiB send queue; then the relay closes it 1008
+    // unregistered-not-reading. A registered node is never affected.
+    void unregisteredPeerThatStopsReadingIsClosed()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        auto node = f.registeredNode(QStringLiteral("node-a"));
+        QVERIFY(node->session());
+        RawWebSocketClient stranger;
+        QVERIFY(stranger.open(f.relayPort, {f.ca.caCertificate()}));
+        stranger.setReadBufferSize(4096);
+        // Each is refused method-not-served with its request echoed: ~60 KiB of answer per frame,
+        // 24 MiB in all, far beyond what loopback socket buffers take.
+        const QByteArray body = "{\"pad\":\"" + QByteArray(60 * 1024, 'p') + "\"}";
+        for (int i = 0; i < 400; ++i) {
+            stranger.sendFrame(contract::Envelope::request(QStringLiteral("noSuchMethod"), QStringLiteral("c%1").arg(i), body));
+            if (i % 20 == 0)
+                QTest::qWait(20);
+        }
+        // The relay has begun closing it (its Close waits behind the queued answers) ...
+        auto strangerClosing = [&f] {
+            for (NodeConnection *c : f.relay->forwarder()->registry().connections())
+                if (!c->isAdmitted() && !c->isOpen())
+                    return true;
+            return false;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(strangerClosing(), 20000);
+        // ... and the stranger, reading again, finds 1008 unregistered-not-reading at the end.
+        stranger.setReadBufferSize(0);
+        const QByteArray reason(contract::refusal::unregisteredNotReading.data());
+        QByteArray close("\x88");
+        close.append(char(2 + reason.size())).append("\x03\xf0", 2).append(reason);
+        QVERIFY(stranger.readUntil(close, 10000));
+        QTRY_COMPARE_WITH_TIMEOUT(f.relay->listener()->unregisteredSessions(), 0, 10000);
+        QVERIFY(node->isConnected());
+        std::optional<peers::PeerFrame> answer;
+        node->callWithSession(QStringLiteral("getRuntimeRegistryCredential"), {}, [&](const peers::PeerFrame &a) { answer = a; });
+        QTRY_VERIFY_WITH_TIMEOUT(answer.has_value(), 10000);
+    }
+
     // Issue 14 defect 4: at most N unregistered sessions; one more is closed 1013
     // unregistered-sessions-full at once and costs nobody else; a seat comes back when a stranger
     // leaves or a session registers.

@@ -5,9 +5,11 @@
 // Rules: CL-01 (unknown methods are refused by name), FW-06 (session binding refusals).
 #include "tests/support/epolltestmain.h"
 #include "tests/peers/peerframe.h"
+#include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 
 #include "shared/contract/envelope.h"
+#include "shared/contract/refusalnames.h"
 
 #include <QJsonDocument>
 #include <QTest>
@@ -23,11 +25,65 @@ bool printable(const QString &text)
             return false;
     return true;
 }
+
+// Whether a line of the relay (not of a loopback peer, coreflow.peers.*) contains needle.
+bool relayLogged(const LogCapture &log, const QString &needle)
+{
+    for (const QString &line : log.lines())
+        if (!line.contains(QLatin1String(" coreflow.peers.")) && line.contains(needle))
+            return true;
+    return false;
+}
 } // namespace
 
 class TstPeerInputBounds : public QObject {
     Q_OBJECT
+    LogCapture log;
 private Q_SLOTS:
+    void init()
+    {
+        log.install();
+        log.clear();
+    }
+
+    // Issue 14 review gap 4 (§8.1, §1 "Strings"): request.nodeId must be an id before anything is
+    // forwarded: 300 characters, or a control character, is refused request-invalid at the relay and
+    // Cloudly sees no registration. The refusal and the log never repeat the value.
+    void nodeIdThatIsNotAnIdIsRefusedAtTheRelay_FW02()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        const QStringList hostile{QString(300, QLatin1Char('n')), QStringLiteral("node\x1b]0;owned\x07")};
+        for (const QString &nodeId : hostile) {
+            log.clear();
+            auto node = f.connectNode(nodeId);
+            QString text;
+            node->call(QStringLiteral("registerPalletRuntimeSession"), node->registrationRequest(),
+                       [&](const peers::PeerFrame &answer) { text = answer.errorRefusal().text(); });
+            QTRY_VERIFY(!text.isEmpty());
+            QCOMPARE(text, QStringLiteral("request-invalid: field request.nodeId is not an id (non-empty, at most 256 "
+                                          "characters, no control characters)"));
+            QVERIFY(node->isConnected());
+            QVERIFY(!relayLogged(log, nodeId));
+        }
+        QVERIFY(f.settleCloudlyHop());
+        QCOMPARE(f.cloudly->callCount("registerPalletRuntimeSession"), 0);
+    }
+
+    // Issue 14 review gap 4: a node id that is an id but not plain (here 200 characters) is served,
+    // and the relay's log lines name it by its length only (RefusalQuote), never in full.
+    void longNodeIdIsLoggedBounded()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        const QString nodeId(200, QLatin1Char('n'));
+        auto node = f.registeredNode(nodeId);
+        QVERIFY(node->session());
+        QTRY_VERIFY(log.contains(QStringLiteral("registered through this relay")));
+        QVERIFY(relayLogged(log, QStringLiteral("node a name of 200 characters registered through this relay")));
+        QVERIFY(!relayLogged(log, nodeId.left(65)));
+    }
+
     // Defect 8: the unknown method's name is the node's choice; the refusal gives its length only.
     void hostileMethodNameIsNotRepeated_CL01()
     {

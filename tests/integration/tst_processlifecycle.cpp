@@ -2,6 +2,7 @@
 // SIGTERM/SIGINT exit codes, the second signal, a failed start. The Cloudly peer runs in this process.
 // Rules: ST-06, ST-07, UC-13, UC-14, CF-02, CF-04, CF-08, UC-09, OV-08, OV-02, OV-03.
 #include "tests/support/epolltestmain.h"
+#include "tests/support/childstderr.h"
 #include "tests/integration/relayfixture.h"
 
 #include <QDir>
@@ -55,17 +56,7 @@ class TstProcessLifecycle : public QObject {
 
     static bool waitForStderr(QProcess &p, const QByteArray &needle, QByteArray &seen, int ms = 15000)
     {
-        QElapsedTimer t;
-        t.start();
-        while (t.elapsed() < ms) {
-            QTest::qWait(20);
-            seen += p.readAllStandardError();
-            if (seen.contains(needle))
-                return true;
-            if (p.state() == QProcess::NotRunning)
-                return false;
-        }
-        return false;
+        return coreflow::testing::waitForStderr(p, needle, seen, ms);
     }
 
     static int waitExit(QProcess &p, QByteArray &err, int ms = 15000)

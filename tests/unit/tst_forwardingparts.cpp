@@ -156,7 +156,8 @@ private Q_SLOTS:
         NodeRegistry &registry = two.registry;
         NodeConnection *a = two.a, *b = two.b;
         ManualClock clock;
-        FrameRefusalLog refusalLog(clock);
+        RefusalLogBound refusalLogBound(clock);
+        FrameRefusalLog refusalLog(refusalLogBound);
         BindingGate gate(registry, refusalLog);
         const SessionBinding mine = binding("node-a", "s1");
 
