@@ -16,7 +16,7 @@ using namespace coreflow::testing;
 using coreflow::peers::Answer;
 
 namespace {
-QByteArray sessionBody(const contract::SessionBinding &b, const QByteArray &extra)
+QByteArray sessionBody(const peers::PeerSessionBinding &b, const QByteArray &extra)
 {
     return QByteArrayLiteral("{\"session\":") + QJsonDocument(b.toJson()).toJson(QJsonDocument::Compact) + extra + '}';
 }
@@ -142,7 +142,7 @@ private Q_SLOTS:
         auto a = f.registeredNode("node-a");
         auto b = f.registeredNode("node-b");
         std::unique_ptr<peers::SimulatedPalletNode> sender;
-        contract::SessionBinding binding = *a->session();
+        peers::PeerSessionBinding binding = *a->session();
         peers::SimulatedPalletNode *from = a.get();
         QByteArray body;
         if (scenario == "unregistered") {
@@ -220,7 +220,7 @@ private Q_SLOTS:
         RelayFixture f;
         QVERIFY(f.startRelay());
         auto a = f.registeredNode("node-a");
-        const contract::SessionBinding binding = *a->session();
+        const peers::PeerSessionBinding binding = *a->session();
         const int framesBefore = f.cloudly->frames().size();
         a->close();
         QTRY_VERIFY(f.relay->statusSnapshot().nodes.isEmpty());

@@ -24,7 +24,7 @@ QByteArray unreadableFrame(int i)
 
 QByteArray foreignSessionFrame(int i)
 {
-    contract::SessionBinding b{QStringLiteral("node-x"), QStringLiteral("cluster-x"), QStringLiteral("session-x"), 1};
+    peers::PeerSessionBinding b{QStringLiteral("node-x"), QStringLiteral("cluster-x"), QStringLiteral("session-x"), 1};
     return QByteArrayLiteral(R"({"method":"getRuntimeRegistryCredential","request":{"session":)")
            + QJsonDocument(b.toJson()).toJson(QJsonDocument::Compact) + R"(},"correlation":{"id":"bind-)"
            + QByteArray::number(i) + R"(","phase":"request"}})";

@@ -171,7 +171,7 @@ private Q_SLOTS:
     void protocolRefusalIsReofferedEvery300000_PV22_RR06()
     {
         RelayFixture f;
-        contract::Refusal refused{QStringLiteral("protocol-offer-refused"), QStringLiteral("Cloudly serves 34.x only"),
+        peers::PeerRefusal refused{QStringLiteral("protocol-offer-refused"), QStringLiteral("Cloudly serves 34.x only"),
                                   QJsonObject{{"peerOffer", QJsonObject{{"sessionKind", "cloudlyClient"}, {"release", "33.1.0"}}},
                                               {"ownOffer", QJsonObject{{"sessionKind", "cloudlyClient"}, {"release", "34.0.0"}}}}};
         f.cloudly->setAnswer("registerClusterRelay", Answer::refuse(refused));
@@ -512,7 +512,7 @@ private Q_SLOTS:
         RelayFixture f;
         QVERIFY(f.startRelay());
         QTRY_VERIFY(f.relay->checkReadiness().ready);
-        contract::Refusal refused{QStringLiteral("protocol-offer-refused"), QStringLiteral("no"),
+        peers::PeerRefusal refused{QStringLiteral("protocol-offer-refused"), QStringLiteral("no"),
                                   QJsonObject{{"ownOffer", QJsonObject{{"sessionKind", "cloudlyClient"}, {"release", "34.0.0"}}}}};
         f.cloudly->setAnswer("registerCloudlyClientSession", Answer::refuse(refused));
         const qint64 due = f.relay->cloudly()->identityRenewalDueMs();
@@ -539,7 +539,7 @@ private Q_SLOTS:
     void startWaitsOnAnUnservableClientSessionOffer_PV22()
     {
         RelayFixture f;
-        contract::Refusal refused{QStringLiteral("protocol-offer-refused"), QStringLiteral("no"),
+        peers::PeerRefusal refused{QStringLiteral("protocol-offer-refused"), QStringLiteral("no"),
                                   QJsonObject{{"ownOffer", QJsonObject{{"sessionKind", "cloudlyClient"}, {"release", "34.0.0"}}}}};
         f.cloudly->setAnswer("registerCloudlyClientSession", Answer::refuse(refused));
         f.makeRelay(f.configuration());
