@@ -44,8 +44,7 @@ class TstEscrow : public QObject {
     {
         std::optional<peers::PeerFrame> answer;
         f.cloudly->push(holdMethod, request, [&](const peers::PeerFrame &a) { answer = a; });
-        for (int i = 0; i < 200 && !answer; ++i)
-            QTest::qWait(10);
+        (void)QTest::qWaitFor([&] { return answer.has_value(); }, 5000);
         return answer.value_or(peers::PeerFrame{});
     }
 
@@ -53,8 +52,7 @@ class TstEscrow : public QObject {
     {
         std::optional<peers::PeerFrame> answer;
         f.cloudly->push(holdMethod, rawRequest, [&](const peers::PeerFrame &a) { answer = a; });
-        for (int i = 0; i < 200 && !answer; ++i)
-            QTest::qWait(10);
+        (void)QTest::qWaitFor([&] { return answer.has_value(); }, 5000);
         return answer.value_or(peers::PeerFrame{});
     }
 
@@ -415,7 +413,7 @@ private Q_SLOTS:
         QTRY_COMPARE(f.relay->statusSnapshot().escrow.size(), 0);
         if (parks)
             QTRY_VERIFY(f.relay->readiness()->isParked());
-        QTest::qWait(50);
+        QVERIFY(f.settleCloudlyHop()); // the refusal was taken before this round trip's answer
         QCOMPARE(f.relay->readiness()->isParked(), parks);
         const QStringList lines = log.lines();
         int dropped = -1, drops = 0, parkedLine = -1;

@@ -10,10 +10,10 @@
 #include "tests/peers/peerenvelope.h"
 #include "tests/peers/peerframe.h"
 #include "tests/integration/relayfixture.h"
+#include "tests/support/processwait.h"
 
 #include "shared/contract/envelope.h"
 
-#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonObject>
@@ -172,21 +172,6 @@ class TstMemoryCanary : public QObject {
         return p;
     }
 
-    static bool waitForStderr(QProcess &p, const QByteArray &needle, QByteArray &seen, int ms = 20000)
-    {
-        QElapsedTimer t;
-        t.start();
-        while (t.elapsed() < ms) {
-            QTest::qWait(20);
-            seen += p.readAllStandardError();
-            if (seen.contains(needle))
-                return true;
-            if (p.state() == QProcess::NotRunning)
-                return false;
-        }
-        return false;
-    }
-
     static void stop(QProcess &p)
     {
         ::kill(pid_t(p.processId()), SIGTERM);
@@ -212,7 +197,7 @@ private Q_SLOTS:
         QByteArray err;
         QVERIFY2(waitForStderr(*p, "the relay is open for Cloudly dispatch", err), err.constData());
         QTRY_VERIFY(f.cloudly->callCount("registerClusterRelay") >= 1);
-        QTest::qWait(200);
+        QVERIFY(f.settleCloudlyHop()); // the relay processed every frame Cloudly sent before this one
         QVERIFY(!f.cloudly->issuedIdentities().isEmpty());
         const QByteArray token = f.cloudly->issuedIdentities().last().value("token").toString().toLatin1();
         const qint64 pid = p->processId();
@@ -252,7 +237,7 @@ private Q_SLOTS:
         QVERIFY(p);
         QByteArray err;
         QVERIFY2(waitForStderr(*p, "the relay is open for Cloudly dispatch", err), err.constData());
-        QTest::qWait(200);
+        QVERIFY(f.settleCloudlyHop()); // the relay processed every frame Cloudly sent before this one
         int mappingsRead = 0;
         const QList<Hit> pemHits = find(p->processId(), pemLines.at(pemLines.size() / 2), &mappingsRead);
         const QList<Hit> derHits = find(p->processId(), der.mid(der.size() / 2, 24), &mappingsRead);
@@ -290,7 +275,7 @@ private Q_SLOTS:
         f.cloudly->push("pushClusterRouteTable", peers::PeerEnvelope::compact({{"routeTable", table}}),
                         [&](const peers::PeerFrame &answer) { accepted = !answer.hasError(); });
         QTRY_VERIFY(accepted);
-        QTest::qWait(200);
+        QVERIFY(f.settleCloudlyHop()); // the relay processed every frame Cloudly sent before this one
         int mappingsRead = 0;
         const QList<Hit> hits = find(p->processId(), canary, &mappingsRead);
         stop(*p);
@@ -313,7 +298,7 @@ private Q_SLOTS:
         QVERIFY2(waitForStderr(*p, "the relay is open for Cloudly dispatch", err), err.constData());
         QTRY_VERIFY_WITH_TIMEOUT(f.cloudly->callCount("refreshClusterIdentity") >= 1, 15000);
         QTRY_VERIFY(f.cloudly->callCount("registerCloudlyClientSession") >= 2);
-        QTest::qWait(200);
+        QVERIFY(f.settleCloudlyHop()); // the relay processed every frame Cloudly sent before this one
         const QByteArray oldToken = f.cloudly->issuedIdentities().first().value("token").toString().toLatin1();
         int mappingsRead = 0;
         const QList<Hit> hits = find(p->processId(), oldToken, &mappingsRead);
@@ -334,7 +319,7 @@ private Q_SLOTS:
         QVERIFY(p);
         QByteArray err;
         QVERIFY2(waitForStderr(*p, "relay parked", err), err.constData());
-        QTest::qWait(200);
+        QVERIFY(f.settleCloudlyHop()); // the relay processed every frame Cloudly sent before this one
         int mappingsRead = 0;
         const QList<Hit> hits = find(p->processId(), f.bearer, &mappingsRead);
         stop(*p);

@@ -25,8 +25,7 @@ std::optional<peers::PeerFrame> dispatch(RelayFixture &f, const QString &method,
 {
     std::optional<peers::PeerFrame> answer;
     f.cloudly->push(method, body, [&](const peers::PeerFrame &frame) { answer = frame; });
-    for (int i = 0; i < 200 && !answer; ++i)
-        QTest::qWait(10);
+    (void)QTest::qWaitFor([&] { return answer.has_value(); }, 5000);
     return answer;
 }
 } // namespace

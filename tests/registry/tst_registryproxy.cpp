@@ -22,7 +22,6 @@
 #include <QTcpServer>
 #include <QTest>
 #include <QTimer>
-#include <QElapsedTimer>
 #include <QWebSocket>
 #include <memory>
 
@@ -56,18 +55,6 @@ QStringList logsContaining(const QString &needle)
             out.append(l);
     }
     return out;
-}
-
-qint64 residentKiB()
-{
-    QFile f(QStringLiteral("/proc/self/status"));
-    if (!f.open(QIODevice::ReadOnly))
-        return 0;
-    for (const QByteArray &line : f.readAll().split('\n')) {
-        if (line.startsWith("VmRSS:"))
-            return line.mid(6).trimmed().split(' ').value(0).toLongLong();
-    }
-    return 0;
 }
 
 // What a handler answered through a RecordingResponder (which the handler owns and may delete).
@@ -791,17 +778,17 @@ void TstRegistryProxy::relaysHeadersBeforeTheBody()
         FakeAnswer a;
         a.headers = {{"Docker-Content-Digest", "sha256:dd"}};
         a.streamBytes = 4096;
-        a.bodyDelayMs = 3000; // the body comes 3 s after the headers
+        a.holdBody = true; // the body waits until the test releases it
         return a;
     };
     auto node = connectNode();
     QVERIFY(node);
-    QElapsedTimer t;
-    t.start();
     node->sendRequest("GET", "/v2/team/app/blobs/sha256:dd");
     RawResponse headers;
-    QVERIFY(node->waitForHeaders(headers, 2500));
-    QVERIFY2(t.elapsed() < 2000, "headers must not wait for the body");
+    QVERIFY(node->waitForHeaders(headers));
+    // The node has the header block while the registry has sent no body byte: headers did not wait.
+    QCOMPARE(m_registry->streamedBytes, 0);
+    m_registry->releaseHeldBodies();
     QCOMPARE(headers.status, 200);
     QCOMPARE(headers.header("content-length"), QByteArray("4096"));
     RawResponse full;
@@ -1086,11 +1073,7 @@ void TstRegistryProxy::streamsLargeBodyIntact()
     QVERIFY(node->waitForHeaders(headers));
     QCOMPARE(headers.header("content-length"), QByteArray::number(size));
     node->discardBody(0);
-    QElapsedTimer t;
-    t.start();
-    QVERIFY(spinUntil([&] { return node->discarded() >= size; }, 30000));
-    qInfo("%lld MiB through the relay in %lld ms (debug build, one thread for registry, relay and node)",
-          size >> 20, t.elapsed());
+    QVERIFY(spinUntil([&] { return node->discarded() >= size; }, 30000)); // throughput: bench/registry
     QCOMPARE(node->discarded(), size);
     QVERIFY(node->patternOk());
     QVERIFY(spinUntil([this] { return m_proxy->activeExchanges() == 0; }, 5000));
@@ -1107,19 +1090,17 @@ void TstRegistryProxy::slowClientSlowsUpstream()
     };
     auto node = connectNode();
     QVERIFY(node);
-    const qint64 rssBefore = residentKiB();
     node->sendRequest("GET", "/v2/team/app/blobs/sha256:ff");
     RawResponse headers;
     QVERIFY(node->waitForHeaders(headers));
     node->pause();
     QTest::qWait(3000);
     const qint64 upstreamSent = m_registry->streamedBytes;
-    const qint64 rssGrowthKiB = residentKiB() - rssBefore;
-    qInfo("slow client: registry handed %lld bytes to the kernel; RSS growth %lld KiB", upstreamSent, rssGrowthKiB);
+    qInfo("slow client: registry handed %lld bytes to the kernel", upstreamSent);
     // Kernel socket buffers on both loopback legs hold some MiB; the relay holds at most its
-    // watermark plus the reply's read buffer. Far from the 512 MiB on offer.
+    // watermark plus the reply's read buffer. Far from the 512 MiB on offer. (The relay's memory
+    // meanwhile is a benchmark figure: bench/registry/run.sh "slow client".)
     QVERIFY2(upstreamSent < 48ll * 1024 * 1024, "the registry was not slowed by the slow node");
-    QVERIFY2(rssGrowthKiB < 48 * 1024, "memory grew with the body");
     // The node resumes and reads a while longer: the stream goes on.
     node->discardBody(0);
     node->resume();
@@ -1143,11 +1124,7 @@ void TstRegistryProxy::clientLeavingAbortsUpstream()
     node->discardBody(0);
     QVERIFY(spinUntil([&] { return node->discarded() > 4 * 1024 * 1024; }, 10000));
     node->socket().abort();
-    QElapsedTimer t;
-    t.start();
     QVERIFY(spinUntil([this] { return m_registry->abortedStreams == 1; }, 5000));
-    qInfo("upstream aborted %lld ms after the node left", t.elapsed());
-    QVERIFY(t.elapsed() < 2000);
     QVERIFY(spinUntil([this] { return m_proxy->activeExchanges() == 0; }, 5000));
     QVERIFY(!logsContaining(QStringLiteral("upstream request aborted")).isEmpty());
 }
@@ -1178,11 +1155,10 @@ void TstRegistryProxy::webSocketWorksWhileBlobStreams()
     QVERIFY(spinUntil([&] { return ws.state() == QAbstractSocket::ConnectedState; }, 10000));
     const qint64 before = node->discarded();
     for (int i = 0; i < 5; ++i) {
-        QElapsedTimer t;
-        t.start();
         ws.sendTextMessage(QStringLiteral("ping %1").arg(i));
-        QVERIFY(spinUntil([&] { return echoed.size() == i + 1; }, 2000));
-        QVERIFY2(t.elapsed() < 1000, "the WebSocket stalled behind the blob");
+        QVERIFY(spinUntil([&] { return echoed.size() == i + 1; }, 30000));
+        // Answered while the blob still streams: the WebSocket did not wait behind it.
+        QVERIFY2(node->discarded() < 96ll * 1024 * 1024, "the WebSocket stalled behind the blob");
     }
     QVERIFY(node->discarded() > before); // the blob kept streaming meanwhile
     QVERIFY(spinUntil([&] { return node->discarded() == 96ll * 1024 * 1024; }, 60000));
@@ -1357,7 +1333,7 @@ void TstRegistryProxy::manyConcurrentPullsShareTheBudget()
     m_registry->route = [size](const FakeRequest &) {
         FakeAnswer a;
         a.streamBytes = size;
-        a.bodyDelayMs = 5000; // every exchange is still running once all 40 header blocks have arrived
+        a.holdBody = true; // every exchange is still running once all 40 header blocks have arrived
         return a;
     };
     std::vector<std::unique_ptr<RawHttpsClient>> nodes;
@@ -1375,6 +1351,7 @@ void TstRegistryProxy::manyConcurrentPullsShareTheBudget()
     QCOMPARE(m_proxy->activeExchanges(), 40);
     QCOMPARE(m_proxy->sharedWatermark(), RegistryProxy::kDefaultInFlightBudgetBytes / 40);
     QVERIFY(m_proxy->sharedWatermark() < RegistryProxy::kDefaultWatermarkBytes);
+    m_registry->releaseHeldBodies();
     for (auto &node : nodes)
         node->discardBody(0);
     QVERIFY(spinUntil([&] {
@@ -1394,8 +1371,9 @@ void TstRegistryProxy::manyConcurrentPullsShareTheBudget()
 
 QTEST_GUILESS_MAIN(TstRegistryProxy)
 // Silent peers (contract §3.3): a busy relay is never taken for a silent one. While a 1 GiB blob
-// streams through the relay, a node session's WebSocket Pings are answered at once (the Pong is not
-// deferred behind the stream), and the blob keeps streaming meanwhile.
+// streams through the relay, a node session's WebSocket Pings are answered while it streams (the Pong
+// is not deferred behind the stream), and the blob keeps streaming meanwhile. (Pong latency figures
+// are the benchmarks', not this test's: no wall-clock bound here.)
 void TstRegistryProxy::pingsAnsweredPromptlyDuringALargePull()
 {
     constexpr qint64 kBlob = 1024ll * 1024 * 1024;
@@ -1416,8 +1394,6 @@ void TstRegistryProxy::pingsAnsweredPromptlyDuringALargePull()
     ws.open(QUrl(QStringLiteral("wss://localhost:%1/").arg(m_listener->boundPort())));
     QVERIFY(spinUntil([&] { return ws.state() == QAbstractSocket::ConnectedState; }, 10000));
 
-    QElapsedTimer pull;
-    pull.start();
     node->sendRequest("GET", "/v2/team/app/blobs/sha256:busy");
     RawResponse headers;
     QVERIFY(node->waitForHeaders(headers));
@@ -1438,15 +1414,8 @@ void TstRegistryProxy::pingsAnsweredPromptlyDuringALargePull()
         return node->discarded() == kBlob;
     }, 110000));
     pinger.stop();
-    const qint64 seconds = qMax<qint64>(1, pull.elapsed() / 1000);
     QVERIFY2(pongMs.size() >= 20, qPrintable(QStringLiteral("only %1 pongs during the pull").arg(pongMs.size())));
     QVERIFY(streamedWhilePinging > 0 && streamedWhilePinging < kBlob); // pings were answered mid-stream
-    QList<qint64> sorted = pongMs;
-    std::sort(sorted.begin(), sorted.end());
-    const qint64 median = sorted.at(sorted.size() / 2);
-    const qint64 worst = sorted.last();
-    qInfo("1 GiB pull in %lld s; %lld pongs, median %lld ms, max %lld ms", seconds, qint64(sorted.size()), median, worst);
-    QVERIFY2(worst < 1000, qPrintable(QStringLiteral("a Pong took %1 ms during the pull").arg(worst)));
     QVERIFY(node->patternOk());
     ws.close();
 }
