@@ -17,6 +17,7 @@
 #include "service/registry/registryproxy.h"
 #include "shared/util/clock.h"
 
+#include <QCoreApplication>
 #include <QFile>
 #include <QLoggingCategory>
 #include <QTest>
@@ -150,7 +151,7 @@ void TstRegistryListener::cleanup()
     m_proxy.reset();
     m_listener.reset();
     m_registry.reset();
-    QTest::qWait(10);
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete); // the parts' deleteLater()
 }
 
 void TstRegistryListener::refusesBodyBeforeBufferingIt()

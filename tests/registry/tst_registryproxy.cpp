@@ -13,6 +13,7 @@
 #include "shared/util/clock.h"
 #include "shared/util/manualclock.h"
 
+#include <QCoreApplication>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -198,7 +199,7 @@ void TstRegistryProxy::cleanup()
     m_proxy.reset();
     m_listener.reset();
     m_registry.reset();
-    QTest::qWait(10);
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete); // the parts' deleteLater()
 }
 
 void TstRegistryProxy::cleanupTestCase()
@@ -991,7 +992,7 @@ void TstRegistryProxy::registryStallingMidBodyIsAborted()
     QVERIFY(node->waitForHeaders(headers));
     QCOMPARE(headers.status, 200);
     clock.advance(RegistryProxy::kDefaultHeaderTimeoutMs - 1);
-    QTest::qWait(50);
+    QCOMPARE(m_proxy->activeExchanges(), 1); // the relay's own state: one ms before the bound it still runs
     QCOMPARE(node->socket().state(), QAbstractSocket::ConnectedState);
     clock.advance(1);
     QVERIFY(spinUntil([&] { return node->socket().state() == QAbstractSocket::UnconnectedState; }, 5000));
@@ -1019,7 +1020,7 @@ void TstRegistryProxy::slowNodeIsNotARegistryStall()
     node->pause();
     QTest::qWait(1500); // the relay's watermark fills; the registry is held back
     clock.advance(RegistryProxy::kDefaultHeaderTimeoutMs + 1);
-    QTest::qWait(100);
+    QCOMPARE(m_proxy->activeExchanges(), 1); // the header bound is over once the headers came
     QCOMPARE(node->socket().state(), QAbstractSocket::ConnectedState);
     node->discardBody(0);
     node->resume();
@@ -1043,9 +1044,7 @@ void TstRegistryProxy::registrySilentIsTimeout()
     node->sendRequest("GET", "/v2/");
     QVERIFY(spinUntil([this] { return m_registry->requests.size() == 1; }, 10000));
     clock.advance(RegistryProxy::kDefaultHeaderTimeoutMs - 1);
-    QTest::qWait(50);
-    RawResponse none;
-    QVERIFY(!node->waitForHeaders(none, 10));
+    QCOMPARE(m_proxy->activeExchanges(), 1); // one ms before the bound the exchange still waits
     clock.advance(1);
     RawResponse r;
     QVERIFY(node->readResponse(r));
@@ -1209,9 +1208,12 @@ void TstRegistryProxy::idleUpstreamConnectionClosesOnTheClock()
     QCOMPARE(r.status, 200);
     QCOMPARE(m_registry->openConnections, 1);
     clock.advance(RegistryProxy::kUpstreamLimits.idleTimeoutMs - 1);
-    QTest::qWait(50);
-    QCOMPARE(m_registry->openConnections, 1);
-    clock.advance(1);
+    // One ms before the bound the kept connection is still there: the next request travels on it.
+    node->sendRequest("GET", "/v2/team/app/manifests/still");
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 200);
+    QCOMPARE(m_registry->acceptedConnections, 1);
+    clock.advance(RegistryProxy::kUpstreamLimits.idleTimeoutMs); // idle for the whole bound since that one
     QVERIFY(spinUntil([this] { return m_registry->openConnections == 0; }, 5000));
     node->sendRequest("GET", "/v2/team/app/manifests/again");
     QVERIFY(node->readResponse(r));
