@@ -1,4 +1,6 @@
 #include "tests/integration/relayfixture.h"
+
+#include "tests/peers/peerenvelope.h"
 #include "tests/peers/reservedloopbackport.h"
 
 #include "service/cloudly/cloudlyconnector.h"
@@ -98,6 +100,19 @@ bool RelayFixture::settleCloudlyHop()
     if (!answered)
         QTest::qFail("the relay did not answer the Cloudly hop barrier within 10 s", __FILE__, __LINE__);
     return answered;
+}
+
+std::optional<peers::PeerFrame> RelayFixture::dispatch(const QString &method, const QByteArray &rawRequest)
+{
+    std::optional<peers::PeerFrame> answer;
+    cloudly->push(method, rawRequest, [&](const peers::PeerFrame &frame) { answer = frame; });
+    (void)QTest::qWaitFor([&] { return answer.has_value(); }, 5000);
+    return answer;
+}
+
+std::optional<peers::PeerFrame> RelayFixture::dispatch(const QString &method, const QJsonObject &request)
+{
+    return dispatch(method, peers::PeerEnvelope::compact(request));
 }
 
 bool RelayFixture::settleNodeHop(peers::SimulatedPalletNode &node)

@@ -42,18 +42,12 @@ class TstEscrow : public QObject {
     // Cloudly hands the relay a run for the node; returns the answer frame.
     static peers::PeerFrame hold(RelayFixture &f, const QJsonObject &request)
     {
-        std::optional<peers::PeerFrame> answer;
-        f.cloudly->push(holdMethod, request, [&](const peers::PeerFrame &a) { answer = a; });
-        (void)QTest::qWaitFor([&] { return answer.has_value(); }, 5000);
-        return answer.value_or(peers::PeerFrame{});
+        return f.dispatch(holdMethod, request).value_or(peers::PeerFrame{});
     }
 
     static peers::PeerFrame hold(RelayFixture &f, const QByteArray &rawRequest)
     {
-        std::optional<peers::PeerFrame> answer;
-        f.cloudly->push(holdMethod, rawRequest, [&](const peers::PeerFrame &a) { answer = a; });
-        (void)QTest::qWaitFor([&] { return answer.has_value(); }, 5000);
-        return answer.value_or(peers::PeerFrame{});
+        return f.dispatch(holdMethod, rawRequest).value_or(peers::PeerFrame{});
     }
 
     static void renewIdentity(RelayFixture &f)

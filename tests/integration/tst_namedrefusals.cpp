@@ -23,10 +23,7 @@ QJsonObject errorOf(const peers::PeerFrame &frame)
 // Pushes method from Cloudly and waits for the relay's answer without moving the clock (prompt, no timeout).
 std::optional<peers::PeerFrame> dispatch(RelayFixture &f, const QString &method, const QByteArray &body = "{}")
 {
-    std::optional<peers::PeerFrame> answer;
-    f.cloudly->push(method, body, [&](const peers::PeerFrame &frame) { answer = frame; });
-    (void)QTest::qWaitFor([&] { return answer.has_value(); }, 5000);
-    return answer;
+    return f.dispatch(method, body);
 }
 } // namespace
 

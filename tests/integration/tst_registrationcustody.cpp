@@ -25,11 +25,8 @@ class TstRegistrationCustody : public QObject {
     {
         const auto b = *node.session();
         const auto p = Builder::projection("proj-1", generation);
-        std::optional<peers::PeerFrame> answer;
-        f.cloudly->push("holdRuntimeNetworkDnsLeaseRenewals", Builder::holdRequest(b, p, Builder::grid(b, p, f.clock.nowMs(), 3)),
-                        [&](const peers::PeerFrame &a) { answer = a; });
-        (void)QTest::qWaitFor([&] { return answer.has_value(); }, 5000);
-        return answer.value_or(peers::PeerFrame{});
+        return f.dispatch("holdRuntimeNetworkDnsLeaseRenewals", Builder::holdRequest(b, p, Builder::grid(b, p, f.clock.nowMs(), 3)))
+            .value_or(peers::PeerFrame{});
     }
 
     static void renewIdentity(RelayFixture &f)

@@ -128,10 +128,7 @@ class TstSilentPeers : public QObject {
 
     static peers::PeerFrame hold(RelayFixture &f, const QJsonObject &request)
     {
-        std::optional<peers::PeerFrame> answer;
-        f.cloudly->push(holdMethod, request, [&](const peers::PeerFrame &a) { answer = a; });
-        (void)QTest::qWaitFor([&] { return answer.has_value(); }, 5000);
-        return answer.value_or(peers::PeerFrame{});
+        return f.dispatch(holdMethod, request).value_or(peers::PeerFrame{});
     }
 
 private Q_SLOTS:
