@@ -95,7 +95,7 @@ def judge(root, path, inc):
             return ('a loopback peer speaks the contract from docs/contract.md with its own names, '
                     'refusals and codec (tests/peers/peer*.h), never the relay\'s shared/contract/')
         if not inc.startswith('tests/peers/'):
-            return 'a loopback peer includes tests/peers/ only (docs/architecture.md "Test peers")'
+            return 'a loopback peer includes tests/peers/ only (docs/architecture.md "Layers")'
         return None
     if path.startswith('fuzz/reference'):
         if not inc.startswith('fuzz/reference'):
