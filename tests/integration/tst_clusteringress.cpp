@@ -6,6 +6,7 @@
 #include "tests/integration/logcapture.h"
 #include "tests/peers/loopbackingress.h"
 #include "tests/integration/relayfixture.h"
+#include "tests/support/loggedrelaytest.h"
 
 #include "service/cloudly/cloudlyconnector.h"
 #include "shared/contract/methods.h"
@@ -125,16 +126,10 @@ std::unique_ptr<LoopbackIngress> boundIngress(RelayFixture &f, const QString &id
 
 } // namespace
 
-class TstClusterIngress : public QObject {
+class TstClusterIngress : public LoggedRelayTest {
     Q_OBJECT
-    LogCapture log;
 
 private Q_SLOTS:
-    void init()
-    {
-        log.install();
-        log.clear();
-    }
 
     // CI-15, CI-16, CI-14: the registration travels to Cloudly byte for byte, bearer included; Cloudly's
     // acceptance binds the connection and comes back byte-identical beside the held revision. A table

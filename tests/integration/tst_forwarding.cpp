@@ -3,6 +3,7 @@
 #include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
+#include "tests/support/loggedrelaytest.h"
 #include "shared/contract/refusalnames.h"
 
 #include "shared/contract/methods.h"
@@ -22,16 +23,10 @@ QByteArray sessionBody(const peers::PeerSessionBinding &b, const QByteArray &ext
 }
 } // namespace
 
-class TstForwarding : public QObject {
+class TstForwarding : public LoggedRelayTest {
     Q_OBJECT
-    LogCapture log;
 
 private Q_SLOTS:
-    void init()
-    {
-        log.install();
-        log.clear();
-    }
 
     // CL-05/CL-06/FW-01: every node method reaches Cloudly under its name with the request bytes as
     // the node wrote them, and the answer comes back unchanged. Two nodes use the same correlation ids.

@@ -5,6 +5,7 @@
 #include "tests/peers/peerframe.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
+#include "tests/support/loggedrelaytest.h"
 #include "shared/contract/refusalnames.h"
 
 #include <QJsonDocument>
@@ -31,16 +32,10 @@ QByteArray foreignSessionFrame(int i)
 }
 } // namespace
 
-class TstFrameRefusalLog : public QObject {
+class TstFrameRefusalLog : public LoggedRelayTest {
     Q_OBJECT
-    LogCapture log;
 
 private Q_SLOTS:
-    void init()
-    {
-        log.install();
-        log.clear();
-    }
 
     // One connection sending 64 unreadable frames: every one is answered by name, but only its 1st,
     // 2nd, 4th, 8th, 16th, 32nd and 64th refusal is logged (7 lines), each with its count.

@@ -4,6 +4,7 @@
 #include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
+#include "tests/support/loggedrelaytest.h"
 
 #include "shared/contract/methods.h"
 #include "shared/contract/refusalnames.h"
@@ -27,16 +28,10 @@ std::optional<peers::PeerFrame> dispatch(RelayFixture &f, const QString &method,
 }
 } // namespace
 
-class TstNamedRefusals : public QObject {
+class TstNamedRefusals : public LoggedRelayTest {
     Q_OBJECT
-    LogCapture log;
 
 private Q_SLOTS:
-    void init()
-    {
-        log.install();
-        log.clear();
-    }
 
     // PF-06: every retired Swarm method answers retired-swarm-method naming the capability and the owner.
     // The expected methods, capabilities and owners are written out from docs/contract.md §16.1, not
