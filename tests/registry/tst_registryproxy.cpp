@@ -144,6 +144,9 @@ private Q_SLOTS:
 private:
     void makeRelay(const QUrl &cloudlyUrl, bool trustRegistryCa = true, Clock *clock = nullptr);
     std::unique_ptr<RawHttpsClient> connectNode();
+    // A relay (in front of the fake registry, which answers every request with `answer`) and one node
+    // connected to its listener.
+    std::unique_ptr<RawHttpsClient> relayAnswering(const FakeAnswer &answer);
     QUrl registryUrl() const { return QUrl(QStringLiteral("https://127.0.0.1:%1/cloudly-api").arg(m_registry->port())); }
     QByteArray registryOrigin() const { return "https://127.0.0.1:" + QByteArray::number(m_registry->port()); }
     QByteArray relayOrigin() const { return "https://localhost:" + QByteArray::number(m_listener->boundPort()); }
@@ -217,6 +220,13 @@ void TstRegistryProxy::makeRelay(const QUrl &cloudlyUrl, bool trustRegistryCa, C
     m_proxy = std::make_unique<RegistryProxy>(cloudlyUrl, QUrl(QString::fromLatin1(relayOrigin())), extra,
                                               clock ? *clock : m_clock);
     m_listener->setHttpHandler(m_proxy.get());
+}
+
+std::unique_ptr<RawHttpsClient> TstRegistryProxy::relayAnswering(const FakeAnswer &answer)
+{
+    makeRelay(registryUrl());
+    m_registry->route = [answer](const FakeRequest &) { return answer; };
+    return connectNode();
 }
 
 std::unique_ptr<RawHttpsClient> TstRegistryProxy::connectNode()
@@ -453,13 +463,9 @@ void TstRegistryProxy::answersPipelinedRequestsInOrder()
 
 void TstRegistryProxy::boundsPipelinedRequests()
 {
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.neverAnswer = true;
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.neverAnswer = true;
+    auto node = relayAnswering(a);
     QVERIFY(node);
     const QByteArray host = "Host: localhost:" + QByteArray::number(m_listener->boundPort()) + "\r\n";
     QByteArray many;
@@ -574,14 +580,10 @@ void TstRegistryProxy::refusesOversizedHeaders()
 
 void TstRegistryProxy::forwardsPathQueryAndAllowedHeaders()
 {
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.headers = {{"Content-Type", "application/vnd.oci.image.manifest.v1+json"}};
-        a.body = "{}";
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.headers = {{"Content-Type", "application/vnd.oci.image.manifest.v1+json"}};
+    a.body = "{}";
+    auto node = relayAnswering(a);
     QVERIFY(node);
     const QByteArray target = "/v2/team/app/manifests/sha256:0123456789abcdef?ns=docker.io&x=a%2Fb";
     node->sendRequest("GET", target,
@@ -724,13 +726,9 @@ void TstRegistryProxy::passesRangeRequests()
 
 void TstRegistryProxy::headCarriesLengthButNoBody()
 {
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.headers = {{"Docker-Content-Digest", "sha256:bb"}, {"Content-Length", "123456789"}};
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.headers = {{"Docker-Content-Digest", "sha256:bb"}, {"Content-Length", "123456789"}};
+    auto node = relayAnswering(a);
     QVERIFY(node);
     node->sendRequest("HEAD", "/v2/team/app/blobs/sha256:bb");
     RawResponse r;
@@ -754,14 +752,10 @@ void TstRegistryProxy::headCarriesLengthButNoBody()
 
 void TstRegistryProxy::cachesNothing()
 {
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.headers = {{"Cache-Control", "max-age=31536000"}, {"ETag", "\"x\""}};
-        a.body = "manifest";
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.headers = {{"Cache-Control", "max-age=31536000"}, {"ETag", "\"x\""}};
+    a.body = "manifest";
+    auto node = relayAnswering(a);
     QVERIFY(node);
     for (int i = 0; i < 2; ++i) {
         node->sendRequest("GET", "/v2/team/app/manifests/sha256:cc");
@@ -774,15 +768,11 @@ void TstRegistryProxy::cachesNothing()
 
 void TstRegistryProxy::relaysHeadersBeforeTheBody()
 {
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.headers = {{"Docker-Content-Digest", "sha256:dd"}};
-        a.streamBytes = 4096;
-        a.holdBody = true; // the body waits until the test releases it
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.headers = {{"Docker-Content-Digest", "sha256:dd"}};
+    a.streamBytes = 4096;
+    a.holdBody = true; // the body waits until the test releases it
+    auto node = relayAnswering(a);
     QVERIFY(node);
     node->sendRequest("GET", "/v2/team/app/blobs/sha256:dd");
     RawResponse headers;
@@ -957,13 +947,9 @@ void TstRegistryProxy::untrustedRegistryIsTlsHandshake()
 
 void TstRegistryProxy::registryClosingIsRemoteClosed()
 {
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.closeWithoutAnswer = true;
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.closeWithoutAnswer = true;
+    auto node = relayAnswering(a);
     QVERIFY(node);
     node->sendRequest("GET", "/v2/");
     RawResponse r;
@@ -1109,13 +1095,9 @@ void TstRegistryProxy::slowClientSlowsUpstream()
 
 void TstRegistryProxy::clientLeavingAbortsUpstream()
 {
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.streamBytes = 1024ll * 1024 * 1024;
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.streamBytes = 1024ll * 1024 * 1024;
+    auto node = relayAnswering(a);
     QVERIFY(node);
     node->sendRequest("GET", "/v2/team/app/blobs/sha256:gg");
     RawResponse headers;
@@ -1130,13 +1112,9 @@ void TstRegistryProxy::clientLeavingAbortsUpstream()
 
 void TstRegistryProxy::webSocketWorksWhileBlobStreams()
 {
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.streamBytes = 96ll * 1024 * 1024;
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.streamBytes = 96ll * 1024 * 1024;
+    auto node = relayAnswering(a);
     QVERIFY(node);
     node->sendRequest("GET", "/v2/team/app/blobs/sha256:hh");
     RawResponse headers;
@@ -1169,13 +1147,9 @@ void TstRegistryProxy::webSocketWorksWhileBlobStreams()
 // exchanges (IP-01 on one outbound connection, not one per request).
 void TstRegistryProxy::keepsUpstreamConnectionsAlive()
 {
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.body = "{}";
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.body = "{}";
+    auto node = relayAnswering(a);
     QVERIFY(node);
     for (int i = 0; i < 3; ++i) {
         node->sendRequest("GET", "/v2/team/app/manifests/v" + QByteArray::number(i));
@@ -1274,15 +1248,11 @@ void TstRegistryProxy::resendsOnceWhenAKeptAliveConnectionWasClosed()
 // same bytes (re-framed in chunks, no Content-Length: the registry gave none).
 void TstRegistryProxy::decodesAChunkedUpstreamAnswer()
 {
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.headers = {{"Content-Type", "application/json"}, {"Transfer-Encoding", "chunked"}};
-        a.body = "5\r\n{\"a\":\r\n3\r\n12}\r\n0\r\n\r\n";
-        a.autoContentLength = false;
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.headers = {{"Content-Type", "application/json"}, {"Transfer-Encoding", "chunked"}};
+    a.body = "5\r\n{\"a\":\r\n3\r\n12}\r\n0\r\n\r\n";
+    a.autoContentLength = false;
+    auto node = relayAnswering(a);
     QVERIFY(node);
     for (int i = 0; i < 2; ++i) { // the upstream connection is reused after a chunked answer
         node->sendRequest("GET", "/v2/team/app/tags/list");
@@ -1379,13 +1349,9 @@ QTEST_GUILESS_MAIN(TstRegistryProxy)
 void TstRegistryProxy::pingsAnsweredPromptlyDuringALargePull()
 {
     constexpr qint64 kBlob = 1024ll * 1024 * 1024;
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.streamBytes = kBlob;
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.streamBytes = kBlob;
+    auto node = relayAnswering(a);
     QVERIFY(node);
     QWebSocket ws;
     QSslConfiguration conf = QSslConfiguration::defaultConfiguration();
