@@ -80,7 +80,6 @@ private Q_SLOTS:
         QSignalSpy snapshots(&client, &StatusClient::snapshotReceived);
         client.start();
         QTRY_COMPARE(client.state(), StatusClient::State::Refused);
-        QTest::qWait(100);
         QVERIFY2(client.stateReason().startsWith(QStringLiteral("status-server-untrusted: ")), qPrintable(client.stateReason()));
         QVERIFY2(client.stateReason().contains(QStringLiteral("uid 4242")), qPrintable(client.stateReason()));
         QCOMPARE(snapshots.size(), 0);

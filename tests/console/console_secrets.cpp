@@ -6,6 +6,7 @@
 // executable, and every text the GUI shows. A product leak into the status reaches every check here.
 #include "tests/console/consolefixtures.h"
 #include "tests/integration/relayfixture.h"
+#include "tests/support/canaryrelay.h"
 #include "console/mainwindow.h"
 #include "console/statusclient.h"
 #include "console/tablepane.h"
@@ -26,6 +27,7 @@
 
 using namespace coreflow;
 using namespace coreflow::console;
+using coreflow::testing::CanaryRelay;
 using coreflow::testing::RelayFixture;
 
 // The model has no member that can take a Secret: nothing it is made of converts from one.
@@ -70,16 +72,8 @@ private Q_SLOTS:
     void canariesNeverLeaveTheRelay()
     {
         RelayFixture f;
-        const peers::IssuedCertificate listenerCert = f.ca.issueLocalhost();
-        QVERIFY(!listenerCert.isNull());
-        f.cloudly->setRelayCertificate(listenerCert);
-        RelayConfiguration config = f.configuration();
-        config.statusSocketPath = f.dir.filePath(QStringLiteral("status.sock"));
-        f.makeRelay(config);
-        QVERIFY(f.startRelay());
-        auto a = f.registeredNode(QStringLiteral("node-a"));
-        auto b = f.registeredNode(QStringLiteral("node-b"));
-        QVERIFY(a->session() && b->session());
+        CanaryRelay relay(f);
+        QVERIFY(relay.start());
         const QByteArray routeKeyCanary = "CANARY-route-table-key-3b9e61c07d";
         const QString routeKeyPem = "-----BEGIN PRIVATE KEY-----\n" + QString::fromLatin1(routeKeyCanary) + "\n-----END PRIVATE KEY-----\n";
         f.cloudly->setClusterRouteTable(routeTable(routeKeyPem));
@@ -91,10 +85,7 @@ private Q_SLOTS:
         QList<QByteArray> canaries{f.bearer, routeKeyCanary, "node-bearer-node-a", "node-bearer-node-b"};
         for (const QJsonObject &identity : f.cloudly->issuedIdentities())
             canaries << identity.value(QStringLiteral("token")).toString().toUtf8();
-        canaries << listenerCert.key.toDer();
-        for (const QByteArray &line : listenerCert.keyPem.split('\n'))
-            if (line.size() >= 32 && !line.startsWith("-----"))
-                canaries << line;
+        canaries << relay.listenerKeyCanaries();
         QVERIFY(canaries.size() >= 7);
         for (const QByteArray &c : std::as_const(canaries))
             QVERIFY(c.size() >= 16);
@@ -109,7 +100,7 @@ private Q_SLOTS:
         for (const char *mode : {"--text", "--json"}) {
             QProcess proc;
             QSignalSpy finished(&proc, &QProcess::finished);
-            proc.start(QStringLiteral(COREFLOW_CONSOLE_BINARY), {QString::fromLatin1(mode), QStringLiteral("--socket"), config.statusSocketPath});
+            proc.start(QStringLiteral(COREFLOW_CONSOLE_BINARY), {QString::fromLatin1(mode), QStringLiteral("--socket"), relay.statusSocketPath()});
             QVERIFY(finished.wait(10000));
             QCOMPARE(proc.exitCode(), 0);
             const QByteArray out = proc.readAllStandardOutput() + proc.readAllStandardError();
@@ -119,8 +110,8 @@ private Q_SLOTS:
 
         // The GUI, fed through a live client on the relay's socket: every label, tab and cell.
         SystemClock clock;
-        StatusClient client({config.statusSocketPath, true, true, 250, 1000}, clock);
-        MainWindow window(config.statusSocketPath);
+        StatusClient client({relay.statusSocketPath(), true, true, 250, 1000}, clock);
+        MainWindow window(relay.statusSocketPath());
         window.attachClient(&client);
         window.show();
         client.start();

@@ -1,4 +1,6 @@
 #include "tests/integration/relayfixture.h"
+
+#include "tests/peers/peerenvelope.h"
 #include "tests/peers/reservedloopbackport.h"
 
 #include "service/cloudly/cloudlyconnector.h"
@@ -69,8 +71,7 @@ bool RelayFixture::startRelay()
     QSignalSpy started(relay.get(), &Coreflow::started);
     QSignalSpy failed(relay.get(), &Coreflow::startFailed);
     relay->start();
-    for (int i = 0; i < 200 && started.isEmpty() && failed.isEmpty(); ++i)
-        QTest::qWait(50);
+    (void)QTest::qWaitFor([&] { return !started.isEmpty() || !failed.isEmpty(); }, 10000);
     if (!failed.isEmpty())
         qWarning("relay start failed: %s", qPrintable(failed.first().first().toString()));
     return !started.isEmpty();
@@ -79,8 +80,7 @@ bool RelayFixture::startRelay()
 QString RelayFixture::waitForStartFailure()
 {
     QSignalSpy failed(relay.get(), &Coreflow::startFailed);
-    for (int i = 0; i < 200 && failed.isEmpty(); ++i)
-        QTest::qWait(50);
+    (void)QTest::qWaitFor([&] { return !failed.isEmpty(); }, 10000);
     return failed.isEmpty() ? QString() : failed.first().first().toString();
 }
 
@@ -88,8 +88,7 @@ bool RelayFixture::stopRelay()
 {
     QSignalSpy stopped(relay.get(), &Coreflow::stopped);
     relay->stop();
-    for (int i = 0; i < 200 && stopped.isEmpty(); ++i)
-        QTest::qWait(50);
+    (void)QTest::qWaitFor([&] { return !stopped.isEmpty(); }, 10000);
     return !stopped.isEmpty() && stopped.first().first().toBool();
 }
 
@@ -97,19 +96,30 @@ bool RelayFixture::settleCloudlyHop()
 {
     bool answered = false;
     cloudly->push(QStringLiteral("getSwarmNodes"), QByteArray("{}"), [&](const peers::PeerFrame &) { answered = true; });
-    for (int i = 0; i < 1000 && !answered; ++i)
-        QTest::qWait(10);
+    (void)QTest::qWaitFor([&] { return answered; }, 10000);
     if (!answered)
         QTest::qFail("the relay did not answer the Cloudly hop barrier within 10 s", __FILE__, __LINE__);
     return answered;
+}
+
+std::optional<peers::PeerFrame> RelayFixture::dispatch(const QString &method, const QByteArray &rawRequest)
+{
+    std::optional<peers::PeerFrame> answer;
+    cloudly->push(method, rawRequest, [&](const peers::PeerFrame &frame) { answer = frame; });
+    (void)QTest::qWaitFor([&] { return answer.has_value(); }, 5000);
+    return answer;
+}
+
+std::optional<peers::PeerFrame> RelayFixture::dispatch(const QString &method, const QJsonObject &request)
+{
+    return dispatch(method, peers::PeerEnvelope::compact(request));
 }
 
 bool RelayFixture::settleNodeHop(peers::SimulatedPalletNode &node)
 {
     bool answered = false;
     node.call(QStringLiteral("coreflowTestBarrier"), QByteArray("{}"), [&](const peers::PeerFrame &) { answered = true; });
-    for (int i = 0; i < 1000 && !answered; ++i)
-        QTest::qWait(10);
+    (void)QTest::qWaitFor([&] { return answered; }, 10000);
     if (!answered)
         QTest::qFail("the relay did not answer the node hop barrier within 10 s", __FILE__, __LINE__);
     return answered;
@@ -119,20 +129,20 @@ bool RelayFixture::takeCloudlySessionDown()
 {
     cloudly->refuseConnections(true);
     cloudly->dropRelaySockets();
-    for (int i = 0; i < 200 && relay->cloudly()->isDispatchable(); ++i)
-        QTest::qWait(20);
+    (void)QTest::qWaitFor([&] { return !relay->cloudly()->isDispatchable(); }, 4000);
     return !relay->cloudly()->isDispatchable();
 }
 
 bool RelayFixture::bringCloudlySessionBack()
 {
     cloudly->refuseConnections(false);
-    for (int i = 0; i < 200 && !relay->cloudly()->isDispatchable(); ++i) {
+    // The reconnect waits on the relay's clock: each check moves the clock to the next attempt.
+    (void)QTest::qWaitFor([&] {
         const qint64 due = relay->cloudly()->reconnectDueMs();
         if (due > 0)
             clock.advance(qMax<qint64>(0, due - clock.nowMs()));
-        QTest::qWait(20);
-    }
+        return relay->cloudly()->isDispatchable();
+    }, 4000);
     return relay->cloudly()->isDispatchable();
 }
 
@@ -151,8 +161,7 @@ std::unique_ptr<peers::SimulatedPalletNode> RelayFixture::connectNode(const QStr
     auto node = std::make_unique<peers::SimulatedPalletNode>(nodeOptions(nodeId));
     QSignalSpy connected(node.get(), &peers::SimulatedPalletNode::connected);
     node->open();
-    for (int i = 0; i < 200 && connected.isEmpty(); ++i)
-        QTest::qWait(25);
+    (void)QTest::qWaitFor([&] { return !connected.isEmpty(); }, 5000);
     if (connected.isEmpty())
         qWarning("node %s could not connect: %s", qPrintable(nodeId), qPrintable(node->lastError()));
     return node;
@@ -163,8 +172,7 @@ std::unique_ptr<peers::SimulatedPalletNode> RelayFixture::registeredNode(const Q
     auto node = connectNode(nodeId);
     QSignalSpy registered(node.get(), &peers::SimulatedPalletNode::sessionRegistered);
     node->registerSession();
-    for (int i = 0; i < 200 && registered.isEmpty(); ++i)
-        QTest::qWait(25);
+    (void)QTest::qWaitFor([&] { return !registered.isEmpty(); }, 5000);
     if (registered.isEmpty())
         qWarning("node %s did not register", qPrintable(nodeId));
     return node;

@@ -12,6 +12,7 @@
 #include <QTemporaryDir>
 #include <functional>
 #include <memory>
+#include <optional>
 
 namespace coreflow::testing {
 
@@ -61,6 +62,11 @@ public:
     // and the relay answers at once (method-not-served, docs/contract.md §3); whatever the relay wrote
     // to that node before answering (a push, an offered renewal) has arrived by then.
     static bool settleNodeHop(peers::SimulatedPalletNode &node);
+
+    // Cloudly -> relay: pushes `method` with the raw request body and returns the relay's answer once it
+    // arrived (nullopt when none came within 5000 ms). The clock does not move meanwhile.
+    std::optional<peers::PeerFrame> dispatch(const QString &method, const QByteArray &rawRequest);
+    std::optional<peers::PeerFrame> dispatch(const QString &method, const QJsonObject &request);
 
     // Takes the relay's Cloudly session down and keeps it down (reconnects are refused); true once the
     // relay has noticed.

@@ -6,6 +6,7 @@
 #include "tests/integration/logcapture.h"
 #include "tests/peers/loopbackingress.h"
 #include "tests/integration/relayfixture.h"
+#include "tests/support/loggedrelaytest.h"
 
 #include "service/cloudly/cloudlyconnector.h"
 #include "shared/contract/methods.h"
@@ -56,9 +57,7 @@ QJsonObject responseOf(const peers::PeerFrame &frame) { return QJsonDocument::fr
 template <typename Predicate>
 bool waitFor(Predicate predicate, int ms = 5000)
 {
-    for (int waited = 0; waited < ms && !predicate(); waited += 10)
-        QTest::qWait(10);
-    return predicate();
+    return QTest::qWaitFor(predicate, ms);
 }
 
 // Cloudly -> relay; the relay's answer frame (nullopt if none arrived).
@@ -105,6 +104,17 @@ std::optional<peers::PeerFrame> ask(Call call)
     return answer;
 }
 
+// A round trip on the ingress' own connection: the relay answers frames of one connection in order and
+// writes to it in order, so once this answer is back every frame the relay sent the ingress before it
+// (a route table hint, say) has arrived. The quiet checks end with it instead of a sleep.
+bool settleIngressHop(LoopbackIngress &ingress)
+{
+    const auto answer = ask([&](auto cb) { ingress.call(QStringLiteral("coreflowTestBarrier"), QByteArray("{}"), cb); });
+    if (!answer)
+        QTest::qFail("the relay did not answer the ingress hop barrier", __FILE__, __LINE__);
+    return answer.has_value();
+}
+
 std::unique_ptr<LoopbackIngress> boundIngress(RelayFixture &f, const QString &id = QStringLiteral("ingress-1"))
 {
     auto ingress = connectIngress(f, id);
@@ -116,16 +126,10 @@ std::unique_ptr<LoopbackIngress> boundIngress(RelayFixture &f, const QString &id
 
 } // namespace
 
-class TstClusterIngress : public QObject {
+class TstClusterIngress : public LoggedRelayTest {
     Q_OBJECT
-    LogCapture log;
 
 private Q_SLOTS:
-    void init()
-    {
-        log.install();
-        log.clear();
-    }
 
     // CI-15, CI-16, CI-14: the registration travels to Cloudly byte for byte, bearer included; Cloudly's
     // acceptance binds the connection and comes back byte-identical beside the held revision. A table
@@ -266,7 +270,7 @@ private Q_SLOTS:
         QCOMPARE(ingress->requests(kHint).at(0).rawRequest, QByteArray(R"({"revision":5})"));
         QCOMPARE(pushTable(f, routeTable(5)), 5);
         QCOMPARE(pushTable(f, routeTable(3)), 5);
-        QTest::qWait(100);
+        QVERIFY(settleIngressHop(*ingress));
         QCOMPARE(ingress->requestCount(kHint), 1);
         QVERIFY(!ask([&](auto cb) { ingress->pullRouteTable(cb); })->hasError());
         QCOMPARE(ingress->routeTable().toObject(), routeTable(5));
@@ -296,7 +300,7 @@ private Q_SLOTS:
         QCOMPARE(answer->errorRefusal().text(), QStringLiteral("route-table-invalid: field request.routeTable.routes[1].certificateId names no certificate"));
         answer = fromCloudly(f, kPush, R"({"table":{}})");
         QCOMPARE(answer->errorRefusal().text(), QStringLiteral("route-table-invalid: field request.routeTable is missing"));
-        QTest::qWait(100);
+        QVERIFY(settleIngressHop(*ingress));
         QCOMPARE(ingress->requestCount(kHint), 1);
         QVERIFY(!ask([&](auto cb) { ingress->pullRouteTable(cb); })->hasError());
         QCOMPARE(ingress->routeTable().toObject(), routeTable(5));
@@ -313,7 +317,7 @@ private Q_SLOTS:
         QCOMPARE(pushTable(f, routeTable(2)), 2);
         QVERIFY(waitFor([&] { return log.count("refused the hint for route table revision 2") == 1; }));
         f.clock.advance(60000);
-        QTest::qWait(100);
+        QVERIFY(settleIngressHop(*ingress));
         QCOMPARE(ingress->requestCount(kHint), 1);
         QCOMPARE(log.count("refused the hint for route table revision 2"), 1);
 
@@ -321,12 +325,12 @@ private Q_SLOTS:
         QCOMPARE(pushTable(f, routeTable(3)), 3);
         QVERIFY(waitFor([&] { return ingress->requestCount(kHint) == 2; }));
         f.clock.advance(7999);
-        QTest::qWait(50);
+        QVERIFY(settleIngressHop(*ingress));
         QCOMPARE(log.count("hint for route table revision 3 failed"), 0);
         f.clock.advance(1);
         QVERIFY(waitFor([&] { return log.count("hint for route table revision 3 failed: ingress-request-timeout ; not retried") == 1; }));
         f.clock.advance(60000);
-        QTest::qWait(100);
+        QVERIFY(settleIngressHop(*ingress));
         QCOMPARE(ingress->requestCount(kHint), 2);
         QCOMPARE(log.count("hint for route table revision 3 failed"), 1);
     }
@@ -359,7 +363,8 @@ private Q_SLOTS:
             custody->refreshRouteTable();
             QVERIFY(waitFor([&] { return f.cloudly->callCount("getClusterRouteTable") == 1 + i; }));
         }
-        QTest::qWait(50);
+        QVERIFY(f.settleCloudlyHop()); // Cloudly's answers to the reads were processed before this one
+
         QCOMPARE(log.count(noneYet), 1);
         QVERIFY(!ask([&](auto cb) { ingress->pullRouteTable(cb); })->hasError());
         QCOMPARE(ingress->routeTableRaw(), QByteArray(R"({"routeTable":null})")); // CI-09: null, never an empty table
@@ -375,7 +380,7 @@ private Q_SLOTS:
         custody->refreshRouteTable();
         custody->refreshRouteTable();
         QVERIFY(waitFor([&] { return f.cloudly->callCount("getClusterRouteTable") == 7; }));
-        QTest::qWait(50);
+        QVERIFY(f.settleCloudlyHop());
         QCOMPARE(log.count(noneKeeping), 1); // CI-10: one more line for the transition
         QCOMPARE(custody->heldRevision(), 2);
 
@@ -578,7 +583,7 @@ private Q_SLOTS:
         QVERIFY(waitFor([&] { return !answers.contains(-2); }));
         QCOMPARE(answers, (QList<qint64>{3, 3, 5, 5, 5, 5, 9, 9, 9, 9, 9}));
         QVERIFY(waitFor([&] { return ingress->requestCount(kHint) == 3 && ingress->appliedRevision() == 9; }));
-        QTest::qWait(100);
+        QVERIFY(settleIngressHop(*ingress));
         const auto hints = ingress->requests(kHint);
         QCOMPARE(hints.size(), 3);
         QCOMPARE(hints.at(0).rawRequest, QByteArray(R"({"revision":3})"));

@@ -42,20 +42,12 @@ class TstEscrow : public QObject {
     // Cloudly hands the relay a run for the node; returns the answer frame.
     static peers::PeerFrame hold(RelayFixture &f, const QJsonObject &request)
     {
-        std::optional<peers::PeerFrame> answer;
-        f.cloudly->push(holdMethod, request, [&](const peers::PeerFrame &a) { answer = a; });
-        for (int i = 0; i < 200 && !answer; ++i)
-            QTest::qWait(10);
-        return answer.value_or(peers::PeerFrame{});
+        return f.dispatch(holdMethod, request).value_or(peers::PeerFrame{});
     }
 
     static peers::PeerFrame hold(RelayFixture &f, const QByteArray &rawRequest)
     {
-        std::optional<peers::PeerFrame> answer;
-        f.cloudly->push(holdMethod, rawRequest, [&](const peers::PeerFrame &a) { answer = a; });
-        for (int i = 0; i < 200 && !answer; ++i)
-            QTest::qWait(10);
-        return answer.value_or(peers::PeerFrame{});
+        return f.dispatch(holdMethod, rawRequest).value_or(peers::PeerFrame{});
     }
 
     static void renewIdentity(RelayFixture &f)
@@ -106,7 +98,7 @@ private Q_SLOTS:
         node->call(holdMethod, request, [&](const peers::PeerFrame &x) { refused = x.errorRefusal().name; });
         QTRY_COMPARE(refused, QString(contract::refusal::escrowCloudlyOnly));
 
-        contract::SessionBinding stranger{"node-z", "cluster-1", "s-z", 0};
+        peers::PeerSessionBinding stranger{"node-z", "cluster-1", "s-z", 0};
         const peers::PeerFrame notCarried = hold(f, Builder::holdRequest(stranger, p, Builder::grid(stranger, p, f.clock.nowMs(), 1)));
         QCOMPARE(notCarried.errorRefusal().name, QString(contract::refusal::escrowNodeNotCarried));
         QCOMPARE(f.relay->statusSnapshot().escrow.size(), 1);
@@ -288,7 +280,7 @@ private Q_SLOTS:
         QStringList canaries;
         QList<QByteArray> bodies;
         int serial = 0;
-        auto canaryRun = [&](const contract::SessionBinding &scope, const QJsonObject &projection, qint64 t0, int count, qint64 firstSequence) {
+        auto canaryRun = [&](const peers::PeerSessionBinding &scope, const QJsonObject &projection, qint64 t0, int count, qint64 firstSequence) {
             QJsonArray renewals = Builder::grid(scope, projection, t0, count, firstSequence);
             for (qsizetype i = 0; i < renewals.size(); ++i) {
                 QJsonObject r = renewals.at(i).toObject();
@@ -310,7 +302,7 @@ private Q_SLOTS:
             }
             return answer;
         };
-        auto holdRun = [&](const contract::SessionBinding &session, const QJsonObject &projection, const QJsonArray &renewals) {
+        auto holdRun = [&](const peers::PeerSessionBinding &session, const QJsonObject &projection, const QJsonArray &renewals) {
             return holdRaw(bytes(Builder::holdRequest(session, projection, renewals)));
         };
         const qint64 t0 = f.clock.nowMs() - 12 * minute;
@@ -335,13 +327,13 @@ private Q_SLOTS:
                                      + QJsonDocument(canaryRun(b, p1, t0, 1, 9)).toJson(QJsonDocument::Compact) + ",\"renewals\":"
                                      + QJsonDocument(canaryRun(b, p1, t0, 1, 9)).toJson(QJsonDocument::Compact) + "}";
         QCOMPARE(holdRaw(duplicate).errorRefusal().name, QString(contract::refusal::escrowRunInvalid));
-        contract::SessionBinding otherSession = b;
+        peers::PeerSessionBinding otherSession = b;
         otherSession.sessionId = "s-other";
         QCOMPARE(holdRun(b, p1, canaryRun(otherSession, p1, t0, 2, 9)).errorRefusal().name, QString(contract::refusal::escrowRunForeignSession));
         const auto q = Builder::projection("proj-9", 1);
         QCOMPARE(holdRun(b, q, canaryRun(b, q, t0, 2, 9)).errorRefusal().name, QString(contract::refusal::escrowRunUnordered));
         QCOMPARE(holdRun(b, p1, canaryRun(b, p1, t0, 2, 1)).errorRefusal().name, QString(contract::refusal::escrowRunStale));
-        const contract::SessionBinding stranger{"node-z", "cluster-1", "s-z", 0};
+        const peers::PeerSessionBinding stranger{"node-z", "cluster-1", "s-z", 0};
         QCOMPARE(holdRun(stranger, p1, canaryRun(stranger, p1, t0, 2, 1)).errorRefusal().name, QString(contract::refusal::escrowNodeNotCarried));
         QCOMPARE(refused, 8);
         // Accepted again: a later generation replaces the held run.
@@ -415,7 +407,7 @@ private Q_SLOTS:
         QTRY_COMPARE(f.relay->statusSnapshot().escrow.size(), 0);
         if (parks)
             QTRY_VERIFY(f.relay->readiness()->isParked());
-        QTest::qWait(50);
+        QVERIFY(f.settleCloudlyHop()); // the refusal was taken before this round trip's answer
         QCOMPARE(f.relay->readiness()->isParked(), parks);
         const QStringList lines = log.lines();
         int dropped = -1, drops = 0, parkedLine = -1;

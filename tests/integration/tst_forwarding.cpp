@@ -3,6 +3,7 @@
 #include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
+#include "tests/support/loggedrelaytest.h"
 #include "shared/contract/refusalnames.h"
 
 #include "shared/contract/methods.h"
@@ -16,22 +17,16 @@ using namespace coreflow::testing;
 using coreflow::peers::Answer;
 
 namespace {
-QByteArray sessionBody(const contract::SessionBinding &b, const QByteArray &extra)
+QByteArray sessionBody(const peers::PeerSessionBinding &b, const QByteArray &extra)
 {
     return QByteArrayLiteral("{\"session\":") + QJsonDocument(b.toJson()).toJson(QJsonDocument::Compact) + extra + '}';
 }
 } // namespace
 
-class TstForwarding : public QObject {
+class TstForwarding : public LoggedRelayTest {
     Q_OBJECT
-    LogCapture log;
 
 private Q_SLOTS:
-    void init()
-    {
-        log.install();
-        log.clear();
-    }
 
     // CL-05/CL-06/FW-01: every node method reaches Cloudly under its name with the request bytes as
     // the node wrote them, and the answer comes back unchanged. Two nodes use the same correlation ids.
@@ -142,7 +137,7 @@ private Q_SLOTS:
         auto a = f.registeredNode("node-a");
         auto b = f.registeredNode("node-b");
         std::unique_ptr<peers::SimulatedPalletNode> sender;
-        contract::SessionBinding binding = *a->session();
+        peers::PeerSessionBinding binding = *a->session();
         peers::SimulatedPalletNode *from = a.get();
         QByteArray body;
         if (scenario == "unregistered") {
@@ -220,7 +215,7 @@ private Q_SLOTS:
         RelayFixture f;
         QVERIFY(f.startRelay());
         auto a = f.registeredNode("node-a");
-        const contract::SessionBinding binding = *a->session();
+        const peers::PeerSessionBinding binding = *a->session();
         const int framesBefore = f.cloudly->frames().size();
         a->close();
         QTRY_VERIFY(f.relay->statusSnapshot().nodes.isEmpty());

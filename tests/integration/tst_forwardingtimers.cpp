@@ -40,12 +40,12 @@ private Q_SLOTS:
         node->registerSession([&](const peers::PeerFrame &x) { text = x.errorRefusal().text(); });
         QTRY_VERIFY(log.contains("holding registerPalletRuntimeSession"));
         f.clock.advance(4999);
-        QTest::qWait(50);
+        QVERIFY(f.settleNodeHop(*node)); // a refusal sent before this round trip would have arrived first
         QVERIFY(text.isEmpty());
         f.clock.advance(1);
         QTRY_COMPARE(text, QStringLiteral("cloudly-session-unavailable: no Cloudly session after waiting 5000 ms"));
         bringSessionBack(f);
-        QTest::qWait(100);
+        QVERIFY(f.settleCloudlyHop()); // a forward sent on the new session would have reached Cloudly first
         QCOMPARE(f.cloudly->callCount("registerPalletRuntimeSession"), before);
     }
 
@@ -78,7 +78,7 @@ private Q_SLOTS:
         node->registerSession([&](const peers::PeerFrame &x) { text = x.errorRefusal().text(); });
         QTRY_COMPARE(f.cloudly->callCount("registerPalletRuntimeSession"), 1);
         f.clock.advance(8999);
-        QTest::qWait(50);
+        QVERIFY(f.settleNodeHop(*node));
         QVERIFY(text.isEmpty());
         f.clock.advance(1);
         QTRY_COMPARE(text, QStringLiteral("cloudly-forward-timeout: no answer from Cloudly within 9000 ms"));
@@ -102,7 +102,7 @@ private Q_SLOTS:
         const qint64 elapsed = f.clock.nowMs() - arrival;
         QVERIFY(elapsed < 9000);
         f.clock.advance(9000 - elapsed - 1);
-        QTest::qWait(50);
+        QVERIFY(f.settleNodeHop(*node));
         QVERIFY(text.isEmpty());
         f.clock.advance(1);
         QTRY_COMPARE(text, QStringLiteral("cloudly-forward-timeout: no answer from Cloudly within 9000 ms"));
@@ -119,7 +119,7 @@ private Q_SLOTS:
         node->callWithSession("getRuntimeRegistryCredential", {}, [&](const peers::PeerFrame &x) { text = x.errorRefusal().text(); });
         QTRY_COMPARE(f.cloudly->callCount("getRuntimeRegistryCredential"), 1);
         f.clock.advance(7999);
-        QTest::qWait(50);
+        QVERIFY(f.settleNodeHop(*node));
         QVERIFY(text.isEmpty());
         f.clock.advance(1);
         QTRY_COMPARE(text, QStringLiteral("cloudly-forward-timeout: no answer from Cloudly within 8000 ms"));
@@ -138,7 +138,7 @@ private Q_SLOTS:
         f.cloudly->push("applyRuntimeAssignment", body, [&](const peers::PeerFrame &x) { text = x.errorRefusal().text(); });
         QTRY_COMPARE(node->pushCount("applyRuntimeAssignment"), 1);
         f.clock.advance(7999);
-        QTest::qWait(50);
+        QVERIFY(f.settleCloudlyHop()); // the push's refusal would reach Cloudly before this answer
         QVERIFY(text.isEmpty());
         f.clock.advance(1);
         QTRY_COMPARE(text, QStringLiteral("node-push-timeout: node node-a did not answer applyRuntimeAssignment within 8000 ms"));

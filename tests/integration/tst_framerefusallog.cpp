@@ -5,6 +5,7 @@
 #include "tests/peers/peerframe.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
+#include "tests/support/loggedrelaytest.h"
 #include "shared/contract/refusalnames.h"
 
 #include <QJsonDocument>
@@ -24,23 +25,17 @@ QByteArray unreadableFrame(int i)
 
 QByteArray foreignSessionFrame(int i)
 {
-    contract::SessionBinding b{QStringLiteral("node-x"), QStringLiteral("cluster-x"), QStringLiteral("session-x"), 1};
+    peers::PeerSessionBinding b{QStringLiteral("node-x"), QStringLiteral("cluster-x"), QStringLiteral("session-x"), 1};
     return QByteArrayLiteral(R"({"method":"getRuntimeRegistryCredential","request":{"session":)")
            + QJsonDocument(b.toJson()).toJson(QJsonDocument::Compact) + R"(},"correlation":{"id":"bind-)"
            + QByteArray::number(i) + R"(","phase":"request"}})";
 }
 } // namespace
 
-class TstFrameRefusalLog : public QObject {
+class TstFrameRefusalLog : public LoggedRelayTest {
     Q_OBJECT
-    LogCapture log;
 
 private Q_SLOTS:
-    void init()
-    {
-        log.install();
-        log.clear();
-    }
 
     // One connection sending 64 unreadable frames: every one is answered by name, but only its 1st,
     // 2nd, 4th, 8th, 16th, 32nd and 64th refusal is logged (7 lines), each with its count.

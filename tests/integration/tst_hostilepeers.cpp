@@ -46,16 +46,14 @@ public:
         m_socket.setSslConfiguration(tls);
         m_socket.connectToHostEncrypted(QStringLiteral("localhost"), port);
         // The relay runs in this process: wait with the event loop running, never blocking.
-        for (int i = 0; i < 250 && !m_socket.isEncrypted(); ++i)
-            QTest::qWait(20);
-        if (!m_socket.isEncrypted())
+        if (!QTest::qWaitFor([&] { return m_socket.isEncrypted(); }, 5000))
             return false;
         m_socket.write("GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                        "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n");
-        for (int i = 0; i < 250 && !m_in.contains("\r\n\r\n"); ++i) {
-            QTest::qWait(20);
+        (void)QTest::qWaitFor([&] {
             m_in += m_socket.readAll();
-        }
+            return m_in.contains("\r\n\r\n");
+        }, 5000);
         const qsizetype end = m_in.indexOf("\r\n\r\n");
         if (end < 0 || !m_in.startsWith("HTTP/1.1 101"))
             return false;
@@ -84,15 +82,14 @@ public:
     // Waits until the relay's Close frame arrived; its code (0 when none came).
     quint16 waitForClose(int ms = 5000)
     {
-        for (int waited = 0; waited < ms; waited += 20) {
+        quint16 code = 0;
+        (void)QTest::qWaitFor([&] {
             m_in += m_socket.readAll();
             if (m_in.size() >= 4 && quint8(m_in[0]) == 0x88)
-                return quint16((quint8(m_in[2]) << 8) | quint8(m_in[3]));
-            if (m_socket.state() != QAbstractSocket::ConnectedState && m_in.isEmpty())
-                return 0;
-            QTest::qWait(20);
-        }
-        return 0;
+                code = quint16((quint8(m_in[2]) << 8) | quint8(m_in[3]));
+            return code != 0 || (m_socket.state() != QAbstractSocket::ConnectedState && m_in.isEmpty());
+        }, ms);
+        return code;
     }
     QByteArray closeReason() const
     {
@@ -189,7 +186,7 @@ private Q_SLOTS:
             stranger.sendFrame(big);
         QCOMPARE(stranger.waitForClose(20000), quint16(1009));
         QCOMPARE(stranger.closeReason(), QByteArray(contract::refusal::unregisteredFrameTooLarge.data()));
-        QTest::qWait(500);
+        QVERIFY(f.settleCloudlyHop()); // the Cloudly session still answers
         QVERIFY(f.relay->cloudly()->isDispatchable());
         QCOMPARE(f.relay->cloudly()->carrierCount(), carrier);
         QVERIFY(!log.contains(QString(contract::refusal::cloudlyNotReading)));
@@ -291,13 +288,11 @@ private Q_SLOTS:
         for (int i = 0; i < 3; ++i)
             node->callWithSession(QStringLiteral("getRuntimeRegistryCredential"), pad,
                                   [&](const peers::PeerFrame &) { ++answered; });
-        // At 4 MB/s the ~48 MiB take ~12 s to reach Cloudly; watch the first 4 s: the session stays.
-        for (int i = 0; i < 40; ++i) {
-            QTest::qWait(100);
-            QVERIFY2(!log.contains(QString(contract::refusal::cloudlyNotReading)), "the relay closed its Cloudly session");
-            QVERIFY(f.relay->cloudly()->isDispatchable());
-        }
-        QVERIFY(f.relay->cloudly()->isSendBacklogged());
+        // At 4 MB/s the ~48 MiB take ~12 s to reach Cloudly: the session becomes backlogged and stays
+        // (the end below shows it was never closed: same carrier, no cloudly-not-reading).
+        QTRY_VERIFY_WITH_TIMEOUT(f.relay->cloudly()->isSendBacklogged(), 10000);
+        QVERIFY2(!log.contains(QString(contract::refusal::cloudlyNotReading)), "the relay closed its Cloudly session");
+        QVERIFY(f.relay->cloudly()->isDispatchable());
         QCOMPARE(f.relay->cloudly()->carrierCount(), carrier);
 
         proxy->setBytesPerSecond(1000 * 1000 * 1000);
@@ -445,11 +440,11 @@ private Q_SLOTS:
         QCOMPARE(contract::RelayTiming{}.registrationDeadlineMs, 60000);
         auto registered = f.registeredNode(QStringLiteral("node-a"));
         auto idle = f.connectNode(QStringLiteral("node-idle"));
-        QTest::qWait(100);
-        f.clock.advance(60000 - 200);
-        QTest::qWait(200);
+        QVERIFY(f.settleNodeHop(*idle)); // the relay holds the idle session (its upgrade was taken)
+        f.clock.advance(60000 - 1);
+        QVERIFY(f.settleNodeHop(*idle)); // a round trip on the idle connection: still open
         QVERIFY(idle->isConnected());
-        f.clock.advance(200);
+        f.clock.advance(1);
         QTRY_VERIFY_WITH_TIMEOUT(!idle->isConnected(), 5000);
         QCOMPARE(idle->closeCode(), 1008);
         QCOMPARE(idle->closeReason(), QString(contract::refusal::registrationDeadline));

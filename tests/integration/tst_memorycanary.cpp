@@ -7,14 +7,13 @@
 // After an identity renewal the old token is nowhere, and after a park the bearer is nowhere.
 // Rules: OV-05 (the bearer only in memory), OC-11 (markers absent from a memory dump), RR-29 (park).
 #include "tests/support/epolltestmain.h"
-#include "tests/support/childstderr.h"
 #include "tests/peers/peerenvelope.h"
 #include "tests/peers/peerframe.h"
 #include "tests/integration/relayfixture.h"
+#include "tests/support/processwait.h"
 
 #include "shared/contract/envelope.h"
 
-#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonObject>
@@ -173,11 +172,6 @@ class TstMemoryCanary : public QObject {
         return p;
     }
 
-    static bool waitForStderr(QProcess &p, const QByteArray &needle, QByteArray &seen, int ms = 20000)
-    {
-        return coreflow::testing::waitForStderr(p, needle, seen, ms);
-    }
-
     static void stop(QProcess &p)
     {
         ::kill(pid_t(p.processId()), SIGTERM);
@@ -203,7 +197,7 @@ private Q_SLOTS:
         QByteArray err;
         QVERIFY2(waitForStderr(*p, "the relay is open for Cloudly dispatch", err), err.constData());
         QTRY_VERIFY(f.cloudly->callCount("registerClusterRelay") >= 1);
-        QTest::qWait(200);
+        QVERIFY(f.settleCloudlyHop()); // the relay processed every frame Cloudly sent before this one
         QVERIFY(!f.cloudly->issuedIdentities().isEmpty());
         const QByteArray token = f.cloudly->issuedIdentities().last().value("token").toString().toLatin1();
         const qint64 pid = p->processId();
@@ -243,7 +237,7 @@ private Q_SLOTS:
         QVERIFY(p);
         QByteArray err;
         QVERIFY2(waitForStderr(*p, "the relay is open for Cloudly dispatch", err), err.constData());
-        QTest::qWait(200);
+        QVERIFY(f.settleCloudlyHop()); // the relay processed every frame Cloudly sent before this one
         int mappingsRead = 0;
         const QList<Hit> pemHits = find(p->processId(), pemLines.at(pemLines.size() / 2), &mappingsRead);
         const QList<Hit> derHits = find(p->processId(), der.mid(der.size() / 2, 24), &mappingsRead);
@@ -282,7 +276,7 @@ private Q_SLOTS:
         f.cloudly->push("pushClusterRouteTable", peers::PeerEnvelope::compact({{"routeTable", table}}),
                         [&](const peers::PeerFrame &answer) { accepted = !answer.hasError(); });
         QTRY_VERIFY(accepted);
-        QTest::qWait(200);
+        QVERIFY(f.settleCloudlyHop()); // the relay processed every frame Cloudly sent before this one
         int mappingsRead = 0;
         const QList<Hit> hits = find(p->processId(), canary, &mappingsRead);
         stop(*p);
@@ -305,7 +299,7 @@ private Q_SLOTS:
         QVERIFY2(waitForStderr(*p, "the relay is open for Cloudly dispatch", err), err.constData());
         QTRY_VERIFY_WITH_TIMEOUT(f.cloudly->callCount("refreshClusterIdentity") >= 1, 15000);
         QTRY_VERIFY(f.cloudly->callCount("registerCloudlyClientSession") >= 2);
-        QTest::qWait(200);
+        QVERIFY(f.settleCloudlyHop()); // the relay processed every frame Cloudly sent before this one
         const QByteArray oldToken = f.cloudly->issuedIdentities().first().value("token").toString().toLatin1();
         int mappingsRead = 0;
         const QList<Hit> hits = find(p->processId(), oldToken, &mappingsRead);
@@ -326,7 +320,7 @@ private Q_SLOTS:
         QVERIFY(p);
         QByteArray err;
         QVERIFY2(waitForStderr(*p, "relay parked", err), err.constData());
-        QTest::qWait(200);
+        QVERIFY(f.settleCloudlyHop()); // the relay processed every frame Cloudly sent before this one
         int mappingsRead = 0;
         const QList<Hit> hits = find(p->processId(), f.bearer, &mappingsRead);
         stop(*p);

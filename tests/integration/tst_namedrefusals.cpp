@@ -4,6 +4,7 @@
 #include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
+#include "tests/support/loggedrelaytest.h"
 
 #include "shared/contract/methods.h"
 #include "shared/contract/refusalnames.h"
@@ -23,24 +24,14 @@ QJsonObject errorOf(const peers::PeerFrame &frame)
 // Pushes method from Cloudly and waits for the relay's answer without moving the clock (prompt, no timeout).
 std::optional<peers::PeerFrame> dispatch(RelayFixture &f, const QString &method, const QByteArray &body = "{}")
 {
-    std::optional<peers::PeerFrame> answer;
-    f.cloudly->push(method, body, [&](const peers::PeerFrame &frame) { answer = frame; });
-    for (int i = 0; i < 200 && !answer; ++i)
-        QTest::qWait(10);
-    return answer;
+    return f.dispatch(method, body);
 }
 } // namespace
 
-class TstNamedRefusals : public QObject {
+class TstNamedRefusals : public LoggedRelayTest {
     Q_OBJECT
-    LogCapture log;
 
 private Q_SLOTS:
-    void init()
-    {
-        log.install();
-        log.clear();
-    }
 
     // PF-06: every retired Swarm method answers retired-swarm-method naming the capability and the owner.
     // The expected methods, capabilities and owners are written out from docs/contract.md §16.1, not

@@ -25,12 +25,8 @@ class TstRegistrationCustody : public QObject {
     {
         const auto b = *node.session();
         const auto p = Builder::projection("proj-1", generation);
-        std::optional<peers::PeerFrame> answer;
-        f.cloudly->push("holdRuntimeNetworkDnsLeaseRenewals", Builder::holdRequest(b, p, Builder::grid(b, p, f.clock.nowMs(), 3)),
-                        [&](const peers::PeerFrame &a) { answer = a; });
-        for (int i = 0; i < 200 && !answer; ++i)
-            QTest::qWait(10);
-        return answer.value_or(peers::PeerFrame{});
+        return f.dispatch("holdRuntimeNetworkDnsLeaseRenewals", Builder::holdRequest(b, p, Builder::grid(b, p, f.clock.nowMs(), 3)))
+            .value_or(peers::PeerFrame{});
     }
 
     static void renewIdentity(RelayFixture &f)
@@ -108,7 +104,8 @@ private Q_SLOTS:
             f.clock.advance(8000);
             QTRY_VERIFY(!f.relay->registration()->isInFlight());
         }
-        QTest::qWait(100);
+        QTRY_VERIFY(!f.relay->registration()->isInFlight());
+        QVERIFY(f.settleCloudlyHop()); // the refusal was taken before this round trip's answer
         QCOMPARE(f.relay->statusSnapshot().escrow.size(), 1);
     }
 

@@ -54,14 +54,7 @@ QByteArray sha256Hex(const QByteArray &data)
 
 bool spinUntil(const std::function<bool()> &done, int timeoutMs)
 {
-    QElapsedTimer t;
-    t.start();
-    while (!done()) {
-        if (t.elapsed() > timeoutMs)
-            return false;
-        QTest::qWait(20);
-    }
-    return true;
+    return QTest::qWaitFor(done, timeoutMs);
 }
 
 } // namespace

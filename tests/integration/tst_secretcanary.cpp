@@ -51,12 +51,12 @@ private Q_SLOTS:
         QTRY_COMPARE(f.cloudly->callCount("refreshClusterIdentity"), 1);
         QTRY_COMPARE(f.cloudly->callCount("registerCloudlyClientSession"), 2);
         f.cloudly->dropRelaySockets();
-        for (int i = 0; i < 100 && f.cloudly->callCount("exchangeClusterRelayAuthorization") < 2; ++i) {
+        (void)QTest::qWaitFor([&] {
             const qint64 due = f.relay->cloudly()->reconnectDueMs();
             if (due > 0)
                 f.clock.advance(due - f.clock.nowMs());
-            QTest::qWait(20);
-        }
+            return f.cloudly->callCount("exchangeClusterRelayAuthorization") >= 2;
+        }, 4000);
         QTRY_COMPARE(f.cloudly->callCount("exchangeClusterRelayAuthorization"), 2);
         QTRY_VERIFY(f.relay->cloudly()->isDispatchable());
         const QByteArray status = QJsonDocument(f.relay->statusSnapshot().toJson()).toJson();

@@ -23,8 +23,8 @@
 #include "shared/contract/timing.h"
 
 #include <QDir>
-#include <QElapsedTimer>
 #include <QJsonArray>
+#include <QCoreApplication>
 #include <QJsonDocument>
 #include <QSignalSpy>
 #include <QTcpSocket>
@@ -89,13 +89,13 @@ void stepClock(RelayFixture &f, qint64 totalMs, const std::function<bool()> &don
 // Reconnect attempts go on the clock; a blackholed attempt ends at the 10000 ms handshake bound.
 bool reconnect(RelayFixture &f)
 {
-    for (int i = 0; i < 400 && !f.relay->cloudly()->isDispatchable(); ++i) {
+    return QTest::qWaitFor([&] {
+        if (f.relay->cloudly()->isDispatchable())
+            return true;
         const qint64 due = f.relay->cloudly()->reconnectDueMs();
-        const qint64 step = due > f.clock.nowMs() ? qMin<qint64>(1000, due - f.clock.nowMs()) : 200;
-        f.clock.advance(step);
-        QTest::qWait(10);
-    }
-    return f.relay->cloudly()->isDispatchable();
+        f.clock.advance(due > f.clock.nowMs() ? qMin<qint64>(1000, due - f.clock.nowMs()) : 200);
+        return false;
+    }, 8000);
 }
 
 bool anyRefusalStartsWith(const status::RelayStatus &s, const QString &prefix)
@@ -128,11 +128,7 @@ class TstSilentPeers : public QObject {
 
     static peers::PeerFrame hold(RelayFixture &f, const QJsonObject &request)
     {
-        std::optional<peers::PeerFrame> answer;
-        f.cloudly->push(holdMethod, request, [&](const peers::PeerFrame &a) { answer = a; });
-        for (int i = 0; i < 200 && !answer; ++i)
-            QTest::qWait(10);
-        return answer.value_or(peers::PeerFrame{});
+        return f.dispatch(holdMethod, request).value_or(peers::PeerFrame{});
     }
 
 private Q_SLOTS:
@@ -296,7 +292,7 @@ private Q_SLOTS:
             QCOMPARE(lostAt - f.relay->cloudly()->lastFrameReceivedAtMs(), kSilence);
             proxy->setBlackholing(false);
             QVERIFY(reconnect(f));
-            QTest::qWait(50); // deleteLater of the old socket's parts
+            QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete); // the old socket's parts
             if (round == 0) {
                 baseline = openDescriptors(); // after one full round: every part exists once
                 continue;
@@ -354,7 +350,7 @@ private Q_SLOTS:
         f.cloudly->push(QStringLiteral("applyRuntimeAssignment"),
                         QJsonObject{{QStringLiteral("session"), nodes.front()->session()->toJson()}},
                         [&](const peers::PeerFrame &x) { pushRefusal = x.errorRefusal().name; });
-        QTest::qWait(100);
+        QVERIFY(f.settleCloudlyHop()); // the push reached the relay (frames from Cloudly are taken in order)
         stepClock(f, 4999, {}, 1000);
         QCOMPARE(f.relay->forwarder()->connectionCount(), kNodes + 1); // not one millisecond early
         QVERIFY(pushRefusal.isEmpty());

@@ -7,6 +7,7 @@
 #include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
+#include "tests/support/canaryrelay.h"
 
 #include "service/cloudly/cloudlyconnector.h"
 #include "service/escrow/leaseescrow.h"
@@ -87,19 +88,11 @@ private Q_SLOTS:
     void realRelayStatusSocketLeaksNoSecret()
     {
         RelayFixture f;
-        // The listener key Cloudly serves is a canary too.
-        const peers::IssuedCertificate listenerCert = f.ca.issueLocalhost();
-        QVERIFY(!listenerCert.isNull());
-        f.cloudly->setRelayCertificate(listenerCert);
-        RelayConfiguration config = f.configuration();
-        config.statusSocketPath = f.dir.filePath(QStringLiteral("status.sock"));
-        f.makeRelay(config);
-        QVERIFY(f.startRelay());
+        CanaryRelay relay(f); // the listener key Cloudly serves is a canary too
+        QVERIFY(relay.start());
         QVERIFY(f.relay->statusServer());
-
-        auto a = f.registeredNode("node-a");
-        auto b = f.registeredNode("node-b");
-        QVERIFY(a->session() && b->session());
+        auto &a = relay.a;
+        auto &b = relay.b;
 
         // A route table carrying a canary private key (docs/contract.md §10.4-10.5).
         const QString routeKeyCanary = unique("route-key-canary-");
@@ -136,7 +129,7 @@ private Q_SLOTS:
         QLocalSocket client;
         QByteArray received;
         connect(&client, &QLocalSocket::readyRead, this, [&] { received += client.readAll(); });
-        client.connectToServer(config.statusSocketPath);
+        client.connectToServer(relay.statusSocketPath());
         QVERIFY(client.waitForConnected(5000));
         client.write(R"({"type":"hello","version":1,"subscribe":true})" "\n");
         QTRY_VERIFY(received.contains('\n'));
@@ -166,11 +159,7 @@ private Q_SLOTS:
         for (const QJsonObject &identity : f.cloudly->issuedIdentities())
             canaries << identity.value(QStringLiteral("token")).toString().toUtf8();
         // The listener key: its PEM body lines (the base64 of the DER) and the DER itself.
-        const QSslKey listenerKey = listenerCert.key;
-        canaries << listenerKey.toDer();
-        for (const QByteArray &line : listenerCert.keyPem.split('\n'))
-            if (line.size() >= 32 && !line.startsWith("-----"))
-                canaries << line;
+        canaries << relay.listenerKeyCanaries();
         QVERIFY(canaries.size() >= 8);
         for (const QByteArray &canary : std::as_const(canaries)) {
             QVERIFY(canary.size() >= 16);

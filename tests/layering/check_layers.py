@@ -9,9 +9,10 @@ Layers, bottom to top (a file may include its own layer and the layers below it)
   3 service/cloudly/, service/listener/   the two hops (neither includes the other)
   4 lane folders under service/   each lane includes another lane only through ALLOWED_CROSS_LANE
   5 service/app/, service/main.cpp        the composition root
-Outside service/: console/ includes shared/ and console/ only; tests/peers/ includes no service/ code
-and not the relay's envelope codec (shared/contract/envelope.h); the loopback Corestore peer includes
-nothing outside tests/peers/ and is the only code that may include Qt HttpServer;
+Outside service/: console/ includes shared/ and console/ only; tests/peers/ includes tests/peers/ only
+(no service/ code, nothing of shared/: its names, refusals, offers, results and envelope codec are its
+own, written from docs/contract.md);
+the loopback Corestore peer is the only code that may include Qt HttpServer;
 bench/harness/ includes nothing of the project; fuzz/ may use any product header, but the fuzz
 targets' independent reference implementations (fuzz/reference*) include nothing of the project.
 
@@ -100,9 +101,11 @@ def judge(root, path, inc):
     if path.startswith('tests/peers/'):
         if inc.startswith('service/'):
             return 'a loopback peer shares no code with the relay'
-        if inc == 'shared/contract/envelope.h':
-            return ('a loopback peer reads and writes envelopes with its own codec '
-                    '(tests/peers/peerenvelope.h), never the relay\'s')
+        if inc.startswith('shared/contract/'):
+            return ('a loopback peer speaks the contract from docs/contract.md with its own names, '
+                    'refusals and codec (tests/peers/peer*.h), never the relay\'s shared/contract/')
+        if not inc.startswith('tests/peers/'):
+            return 'a loopback peer includes tests/peers/ only (docs/architecture.md "Layers")'
         return None
     if path.startswith('fuzz/reference'):
         if not inc.startswith('fuzz/reference'):

@@ -18,14 +18,14 @@ Answer Answer::respondRaw(const QByteArray &rawResponseJson)
     return a;
 }
 
-Answer Answer::refuse(const contract::Refusal &refusal)
+Answer Answer::refuse(const PeerRefusal &refusal)
 {
     return errorRaw(PeerEnvelope::compact(PeerEnvelope::errorJson(refusal)));
 }
 
 Answer Answer::refuse(QLatin1StringView name, const QString &reason)
 {
-    return refuse(contract::Refusal{QString(name), reason});
+    return refuse(PeerRefusal{QString(name), reason});
 }
 
 Answer Answer::errorRaw(const QByteArray &rawErrorJson, const QByteArray &rawRetryJson)

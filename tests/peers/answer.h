@@ -13,7 +13,7 @@
 //
 // The answered frame always echoes the request's method, correlation id and raw request bytes.
 #include "tests/peers/peerenvelope.h"
-#include "shared/contract/refusal.h"
+#include "tests/peers/peerrefusal.h"
 
 #include <QByteArray>
 #include <QJsonObject>
@@ -37,7 +37,7 @@ struct Answer {
 
     static Answer respond(const QJsonObject &response);
     static Answer respondRaw(const QByteArray &rawResponseJson);
-    static Answer refuse(const contract::Refusal &refusal);
+    static Answer refuse(const PeerRefusal &refusal);
     static Answer refuse(QLatin1StringView name, const QString &reason);
     static Answer errorRaw(const QByteArray &rawErrorJson, const QByteArray &rawRetryJson = {});
     static Answer silence();

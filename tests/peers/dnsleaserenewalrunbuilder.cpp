@@ -14,7 +14,7 @@ QJsonObject DnsLeaseRenewalRunBuilder::projection(const QString &id, qint64 gene
                        {QStringLiteral("digest"), QString::fromLatin1(digest)}};
 }
 
-QJsonObject DnsLeaseRenewalRunBuilder::renewal(const contract::SessionBinding &binding, const QJsonObject &projection,
+QJsonObject DnsLeaseRenewalRunBuilder::renewal(const PeerSessionBinding &binding, const QJsonObject &projection,
                                                qint64 sequence, qint64 notBeforeMs, qint64 expiresAtMs)
 {
     const QByteArray signature = QCryptographicHash::hash(QStringLiteral("%1/%2/%3").arg(binding.sessionId).arg(sequence).arg(notBeforeMs).toUtf8(),
@@ -29,7 +29,7 @@ QJsonObject DnsLeaseRenewalRunBuilder::renewal(const contract::SessionBinding &b
                        {QStringLiteral("signature"), QString::fromLatin1(signature)}};
 }
 
-QJsonArray DnsLeaseRenewalRunBuilder::grid(const contract::SessionBinding &binding, const QJsonObject &projection,
+QJsonArray DnsLeaseRenewalRunBuilder::grid(const PeerSessionBinding &binding, const QJsonObject &projection,
                                            qint64 firstNotBeforeMs, int count, qint64 firstSequence)
 {
     QJsonArray renewals;
@@ -40,7 +40,7 @@ QJsonArray DnsLeaseRenewalRunBuilder::grid(const contract::SessionBinding &bindi
     return renewals;
 }
 
-QJsonObject DnsLeaseRenewalRunBuilder::holdRequest(const contract::SessionBinding &binding, const QJsonObject &projection,
+QJsonObject DnsLeaseRenewalRunBuilder::holdRequest(const PeerSessionBinding &binding, const QJsonObject &projection,
                                                    const QJsonArray &renewals)
 {
     return QJsonObject{{QStringLiteral("session"), binding.toJson()},

@@ -13,7 +13,7 @@
 //                                      the refusal dns-lease-window-not-current (a node's own name)
 #include "tests/peers/answer.h"
 
-#include "shared/contract/types.h"
+#include "tests/peers/peersessionbinding.h"
 
 #include <QJsonArray>
 #include <QJsonObject>
@@ -26,11 +26,11 @@ public:
     static constexpr qint64 gridStepMs = 600000;
 
     static QJsonObject projection(const QString &id, qint64 generation, const QString &salt = {});
-    static QJsonObject renewal(const contract::SessionBinding &binding, const QJsonObject &projection, qint64 sequence,
+    static QJsonObject renewal(const PeerSessionBinding &binding, const QJsonObject &projection, qint64 sequence,
                                qint64 notBeforeMs, qint64 expiresAtMs);
-    static QJsonArray grid(const contract::SessionBinding &binding, const QJsonObject &projection, qint64 firstNotBeforeMs,
+    static QJsonArray grid(const PeerSessionBinding &binding, const QJsonObject &projection, qint64 firstNotBeforeMs,
                            int count, qint64 firstSequence = 1);
-    static QJsonObject holdRequest(const contract::SessionBinding &binding, const QJsonObject &projection,
+    static QJsonObject holdRequest(const PeerSessionBinding &binding, const QJsonObject &projection,
                                    const QJsonArray &renewals);
     static Answer acknowledge(const QJsonObject &applyRequest, qint64 nodeNowMs);
 };

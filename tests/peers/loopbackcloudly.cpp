@@ -1,10 +1,7 @@
 #include "tests/peers/loopbackcloudly.h"
 
 #include "tests/peers/loopbackhttpfront.h"
-
-#include "shared/contract/methods.h"
-#include "shared/contract/offers.h"
-#include "shared/contract/refusalnames.h"
+#include "tests/peers/peercontractnames.h"
 
 #include <QDateTime>
 #include <QJsonDocument>
@@ -20,9 +17,6 @@
 Q_LOGGING_CATEGORY(lcPeersCloudly, "coreflow.peers.cloudly")
 
 namespace coreflow::peers {
-
-namespace method = contract::method;
-namespace refusal = contract::refusal;
 
 namespace {
 
@@ -298,7 +292,7 @@ void LoopbackCloudly::onTextMessage(QWebSocket *socket, const QByteArray &utf8)
         };
     } else if (answer.kind == Answer::Kind::Response && frame.method == method::registerPalletRuntimeSession) {
         const QJsonObject response = parseObject(answer.rawResponse);
-        auto binding = contract::SessionBinding::read(response.value(QStringLiteral("session")).toObject(),
+        auto binding = PeerSessionBinding::read(response.value(QStringLiteral("session")).toObject(),
                                                       QStringLiteral("session"));
         if (binding) {
             onSent = [this, b = binding.value()] {
@@ -331,10 +325,7 @@ Answer LoopbackCloudly::defaultAnswer(const PeerFrame &frame, const QJsonObject 
         return answerRegisterClusterRelay(request);
     if (m == method::getClusterRouteTable)
         return Answer::respond({{QStringLiteral("routeTable"), m_routeTable}});
-    for (const auto &nodeMethod : method::nodeMethods)
-        if (m == nodeMethod)
-            return Answer::respond({{QStringLiteral("accepted"), true}});
-    for (const auto &nodeMethod : method::nodeSecretMethods)
+    for (const auto &nodeMethod : method::forwardedNodeMethods)
         if (m == nodeMethod)
             return Answer::respond({{QStringLiteral("accepted"), true}});
     return Answer::refuse(refusal::methodNotServed, QStringLiteral("cloudly serves no method %1").arg(m));
@@ -398,7 +389,7 @@ Answer LoopbackCloudly::answerRegisterCloudlyClientSession(const QJsonObject &re
     if (!tokenValid(request))
         return Answer::refuse(refusal::relayIdentityUnverified, QStringLiteral("the identity token is not valid"));
     return Answer::respond({{QStringLiteral("offer"),
-                             contract::ProtocolOffer{QString(contract::sessionKind::cloudlyClient), m_options.release}.toJson()}});
+                             offerJson(QString(sessionKind::cloudlyClient), m_options.release)}});
 }
 
 Answer LoopbackCloudly::answerRefresh(const QJsonObject &request)
@@ -453,7 +444,7 @@ Answer LoopbackCloudly::answerRegisterClusterIngress(const QJsonObject &request)
         return Answer::refuse(refusal::requestInvalid, QStringLiteral("field ingressId is missing or not a string"));
     return Answer::respond(
         {{QStringLiteral("offer"),
-          contract::ProtocolOffer{QString(contract::sessionKind::clusterIngress), m_options.release}.toJson()},
+          offerJson(QString(sessionKind::clusterIngress), m_options.release)},
          {QStringLiteral("ingress"), QJsonObject{{QStringLiteral("id"), ingressId.toString()},
                                                  {QStringLiteral("generation"), ++m_ingressGeneration}}}});
 }
@@ -463,11 +454,11 @@ Answer LoopbackCloudly::answerRegisterPalletRuntimeSession(const QJsonObject &re
     const QJsonValue nodeId = request.value(QStringLiteral("nodeId"));
     if (!nodeId.isString() || nodeId.toString().isEmpty())
         return Answer::refuse(refusal::requestInvalid, QStringLiteral("field nodeId is missing or not a string"));
-    const contract::SessionBinding binding{nodeId.toString(), m_options.clusterId,
+    const PeerSessionBinding binding{nodeId.toString(), m_options.clusterId,
                                            QUuid::createUuid().toString(QUuid::WithoutBraces), m_generation};
     return Answer::respond(
         {{QStringLiteral("offer"),
-          contract::ProtocolOffer{QString(contract::sessionKind::palletRuntime), m_options.release}.toJson()},
+          offerJson(QString(sessionKind::palletRuntime), m_options.release)},
          {QStringLiteral("session"), binding.toJson()}});
 }
 
@@ -553,7 +544,7 @@ QByteArray LoopbackCloudly::lastRawRequest(const QString &method) const
 
 void LoopbackCloudly::clearLog() { m_frames.clear(); }
 
-std::optional<contract::SessionBinding> LoopbackCloudly::bindingFor(const QString &nodeId) const
+std::optional<PeerSessionBinding> LoopbackCloudly::bindingFor(const QString &nodeId) const
 {
     for (auto it = m_issuedBindings.crbegin(); it != m_issuedBindings.crend(); ++it)
         if (it->nodeId == nodeId)

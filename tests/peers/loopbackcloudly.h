@@ -54,7 +54,7 @@
 #include "tests/peers/testcertificateauthority.h"
 
 #include "tests/peers/peerenvelope.h"
-#include "shared/contract/types.h"
+#include "tests/peers/peersessionbinding.h"
 
 #include <QHash>
 #include <QHostAddress>
@@ -176,8 +176,8 @@ public:
     // Every identity answered (exchange and refresh), oldest first.
     const QList<QJsonObject> &issuedIdentities() const { return m_issuedIdentities; }
     // Every SessionBinding answered by registerPalletRuntimeSession, oldest first.
-    const QList<contract::SessionBinding> &issuedBindings() const { return m_issuedBindings; }
-    std::optional<contract::SessionBinding> bindingFor(const QString &nodeId) const; // the latest one
+    const QList<PeerSessionBinding> &issuedBindings() const { return m_issuedBindings; }
+    std::optional<PeerSessionBinding> bindingFor(const QString &nodeId) const; // the latest one
     int registeredSessionCount() const { return m_registeredSessions; }
 
     // --- Pushing (Cloudly -> relay) ---------------------------------------------------------------
@@ -197,7 +197,7 @@ Q_SIGNALS:
     void relayConnected();
     void relayDisconnected();
     void sessionRegistered();                          // registerCloudlyClientSession answered ok
-    void palletSessionRegistered(const coreflow::contract::SessionBinding &binding);
+    void palletSessionRegistered(const coreflow::peers::PeerSessionBinding &binding);
     void pushAnswered(const QString &method, const QString &correlationId);
 
 private:
@@ -236,7 +236,7 @@ private:
     QList<ReceivedFrame> m_frames;
     QHash<QString, qint64> m_tokens; // token -> expiresAt (Unix ms)
     QList<QJsonObject> m_issuedIdentities;
-    QList<contract::SessionBinding> m_issuedBindings;
+    QList<PeerSessionBinding> m_issuedBindings;
     int m_registeredSessions = 0;
     qint64 m_generation = 0;
     QJsonValue m_routeTable = QJsonValue(QJsonValue::Null);

@@ -9,11 +9,9 @@
 // with --nodes N it prints "all N nodes acknowledged applyRuntimeAssignment" once N nodes have.
 // Exits 0 on SIGTERM/SIGINT, 2 on bad arguments, 1 when it cannot listen.
 #include "tests/peers/loopbackcloudly.h"
+#include "tests/peers/peercontractnames.h"
 #include "tests/peers/quitonsignal.h"
 #include "tests/peers/testcertificateauthority.h"
-
-#include "shared/contract/methods.h"
-#include "shared/contract/refusalnames.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -122,7 +120,7 @@ int main(int argc, char **argv)
     QObject::connect(&cloudly, &LoopbackCloudly::relayDisconnected, [] { say(QStringLiteral("relay disconnected")); });
     QObject::connect(&cloudly, &LoopbackCloudly::requestReceived, [](const QString &method) {
         bool nodeMethod = false;
-        for (const auto &m : contract::method::nodeMethods)
+        for (const auto &m : method::forwardedNodeMethods)
             nodeMethod = nodeMethod || method == m;
         say(nodeMethod ? QStringLiteral("relay forwarded %1 from a node").arg(method)
                        : QStringLiteral("relay called %1").arg(method));
@@ -134,9 +132,9 @@ int main(int argc, char **argv)
     QSet<QString> acknowledged;
     bool announcedAll = false;
     // Pushes the assignment; retries a few times when the relay has not routed the node yet.
-    std::shared_ptr<std::function<void(contract::SessionBinding, QString, int)>> pushAssignment =
-        std::make_shared<std::function<void(contract::SessionBinding, QString, int)>>();
-    *pushAssignment = [&, weak = std::weak_ptr(pushAssignment)](contract::SessionBinding binding, QString assignmentId,
+    std::shared_ptr<std::function<void(PeerSessionBinding, QString, int)>> pushAssignment =
+        std::make_shared<std::function<void(PeerSessionBinding, QString, int)>>();
+    *pushAssignment = [&, weak = std::weak_ptr(pushAssignment)](PeerSessionBinding binding, QString assignmentId,
                                                                  int attempt) {
         const QByteArray digest =
             QCryptographicHash::hash(assignmentId.toUtf8(), QCryptographicHash::Sha256).toHex();
@@ -147,7 +145,7 @@ int main(int argc, char **argv)
                          {QStringLiteral("image"), QStringLiteral("registry.example/app@sha256:") + QString::fromLatin1(digest)}}}};
         say(QStringLiteral("pushing applyRuntimeAssignment %1 to node %2").arg(assignmentId, binding.nodeId));
         const QString id = cloudly.push(
-            QString(contract::method::applyRuntimeAssignment), request,
+            QString(method::applyRuntimeAssignment), request,
             [&, weak, binding, assignmentId, attempt](const PeerFrame &answer) {
                 if (!answer.hasError()) {
                     say(QStringLiteral("node %1 acknowledged applyRuntimeAssignment").arg(binding.nodeId));
@@ -158,9 +156,9 @@ int main(int argc, char **argv)
                     }
                     return;
                 }
-                const contract::Refusal refusal = answer.errorRefusal();
+                const PeerRefusal refusal = answer.errorRefusal();
                 say(QStringLiteral("node %1 did not take applyRuntimeAssignment: %2").arg(binding.nodeId, refusal.text()));
-                if (refusal.name == contract::refusal::nodeNotConnected && attempt < 10) {
+                if (refusal.name == refusal::nodeNotConnected && attempt < 10) {
                     QTimer::singleShot(200, &cloudly, [weak, binding, assignmentId, attempt] {
                         if (auto fn = weak.lock())
                             (*fn)(binding, assignmentId, attempt + 1);
@@ -170,7 +168,7 @@ int main(int argc, char **argv)
         if (id.isEmpty())
             say(QStringLiteral("cannot push to node %1: no relay connected").arg(binding.nodeId));
     };
-    QObject::connect(&cloudly, &LoopbackCloudly::palletSessionRegistered, [&](const contract::SessionBinding &binding) {
+    QObject::connect(&cloudly, &LoopbackCloudly::palletSessionRegistered, [&](const PeerSessionBinding &binding) {
         say(QStringLiteral("node %1 registered: session %2, generation %3")
                 .arg(binding.nodeId, binding.sessionId)
                 .arg(binding.relayRegistrationGeneration));

@@ -1,8 +1,5 @@
 #include "tests/peers/loopbackingress.h"
-
-#include "shared/contract/methods.h"
-#include "shared/contract/offers.h"
-#include "shared/contract/refusalnames.h"
+#include "tests/peers/peercontractnames.h"
 
 #include <QDateTime>
 #include <QJsonDocument>
@@ -14,8 +11,6 @@
 Q_LOGGING_CATEGORY(lcPeersIngress, "coreflow.peers.ingress")
 
 namespace coreflow::peers {
-
-namespace method = contract::method;
 
 LoopbackIngress::LoopbackIngress(Options options, QObject *parent) : QObject(parent), m_options(std::move(options)) {}
 
@@ -80,7 +75,7 @@ bool LoopbackIngress::isConnected() const { return m_socket && m_socket->state()
 
 QByteArray LoopbackIngress::registrationRequest() const
 {
-    return PeerEnvelope::compact({{QStringLiteral("offer"), contract::ProtocolOffer{m_options.sessionKind, m_options.release}.toJson()},
+    return PeerEnvelope::compact({{QStringLiteral("offer"), offerJson(m_options.sessionKind, m_options.release)},
                                         {QStringLiteral("ingressId"), m_options.ingressId},
                                         {QStringLiteral("nodeId"), m_options.nodeId},
                                         {QStringLiteral("authorization"), QString::fromUtf8(m_options.bearer)}});
@@ -143,7 +138,7 @@ Answer LoopbackIngress::defaultAnswer(const PeerFrame &frame)
         return Answer::respondRaw("{}");
     if (frame.method == method::getClusterTrafficStatistics)
         return Answer::respondRaw(trafficPage());
-    return Answer::refuse(contract::refusal::methodNotServed, QStringLiteral("clusterIngress serves no method %1").arg(frame.method));
+    return Answer::refuse(refusal::methodNotServed, QStringLiteral("clusterIngress serves no method %1").arg(frame.method));
 }
 
 void LoopbackIngress::onTextMessage(const QByteArray &utf8)

@@ -9,7 +9,7 @@ namespace coreflow::peers {
 
 namespace {
 
-contract::Refusal invalid(const QString &what) { return contract::Refusal{QStringLiteral("request-invalid"), what}; }
+PeerRefusal invalid(const QString &what) { return PeerRefusal{QStringLiteral("request-invalid"), what}; }
 
 bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -118,7 +118,7 @@ QByteArray tail(QStringView correlationId, QByteArrayView phase)
 
 } // namespace
 
-contract::Result<PeerFrame> PeerEnvelope::parse(const QByteArray &utf8)
+PeerResult<PeerFrame> PeerEnvelope::parse(const QByteArray &utf8)
 {
     QJsonParseError error{};
     const QJsonDocument document = QJsonDocument::fromJson(utf8, &error);
@@ -176,7 +176,7 @@ QByteArray PeerEnvelope::error(QStringView method, QStringView correlationId, QB
     return out + tail(correlationId, "response");
 }
 
-QJsonObject PeerEnvelope::errorJson(const contract::Refusal &refusal)
+QJsonObject PeerEnvelope::errorJson(const PeerRefusal &refusal)
 {
     QJsonObject data = refusal.data;
     data.insert(QStringLiteral("name"), refusal.name);

@@ -13,8 +13,8 @@
 // "correlation":{"id":…,"phase":…}}; raw bodies are inserted verbatim, strings JSON-escaped.
 #include "tests/peers/peerframe.h"
 
-#include "shared/contract/refusal.h"
-#include "shared/contract/result.h"
+#include "tests/peers/peerrefusal.h"
+#include "tests/peers/peerresult.h"
 
 #include <QByteArray>
 #include <QByteArrayView>
@@ -25,7 +25,7 @@ namespace coreflow::peers {
 
 class PeerEnvelope {
 public:
-    static contract::Result<PeerFrame> parse(const QByteArray &utf8);
+    static PeerResult<PeerFrame> parse(const QByteArray &utf8);
 
     static QByteArray request(QStringView method, QStringView correlationId, QByteArrayView rawRequest);
     static QByteArray response(QStringView method, QStringView correlationId, QByteArrayView rawRequest,
@@ -34,7 +34,7 @@ public:
     static QByteArray error(QStringView method, QStringView correlationId, QByteArrayView rawRequest,
                             QByteArrayView rawError, QByteArrayView rawRetry = {});
     // error = { text: "<name>: <reason>", data: { name, ...refusal.data } } (contract §3.1).
-    static QJsonObject errorJson(const contract::Refusal &refusal);
+    static QJsonObject errorJson(const PeerRefusal &refusal);
     static QByteArray compact(const QJsonObject &object);
     static QByteArray jsonString(QStringView text);
 };

@@ -7,23 +7,23 @@ namespace coreflow::peers {
 
 namespace {
 
-contract::Result<QJsonObject> objectOf(QByteArrayView raw, const QString &member)
+PeerResult<QJsonObject> objectOf(QByteArrayView raw, const QString &member)
 {
     QJsonParseError error{};
     const QJsonDocument document = QJsonDocument::fromJson(raw.toByteArray(), &error);
     if (raw.isEmpty() || error.error != QJsonParseError::NoError || !document.isObject())
-        return contract::Refusal{QStringLiteral("request-invalid"),
+        return PeerRefusal{QStringLiteral("request-invalid"),
                                  QStringLiteral("member %1 is not a JSON object").arg(member)};
     return document.object();
 }
 
 } // namespace
 
-contract::Result<QJsonObject> PeerFrame::requestObject() const { return objectOf(request, QStringLiteral("request")); }
+PeerResult<QJsonObject> PeerFrame::requestObject() const { return objectOf(request, QStringLiteral("request")); }
 
-contract::Result<QJsonObject> PeerFrame::responseObject() const { return objectOf(response, QStringLiteral("response")); }
+PeerResult<QJsonObject> PeerFrame::responseObject() const { return objectOf(response, QStringLiteral("response")); }
 
-contract::Refusal PeerFrame::errorRefusal() const
+PeerRefusal PeerFrame::errorRefusal() const
 {
     const QJsonObject object = QJsonDocument::fromJson(error.toByteArray()).object();
     const QString text = object.value(QStringLiteral("text")).toString();
@@ -34,7 +34,7 @@ contract::Refusal PeerFrame::errorRefusal() const
         name = separator >= 0 ? text.left(separator) : text;
     const QString prefix = name + QStringLiteral(": ");
     const QString reason = text.startsWith(prefix) ? text.mid(prefix.size()) : text;
-    return contract::Refusal{name, reason, data};
+    return PeerRefusal{name, reason, data};
 }
 
 } // namespace coreflow::peers

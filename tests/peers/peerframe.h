@@ -6,8 +6,8 @@
 // The member views point into `raw` (the whole text frame, UTF-8); a copy of a PeerFrame shares raw's
 // storage, so the views stay valid for as long as any copy lives. Bytes are the exact bytes that arrived:
 // key order, whitespace and number spelling are kept (contract §3 "Forwarding").
-#include "shared/contract/refusal.h"
-#include "shared/contract/result.h"
+#include "tests/peers/peerrefusal.h"
+#include "tests/peers/peerresult.h"
 
 #include <QByteArray>
 #include <QByteArrayView>
@@ -31,11 +31,11 @@ struct PeerFrame {
 
     bool hasError() const { return !error.isEmpty(); }
     // request/response parsed as a JSON object; a request-invalid refusal naming the member otherwise.
-    contract::Result<QJsonObject> requestObject() const;
-    contract::Result<QJsonObject> responseObject() const;
+    PeerResult<QJsonObject> requestObject() const;
+    PeerResult<QJsonObject> responseObject() const;
     // error read as a refusal (contract §3.1): the name from data.name, falling back to the text
     // before the first ": "; the reason is the text after "<name>: "; further data members kept.
-    contract::Refusal errorRefusal() const;
+    PeerRefusal errorRefusal() const;
 };
 
 } // namespace coreflow::peers

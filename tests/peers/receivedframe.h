@@ -17,7 +17,7 @@ struct ReceivedFrame {
     QByteArray rawFrame;       // the whole text frame, UTF-8, as received
     qint64 timeMs = 0;         // receive time, Unix epoch ms (system clock)
     bool parsed = true;        // false: PeerEnvelope::parse refused the frame (see parseRefusal)
-    contract::Refusal parseRefusal;
+    PeerRefusal parseRefusal;
 };
 
 } // namespace coreflow::peers

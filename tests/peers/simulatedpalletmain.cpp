@@ -128,12 +128,12 @@ int main(int argc, char **argv)
         say(QStringLiteral("node %1 disconnected (close code %2); redialling in 1 s").arg(id).arg(node.closeCode()));
         redial.start();
     });
-    QObject::connect(&node, &SimulatedPalletNode::sessionRegistered, [id](const contract::SessionBinding &binding) {
+    QObject::connect(&node, &SimulatedPalletNode::sessionRegistered, [id](const PeerSessionBinding &binding) {
         say(QStringLiteral("node %1 registered: session %2, cluster %3, generation %4")
                 .arg(id, binding.sessionId, binding.clusterId)
                 .arg(binding.relayRegistrationGeneration));
     });
-    QObject::connect(&node, &SimulatedPalletNode::sessionRefused, [id](const contract::Refusal &refusal) {
+    QObject::connect(&node, &SimulatedPalletNode::sessionRefused, [id](const PeerRefusal &refusal) {
         say(QStringLiteral("node %1 registration refused: %2").arg(id, refusal.text()));
     });
     QObject::connect(&node, &SimulatedPalletNode::pushReceived, [&node, id](const QString &method) {

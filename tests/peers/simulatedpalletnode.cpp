@@ -1,6 +1,5 @@
 #include "tests/peers/simulatedpalletnode.h"
 
-
 #include <QDateTime>
 #include <QLoggingCategory>
 #include <QNetworkRequest>
@@ -11,7 +10,6 @@
 Q_LOGGING_CATEGORY(lcPeersNode, "coreflow.peers.node")
 
 namespace coreflow::peers {
-
 
 SimulatedPalletNode::SimulatedPalletNode(Options options, QObject *parent)
     : QObject(parent), m_options(std::move(options))
@@ -130,15 +128,15 @@ QString SimulatedPalletNode::registerSession(Callback callback, const QString &c
     return call(QStringLiteral("registerPalletRuntimeSession"), registrationRequest(),
                 [this, callback = std::move(callback)](const PeerFrame &answer) {
                     if (answer.hasError()) {
-                        const contract::Refusal r = answer.errorRefusal();
+                        const PeerRefusal r = answer.errorRefusal();
                         qCInfo(lcPeersNode) << m_options.nodeId << "registration refused:" << r.text();
                         Q_EMIT sessionRefused(r);
                     } else {
                         const auto response = answer.responseObject();
-                        auto binding = response ? contract::SessionBinding::read(
+                        auto binding = response ? PeerSessionBinding::read(
                                                       response->value(QStringLiteral("session")).toObject(),
                                                       QStringLiteral("session"))
-                                                : contract::Result<contract::SessionBinding>(response.refusal());
+                                                : PeerResult<PeerSessionBinding>(response.refusal());
                         if (binding) {
                             m_session = binding.value();
                             qCInfo(lcPeersNode) << m_options.nodeId << "registered, session" << m_session->sessionId

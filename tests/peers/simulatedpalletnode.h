@@ -20,7 +20,7 @@
 #include "tests/peers/receivedframe.h"
 
 #include "tests/peers/peerenvelope.h"
-#include "shared/contract/types.h"
+#include "tests/peers/peersessionbinding.h"
 
 #include <QHash>
 #include <QJsonObject>
@@ -82,10 +82,10 @@ public:
     QByteArray registrationRequest() const;
 
     // The binding from the last successful registration.
-    std::optional<contract::SessionBinding> session() const { return m_session; }
+    std::optional<PeerSessionBinding> session() const { return m_session; }
     QJsonObject sessionJson() const { return m_session ? m_session->toJson() : QJsonObject{}; }
     // Replace the stored binding (e.g. to send a foreign/stale binding in a negative test).
-    void setSession(const std::optional<contract::SessionBinding> &binding) { m_session = binding; }
+    void setSession(const std::optional<PeerSessionBinding> &binding) { m_session = binding; }
     const Options &options() const { return m_options; }
     QString nodeId() const { return m_options.nodeId; }
 
@@ -108,8 +108,8 @@ Q_SIGNALS:
     void connected();
     void disconnected();
     void connectionFailed(const QString &error);
-    void sessionRegistered(const coreflow::contract::SessionBinding &binding);
-    void sessionRefused(const coreflow::contract::Refusal &refusal);
+    void sessionRegistered(const coreflow::peers::PeerSessionBinding &binding);
+    void sessionRefused(const coreflow::peers::PeerRefusal &refusal);
     void pushReceived(const QString &method);
     void answerReceived(const QString &method, const QString &correlationId);
 
@@ -124,7 +124,7 @@ private:
     int m_closeCode = 0;
     QString m_closeReason;
     bool m_wasConnected = false;
-    std::optional<contract::SessionBinding> m_session;
+    std::optional<PeerSessionBinding> m_session;
     QHash<QString, PushHandler> m_pushHandlers;
     QHash<QString, std::pair<QString, Callback>> m_pending; // id -> (method, callback)
     QList<ReceivedFrame> m_pushes;

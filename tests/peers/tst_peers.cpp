@@ -1,12 +1,9 @@
 // peers_selftest: the loopback peers checked against each other, without the relay. A
 // SimulatedPalletNode dials LoopbackCloudly directly (Cloudly serves the node methods too).
 #include "tests/peers/loopbackcloudly.h"
+#include "tests/peers/peercontractnames.h"
 #include "tests/peers/simulatedpalletnode.h"
 #include "tests/peers/testcertificateauthority.h"
-
-#include "shared/contract/methods.h"
-#include "shared/contract/offers.h"
-#include "shared/contract/refusalnames.h"
 
 #include <QDateTime>
 #include <QJsonDocument>
@@ -22,8 +19,6 @@
 
 using namespace coreflow;
 using namespace coreflow::peers;
-namespace method = coreflow::contract::method;
-namespace refusal = coreflow::contract::refusal;
 
 namespace {
 
@@ -249,7 +244,7 @@ private Q_SLOTS:
         cloudly.push(method::applyRuntimeNetworkProjection, QJsonObject{}, [&](const PeerFrame &f) { refused = f; });
         QTRY_VERIFY(refused.has_value());
         QVERIFY(refused->hasError());
-        QCOMPARE(refused->errorRefusal(), (contract::Refusal{QString(refusal::requestInvalid), QStringLiteral("scripted")}));
+        QCOMPARE(refused->errorRefusal(), (PeerRefusal{QString(refusal::requestInvalid), QStringLiteral("scripted")}));
 
         node.setPushAnswer(method::applyRuntimeNetworkDnsLeaseRenewal, Answer::silence());
         cloudly.push(method::applyRuntimeNetworkDnsLeaseRenewal, QJsonObject{});
@@ -279,6 +274,9 @@ private Q_SLOTS:
 
         std::optional<PeerFrame> a;
         auto keep = [&](const PeerFrame &f) { a = f; };
+        // The relay's offer on the Cloudly hop (docs/contract.md §2.1).
+        const QJsonObject cloudlyOffer{{QStringLiteral("sessionKind"), QStringLiteral("cloudlyClient")},
+                                       {QStringLiteral("release"), QStringLiteral("33.1.0")}};
 
         client.call(method::exchangeClusterRelayAuthorization, QJsonObject{{QStringLiteral("authorization"), QStringLiteral("wrong")}}, keep);
         QTRY_VERIFY(a.has_value());
@@ -289,7 +287,9 @@ private Q_SLOTS:
         QTRY_VERIFY(a.has_value());
         QVERIFY(!a->hasError());
         const QJsonObject identity = responseOf(*a).value(QStringLiteral("identity")).toObject();
-        QVERIFY(contract::ClusterIdentity::read(identity, QStringLiteral("identity")));
+        // ClusterIdentity (docs/contract.md §4): exactly token (non-empty string), clusterId, expiresAt.
+        QCOMPARE(identity.keys(), (QStringList{QStringLiteral("clusterId"), QStringLiteral("expiresAt"), QStringLiteral("token")}));
+        QVERIFY(!identity.value(QStringLiteral("token")).toString().isEmpty());
         QCOMPARE(identity.value(QStringLiteral("clusterId")).toString(), QStringLiteral("cluster-1"));
         QCOMPARE(qint64(identity.value(QStringLiteral("expiresAt")).toDouble()), fakeNow + 60'000);
         const QString token = identity.value(QStringLiteral("token")).toString();
@@ -298,11 +298,11 @@ private Q_SLOTS:
         a.reset();
         client.call(method::registerCloudlyClientSession,
                     QJsonObject{{QStringLiteral("identity"), QJsonObject{{QStringLiteral("token"), token}}},
-                                {QStringLiteral("offer"), contract::offerForCloudlySession().toJson()}},
+                                {QStringLiteral("offer"), cloudlyOffer}},
                     keep);
         QTRY_COMPARE(sessionSpy.size(), 1);
         QTRY_VERIFY(a.has_value());
-        QCOMPARE(responseOf(*a).value(QStringLiteral("offer")).toObject(), contract::offerForCloudlySession().toJson());
+        QCOMPARE(responseOf(*a).value(QStringLiteral("offer")).toObject(), cloudlyOffer);
 
         a.reset();
         client.call(method::refreshClusterIdentity,
@@ -317,7 +317,7 @@ private Q_SLOTS:
         a.reset();
         client.call(method::registerCloudlyClientSession,
                     QJsonObject{{QStringLiteral("identity"), QJsonObject{{QStringLiteral("token"), token}}},
-                                {QStringLiteral("offer"), contract::offerForCloudlySession().toJson()}},
+                                {QStringLiteral("offer"), cloudlyOffer}},
                     keep);
         QTRY_VERIFY(a.has_value());
         QCOMPARE(a->errorRefusal().name, QString(refusal::relayIdentityUnverified));
@@ -327,22 +327,26 @@ private Q_SLOTS:
         client.call(method::getClusterConfig, QByteArray("{}"), keep);
         QTRY_VERIFY(a.has_value());
         const QJsonObject cluster = responseOf(*a).value(QStringLiteral("cluster")).toObject();
-        const auto config = contract::ClusterConfig::read(cluster, QStringLiteral("cluster"));
-        QVERIFY2(config.ok(), qPrintable(config.ok() ? QString() : config.refusal().text()));
-        QCOMPARE(config->id, QStringLiteral("cluster-1"));
-        QVERIFY(config->relay);
-        QCOMPARE(config->relay->origin, QUrl(QStringLiteral("https://localhost:4443")));
+        // ClusterConfig (docs/contract.md §4): exactly { id, name, relay: { origin } | null, nodes }.
+        QCOMPARE(cluster.keys(), (QStringList{QStringLiteral("id"), QStringLiteral("name"), QStringLiteral("nodes"), QStringLiteral("relay")}));
+        QCOMPARE(cluster.value(QStringLiteral("id")).toString(), QStringLiteral("cluster-1"));
+        QVERIFY(cluster.value(QStringLiteral("name")).isString());
+        QVERIFY(cluster.value(QStringLiteral("nodes")).isArray());
+        QCOMPARE(cluster.value(QStringLiteral("relay")).toObject(),
+                 (QJsonObject{{QStringLiteral("origin"), QStringLiteral("https://localhost:4443")}}));
 
         a.reset();
         client.call(method::getClusterRelayCertificate, QJsonObject{{QStringLiteral("domain"), QStringLiteral("localhost")}}, keep);
         QTRY_VERIFY(a.has_value());
         const QJsonObject certObject = responseOf(*a).value(QStringLiteral("certificate")).toObject();
-        const auto material = contract::RelayCertificateMaterial::read(certObject, QStringLiteral("certificate"));
-        QVERIFY(material.ok());
-        QCOMPARE(material->domain, QStringLiteral("localhost"));
-        QCOMPARE(verifyWithOpenSsl(material->certificatePem, m_ca.caPem(), QStringLiteral("localhost")), X509_V_OK);
-        QCOMPARE(verifyWithOpenSsl(material->certificatePem, m_ca.caPem(), QStringLiteral("127.0.0.1")), X509_V_OK);
-        QVERIFY(keyMatches(material->certificatePem, material->privateKeyPem.reveal().toByteArray()));
+        // RelayCertificateMaterial (docs/contract.md §4): exactly { domain, certificatePem, privateKeyPem }.
+        QCOMPARE(certObject.keys(), (QStringList{QStringLiteral("certificatePem"), QStringLiteral("domain"), QStringLiteral("privateKeyPem")}));
+        QCOMPARE(certObject.value(QStringLiteral("domain")).toString(), QStringLiteral("localhost"));
+        const QByteArray certificatePem = certObject.value(QStringLiteral("certificatePem")).toString().toLatin1();
+        const QByteArray privateKeyPem = certObject.value(QStringLiteral("privateKeyPem")).toString().toLatin1();
+        QCOMPARE(verifyWithOpenSsl(certificatePem, m_ca.caPem(), QStringLiteral("localhost")), X509_V_OK);
+        QCOMPARE(verifyWithOpenSsl(certificatePem, m_ca.caPem(), QStringLiteral("127.0.0.1")), X509_V_OK);
+        QVERIFY(keyMatches(certificatePem, privateKeyPem));
 
         // Scripted certificate: an expired one for another domain.
         const IssuedCertificate expired = m_ca.issueExpired(QStringLiteral("other.example"), {QStringLiteral("other.example")}, {});
@@ -355,7 +359,7 @@ private Q_SLOTS:
         a.reset();
         client.call(QStringLiteral("noSuchMethod"), QByteArray("{}"), keep);
         QTRY_VERIFY(a.has_value());
-        QCOMPARE(a->errorRefusal(), (contract::Refusal{QString(refusal::methodNotServed),
+        QCOMPARE(a->errorRefusal(), (PeerRefusal{QString(refusal::methodNotServed),
                                                         QStringLiteral("cloudly serves no method noSuchMethod")}));
         QCOMPARE(cloudly.callCount(QStringLiteral("noSuchMethod")), 1);
     }

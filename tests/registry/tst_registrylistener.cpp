@@ -17,6 +17,7 @@
 #include "service/registry/registryproxy.h"
 #include "shared/util/clock.h"
 
+#include <QCoreApplication>
 #include <QFile>
 #include <QLoggingCategory>
 #include <QTest>
@@ -27,18 +28,6 @@ using namespace coreflow;
 using namespace coreflow::test;
 
 namespace {
-
-qint64 residentKiB()
-{
-    QFile f(QStringLiteral("/proc/self/status"));
-    if (!f.open(QIODevice::ReadOnly))
-        return 0;
-    for (const QByteArray &line : f.readAll().split('\n')) {
-        if (line.startsWith("VmRSS:"))
-            return line.mid(6).trimmed().split(' ').value(0).toLongLong();
-    }
-    return 0;
-}
 
 // A client that sends `head` and then streams `bodyBytes` bytes as fast as the connection takes them,
 // reading whatever comes back; it stops when the relay closes the connection.
@@ -162,25 +151,21 @@ void TstRegistryListener::cleanup()
     m_proxy.reset();
     m_listener.reset();
     m_registry.reset();
-    QTest::qWait(10);
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete); // the parts' deleteLater()
 }
 
 void TstRegistryListener::refusesBodyBeforeBufferingIt()
 {
     const qint64 bodyBytes = 64ll * 1024 * 1024;
     const qint64 refusedBefore = m_listener->refusedHttpRequests();
-    const qint64 rssBefore = residentKiB();
     StreamingClient client(m_listener->boundPort(), m_relayPki->caCertificate());
     const QByteArray head = "GET /v2/ HTTP/1.1\r\nHost: localhost\r\nContent-Length: " + QByteArray::number(bodyBytes)
         + "\r\n\r\n";
     QVERIFY(client.stream(head, bodyBytes, 60000));
-    const qint64 rssGrowthKiB = residentKiB() - rssBefore;
-    qInfo("body refused: client got %lld of %lld bytes out before the close; RSS growth %lld KiB", client.sent,
-          bodyBytes, rssGrowthKiB);
     QVERIFY2(client.closed, "the relay took the whole body");
     // Kernel socket buffers on the loopback hold some MiB; the relay itself holds at most its read bound.
+    // (Memory figures are the benchmarks' business: bench/README.md "Image pulls".)
     QVERIFY(client.sent < 24ll * 1024 * 1024);
-    QVERIFY2(rssGrowthKiB < 24 * 1024, "memory grew with the body");
     QCOMPARE(m_listener->refusedHttpRequests(), refusedBefore + 1);
     QCOMPARE(m_registry->requests.size(), 0);
     // The answer usually arrives before the close (a reset can swallow it): when it does, it is 413.
@@ -198,14 +183,12 @@ void TstRegistryListener::refusesBodyBeforeBufferingIt()
 
 void TstRegistryListener::refusesOversizedHeaderBlock()
 {
-    const qint64 rssBefore = residentKiB();
     StreamingClient client(m_listener->boundPort(), m_relayPki->caCertificate());
     // A header line that never ends: 32 MiB of it.
     QVERIFY(client.stream("GET /v2/ HTTP/1.1\r\nHost: localhost\r\nX-Pad: ", 32ll * 1024 * 1024, 60000));
     qInfo("header flood: client got %lld bytes out before the close", client.sent);
     QVERIFY(client.closed);
     QVERIFY(client.sent < 24ll * 1024 * 1024);
-    QVERIFY(residentKiB() - rssBefore < 24 * 1024);
     if (!client.received.isEmpty())
         QVERIFY2(client.received.startsWith("HTTP/1.1 431 "), client.received.left(64).constData());
     // Whitespace before a request line counts too (Qt holds it in its read transaction).

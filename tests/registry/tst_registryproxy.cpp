@@ -13,6 +13,7 @@
 #include "shared/util/clock.h"
 #include "shared/util/manualclock.h"
 
+#include <QCoreApplication>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -22,7 +23,6 @@
 #include <QTcpServer>
 #include <QTest>
 #include <QTimer>
-#include <QElapsedTimer>
 #include <QWebSocket>
 #include <memory>
 
@@ -56,18 +56,6 @@ QStringList logsContaining(const QString &needle)
             out.append(l);
     }
     return out;
-}
-
-qint64 residentKiB()
-{
-    QFile f(QStringLiteral("/proc/self/status"));
-    if (!f.open(QIODevice::ReadOnly))
-        return 0;
-    for (const QByteArray &line : f.readAll().split('\n')) {
-        if (line.startsWith("VmRSS:"))
-            return line.mid(6).trimmed().split(' ').value(0).toLongLong();
-    }
-    return 0;
 }
 
 // What a handler answered through a RecordingResponder (which the handler owns and may delete).
@@ -157,6 +145,9 @@ private Q_SLOTS:
 private:
     void makeRelay(const QUrl &cloudlyUrl, bool trustRegistryCa = true, Clock *clock = nullptr);
     std::unique_ptr<RawHttpsClient> connectNode();
+    // A relay (in front of the fake registry, which answers every request with `answer`) and one node
+    // connected to its listener.
+    std::unique_ptr<RawHttpsClient> relayAnswering(const FakeAnswer &answer);
     QUrl registryUrl() const { return QUrl(QStringLiteral("https://127.0.0.1:%1/cloudly-api").arg(m_registry->port())); }
     QByteArray registryOrigin() const { return "https://127.0.0.1:" + QByteArray::number(m_registry->port()); }
     QByteArray relayOrigin() const { return "https://localhost:" + QByteArray::number(m_listener->boundPort()); }
@@ -212,7 +203,7 @@ void TstRegistryProxy::cleanup()
     m_proxy.reset();
     m_listener.reset();
     m_registry.reset();
-    QTest::qWait(10);
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete); // the parts' deleteLater()
 }
 
 void TstRegistryProxy::cleanupTestCase()
@@ -230,6 +221,13 @@ void TstRegistryProxy::makeRelay(const QUrl &cloudlyUrl, bool trustRegistryCa, C
     m_proxy = std::make_unique<RegistryProxy>(cloudlyUrl, QUrl(QString::fromLatin1(relayOrigin())), extra,
                                               clock ? *clock : m_clock);
     m_listener->setHttpHandler(m_proxy.get());
+}
+
+std::unique_ptr<RawHttpsClient> TstRegistryProxy::relayAnswering(const FakeAnswer &answer)
+{
+    makeRelay(registryUrl());
+    m_registry->route = [answer](const FakeRequest &) { return answer; };
+    return connectNode();
 }
 
 std::unique_ptr<RawHttpsClient> TstRegistryProxy::connectNode()
@@ -466,13 +464,9 @@ void TstRegistryProxy::answersPipelinedRequestsInOrder()
 
 void TstRegistryProxy::boundsPipelinedRequests()
 {
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.neverAnswer = true;
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.neverAnswer = true;
+    auto node = relayAnswering(a);
     QVERIFY(node);
     const QByteArray host = "Host: localhost:" + QByteArray::number(m_listener->boundPort()) + "\r\n";
     QByteArray many;
@@ -587,14 +581,10 @@ void TstRegistryProxy::refusesOversizedHeaders()
 
 void TstRegistryProxy::forwardsPathQueryAndAllowedHeaders()
 {
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.headers = {{"Content-Type", "application/vnd.oci.image.manifest.v1+json"}};
-        a.body = "{}";
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.headers = {{"Content-Type", "application/vnd.oci.image.manifest.v1+json"}};
+    a.body = "{}";
+    auto node = relayAnswering(a);
     QVERIFY(node);
     const QByteArray target = "/v2/team/app/manifests/sha256:0123456789abcdef?ns=docker.io&x=a%2Fb";
     node->sendRequest("GET", target,
@@ -737,13 +727,9 @@ void TstRegistryProxy::passesRangeRequests()
 
 void TstRegistryProxy::headCarriesLengthButNoBody()
 {
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.headers = {{"Docker-Content-Digest", "sha256:bb"}, {"Content-Length", "123456789"}};
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.headers = {{"Docker-Content-Digest", "sha256:bb"}, {"Content-Length", "123456789"}};
+    auto node = relayAnswering(a);
     QVERIFY(node);
     node->sendRequest("HEAD", "/v2/team/app/blobs/sha256:bb");
     RawResponse r;
@@ -767,14 +753,10 @@ void TstRegistryProxy::headCarriesLengthButNoBody()
 
 void TstRegistryProxy::cachesNothing()
 {
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.headers = {{"Cache-Control", "max-age=31536000"}, {"ETag", "\"x\""}};
-        a.body = "manifest";
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.headers = {{"Cache-Control", "max-age=31536000"}, {"ETag", "\"x\""}};
+    a.body = "manifest";
+    auto node = relayAnswering(a);
     QVERIFY(node);
     for (int i = 0; i < 2; ++i) {
         node->sendRequest("GET", "/v2/team/app/manifests/sha256:cc");
@@ -787,22 +769,18 @@ void TstRegistryProxy::cachesNothing()
 
 void TstRegistryProxy::relaysHeadersBeforeTheBody()
 {
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.headers = {{"Docker-Content-Digest", "sha256:dd"}};
-        a.streamBytes = 4096;
-        a.bodyDelayMs = 3000; // the body comes 3 s after the headers
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.headers = {{"Docker-Content-Digest", "sha256:dd"}};
+    a.streamBytes = 4096;
+    a.holdBody = true; // the body waits until the test releases it
+    auto node = relayAnswering(a);
     QVERIFY(node);
-    QElapsedTimer t;
-    t.start();
     node->sendRequest("GET", "/v2/team/app/blobs/sha256:dd");
     RawResponse headers;
-    QVERIFY(node->waitForHeaders(headers, 2500));
-    QVERIFY2(t.elapsed() < 2000, "headers must not wait for the body");
+    QVERIFY(node->waitForHeaders(headers));
+    // The node has the header block while the registry has sent no body byte: headers did not wait.
+    QCOMPARE(m_registry->streamedBytes, 0);
+    m_registry->releaseHeldBodies();
     QCOMPARE(headers.status, 200);
     QCOMPARE(headers.header("content-length"), QByteArray("4096"));
     RawResponse full;
@@ -970,13 +948,9 @@ void TstRegistryProxy::untrustedRegistryIsTlsHandshake()
 
 void TstRegistryProxy::registryClosingIsRemoteClosed()
 {
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.closeWithoutAnswer = true;
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.closeWithoutAnswer = true;
+    auto node = relayAnswering(a);
     QVERIFY(node);
     node->sendRequest("GET", "/v2/");
     RawResponse r;
@@ -1005,7 +979,7 @@ void TstRegistryProxy::registryStallingMidBodyIsAborted()
     QVERIFY(node->waitForHeaders(headers));
     QCOMPARE(headers.status, 200);
     clock.advance(RegistryProxy::kDefaultHeaderTimeoutMs - 1);
-    QTest::qWait(50);
+    QCOMPARE(m_proxy->activeExchanges(), 1); // the relay's own state: one ms before the bound it still runs
     QCOMPARE(node->socket().state(), QAbstractSocket::ConnectedState);
     clock.advance(1);
     QVERIFY(spinUntil([&] { return node->socket().state() == QAbstractSocket::UnconnectedState; }, 5000));
@@ -1033,7 +1007,7 @@ void TstRegistryProxy::slowNodeIsNotARegistryStall()
     node->pause();
     QTest::qWait(1500); // the relay's watermark fills; the registry is held back
     clock.advance(RegistryProxy::kDefaultHeaderTimeoutMs + 1);
-    QTest::qWait(100);
+    QCOMPARE(m_proxy->activeExchanges(), 1); // the header bound is over once the headers came
     QCOMPARE(node->socket().state(), QAbstractSocket::ConnectedState);
     node->discardBody(0);
     node->resume();
@@ -1057,9 +1031,7 @@ void TstRegistryProxy::registrySilentIsTimeout()
     node->sendRequest("GET", "/v2/");
     QVERIFY(spinUntil([this] { return m_registry->requests.size() == 1; }, 10000));
     clock.advance(RegistryProxy::kDefaultHeaderTimeoutMs - 1);
-    QTest::qWait(50);
-    RawResponse none;
-    QVERIFY(!node->waitForHeaders(none, 10));
+    QCOMPARE(m_proxy->activeExchanges(), 1); // one ms before the bound the exchange still waits
     clock.advance(1);
     RawResponse r;
     QVERIFY(node->readResponse(r));
@@ -1087,11 +1059,7 @@ void TstRegistryProxy::streamsLargeBodyIntact()
     QVERIFY(node->waitForHeaders(headers));
     QCOMPARE(headers.header("content-length"), QByteArray::number(size));
     node->discardBody(0);
-    QElapsedTimer t;
-    t.start();
-    QVERIFY(spinUntil([&] { return node->discarded() >= size; }, 30000));
-    qInfo("%lld MiB through the relay in %lld ms (debug build, one thread for registry, relay and node)",
-          size >> 20, t.elapsed());
+    QVERIFY(spinUntil([&] { return node->discarded() >= size; }, 30000)); // throughput: bench/registry
     QCOMPARE(node->discarded(), size);
     QVERIFY(node->patternOk());
     QVERIFY(spinUntil([this] { return m_proxy->activeExchanges() == 0; }, 5000));
@@ -1108,19 +1076,17 @@ void TstRegistryProxy::slowClientSlowsUpstream()
     };
     auto node = connectNode();
     QVERIFY(node);
-    const qint64 rssBefore = residentKiB();
     node->sendRequest("GET", "/v2/team/app/blobs/sha256:ff");
     RawResponse headers;
     QVERIFY(node->waitForHeaders(headers));
     node->pause();
     QTest::qWait(3000);
     const qint64 upstreamSent = m_registry->streamedBytes;
-    const qint64 rssGrowthKiB = residentKiB() - rssBefore;
-    qInfo("slow client: registry handed %lld bytes to the kernel; RSS growth %lld KiB", upstreamSent, rssGrowthKiB);
+    qInfo("slow client: registry handed %lld bytes to the kernel", upstreamSent);
     // Kernel socket buffers on both loopback legs hold some MiB; the relay holds at most its
-    // watermark plus the reply's read buffer. Far from the 512 MiB on offer.
+    // watermark plus the reply's read buffer. Far from the 512 MiB on offer. (The relay's memory
+    // meanwhile is a benchmark figure: bench/registry/run.sh "slow client".)
     QVERIFY2(upstreamSent < 48ll * 1024 * 1024, "the registry was not slowed by the slow node");
-    QVERIFY2(rssGrowthKiB < 48 * 1024, "memory grew with the body");
     // The node resumes and reads a while longer: the stream goes on.
     node->discardBody(0);
     node->resume();
@@ -1130,13 +1096,9 @@ void TstRegistryProxy::slowClientSlowsUpstream()
 
 void TstRegistryProxy::clientLeavingAbortsUpstream()
 {
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.streamBytes = 1024ll * 1024 * 1024;
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.streamBytes = 1024ll * 1024 * 1024;
+    auto node = relayAnswering(a);
     QVERIFY(node);
     node->sendRequest("GET", "/v2/team/app/blobs/sha256:gg");
     RawResponse headers;
@@ -1144,24 +1106,16 @@ void TstRegistryProxy::clientLeavingAbortsUpstream()
     node->discardBody(0);
     QVERIFY(spinUntil([&] { return node->discarded() > 4 * 1024 * 1024; }, 10000));
     node->socket().abort();
-    QElapsedTimer t;
-    t.start();
     QVERIFY(spinUntil([this] { return m_registry->abortedStreams == 1; }, 5000));
-    qInfo("upstream aborted %lld ms after the node left", t.elapsed());
-    QVERIFY(t.elapsed() < 2000);
     QVERIFY(spinUntil([this] { return m_proxy->activeExchanges() == 0; }, 5000));
     QVERIFY(!logsContaining(QStringLiteral("upstream request aborted")).isEmpty());
 }
 
 void TstRegistryProxy::webSocketWorksWhileBlobStreams()
 {
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.streamBytes = 96ll * 1024 * 1024;
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.streamBytes = 96ll * 1024 * 1024;
+    auto node = relayAnswering(a);
     QVERIFY(node);
     node->sendRequest("GET", "/v2/team/app/blobs/sha256:hh");
     RawResponse headers;
@@ -1179,11 +1133,10 @@ void TstRegistryProxy::webSocketWorksWhileBlobStreams()
     QVERIFY(spinUntil([&] { return ws.state() == QAbstractSocket::ConnectedState; }, 10000));
     const qint64 before = node->discarded();
     for (int i = 0; i < 5; ++i) {
-        QElapsedTimer t;
-        t.start();
         ws.sendTextMessage(QStringLiteral("ping %1").arg(i));
-        QVERIFY(spinUntil([&] { return echoed.size() == i + 1; }, 2000));
-        QVERIFY2(t.elapsed() < 1000, "the WebSocket stalled behind the blob");
+        QVERIFY(spinUntil([&] { return echoed.size() == i + 1; }, 30000));
+        // Answered while the blob still streams: the WebSocket did not wait behind it.
+        QVERIFY2(node->discarded() < 96ll * 1024 * 1024, "the WebSocket stalled behind the blob");
     }
     QVERIFY(node->discarded() > before); // the blob kept streaming meanwhile
     QVERIFY(spinUntil([&] { return node->discarded() == 96ll * 1024 * 1024; }, 60000));
@@ -1195,13 +1148,9 @@ void TstRegistryProxy::webSocketWorksWhileBlobStreams()
 // exchanges (IP-01 on one outbound connection, not one per request).
 void TstRegistryProxy::keepsUpstreamConnectionsAlive()
 {
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.body = "{}";
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.body = "{}";
+    auto node = relayAnswering(a);
     QVERIFY(node);
     for (int i = 0; i < 3; ++i) {
         node->sendRequest("GET", "/v2/team/app/manifests/v" + QByteArray::number(i));
@@ -1234,9 +1183,12 @@ void TstRegistryProxy::idleUpstreamConnectionClosesOnTheClock()
     QCOMPARE(r.status, 200);
     QCOMPARE(m_registry->openConnections, 1);
     clock.advance(RegistryProxy::kUpstreamLimits.idleTimeoutMs - 1);
-    QTest::qWait(50);
-    QCOMPARE(m_registry->openConnections, 1);
-    clock.advance(1);
+    // One ms before the bound the kept connection is still there: the next request travels on it.
+    node->sendRequest("GET", "/v2/team/app/manifests/still");
+    QVERIFY(node->readResponse(r));
+    QCOMPARE(r.status, 200);
+    QCOMPARE(m_registry->acceptedConnections, 1);
+    clock.advance(RegistryProxy::kUpstreamLimits.idleTimeoutMs); // idle for the whole bound since that one
     QVERIFY(spinUntil([this] { return m_registry->openConnections == 0; }, 5000));
     node->sendRequest("GET", "/v2/team/app/manifests/again");
     QVERIFY(node->readResponse(r));
@@ -1297,15 +1249,11 @@ void TstRegistryProxy::resendsOnceWhenAKeptAliveConnectionWasClosed()
 // same bytes (re-framed in chunks, no Content-Length: the registry gave none).
 void TstRegistryProxy::decodesAChunkedUpstreamAnswer()
 {
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.headers = {{"Content-Type", "application/json"}, {"Transfer-Encoding", "chunked"}};
-        a.body = "5\r\n{\"a\":\r\n3\r\n12}\r\n0\r\n\r\n";
-        a.autoContentLength = false;
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.headers = {{"Content-Type", "application/json"}, {"Transfer-Encoding", "chunked"}};
+    a.body = "5\r\n{\"a\":\r\n3\r\n12}\r\n0\r\n\r\n";
+    a.autoContentLength = false;
+    auto node = relayAnswering(a);
     QVERIFY(node);
     for (int i = 0; i < 2; ++i) { // the upstream connection is reused after a chunked answer
         node->sendRequest("GET", "/v2/team/app/tags/list");
@@ -1358,7 +1306,7 @@ void TstRegistryProxy::manyConcurrentPullsShareTheBudget()
     m_registry->route = [size](const FakeRequest &) {
         FakeAnswer a;
         a.streamBytes = size;
-        a.bodyDelayMs = 5000; // every exchange is still running once all 40 header blocks have arrived
+        a.holdBody = true; // every exchange is still running once all 40 header blocks have arrived
         return a;
     };
     std::vector<std::unique_ptr<RawHttpsClient>> nodes;
@@ -1376,6 +1324,7 @@ void TstRegistryProxy::manyConcurrentPullsShareTheBudget()
     QCOMPARE(m_proxy->activeExchanges(), 40);
     QCOMPARE(m_proxy->sharedWatermark(), RegistryProxy::kDefaultInFlightBudgetBytes / 40);
     QVERIFY(m_proxy->sharedWatermark() < RegistryProxy::kDefaultWatermarkBytes);
+    m_registry->releaseHeldBodies();
     for (auto &node : nodes)
         node->discardBody(0);
     QVERIFY(spinUntil([&] {
@@ -1395,18 +1344,15 @@ void TstRegistryProxy::manyConcurrentPullsShareTheBudget()
 
 QTEST_GUILESS_MAIN(TstRegistryProxy)
 // Silent peers (contract §3.3): a busy relay is never taken for a silent one. While a 1 GiB blob
-// streams through the relay, a node session's WebSocket Pings are answered at once (the Pong is not
-// deferred behind the stream), and the blob keeps streaming meanwhile.
+// streams through the relay, a node session's WebSocket Pings are answered while it streams (the Pong
+// is not deferred behind the stream), and the blob keeps streaming meanwhile. (Pong latency figures
+// are the benchmarks', not this test's: no wall-clock bound here.)
 void TstRegistryProxy::pingsAnsweredPromptlyDuringALargePull()
 {
     constexpr qint64 kBlob = 1024ll * 1024 * 1024;
-    makeRelay(registryUrl());
-    m_registry->route = [](const FakeRequest &) {
-        FakeAnswer a;
-        a.streamBytes = kBlob;
-        return a;
-    };
-    auto node = connectNode();
+    FakeAnswer a;
+    a.streamBytes = kBlob;
+    auto node = relayAnswering(a);
     QVERIFY(node);
     QWebSocket ws;
     QSslConfiguration conf = QSslConfiguration::defaultConfiguration();
@@ -1417,8 +1363,6 @@ void TstRegistryProxy::pingsAnsweredPromptlyDuringALargePull()
     ws.open(QUrl(QStringLiteral("wss://localhost:%1/").arg(m_listener->boundPort())));
     QVERIFY(spinUntil([&] { return ws.state() == QAbstractSocket::ConnectedState; }, 10000));
 
-    QElapsedTimer pull;
-    pull.start();
     node->sendRequest("GET", "/v2/team/app/blobs/sha256:busy");
     RawResponse headers;
     QVERIFY(node->waitForHeaders(headers));
@@ -1439,15 +1383,8 @@ void TstRegistryProxy::pingsAnsweredPromptlyDuringALargePull()
         return node->discarded() == kBlob;
     }, 110000));
     pinger.stop();
-    const qint64 seconds = qMax<qint64>(1, pull.elapsed() / 1000);
     QVERIFY2(pongMs.size() >= 20, qPrintable(QStringLiteral("only %1 pongs during the pull").arg(pongMs.size())));
     QVERIFY(streamedWhilePinging > 0 && streamedWhilePinging < kBlob); // pings were answered mid-stream
-    QList<qint64> sorted = pongMs;
-    std::sort(sorted.begin(), sorted.end());
-    const qint64 median = sorted.at(sorted.size() / 2);
-    const qint64 worst = sorted.last();
-    qInfo("1 GiB pull in %lld s; %lld pongs, median %lld ms, max %lld ms", seconds, qint64(sorted.size()), median, worst);
-    QVERIFY2(worst < 1000, qPrintable(QStringLiteral("a Pong took %1 ms during the pull").arg(worst)));
     QVERIFY(node->patternOk());
     ws.close();
 }

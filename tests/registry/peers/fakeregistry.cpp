@@ -2,6 +2,7 @@
 
 #include <QHostAddress>
 #include <QPointer>
+#include <utility>
 #include <QSslServer>
 #include <QSslSocket>
 #include <QTimer>
@@ -179,15 +180,29 @@ void FakeRegistry::writeHeaders(Connection *c)
         c->streamSent = 0;
         pumpStream(c);
     };
-    if (a.bodyDelayMs > 0) {
-        QPointer<QSslSocket> guard(c->socket);
-        QTimer::singleShot(a.bodyDelayMs, this, [guard, startBody] {
-            if (guard)
-                startBody();
-        });
-    } else {
-        startBody();
-    }
+    QPointer<QSslSocket> guard(c->socket);
+    auto begin = [this, guard, startBody, hold = a.holdBody] {
+        if (!guard)
+            return;
+        if (hold)
+            m_heldBodies.append([guard, startBody] {
+                if (guard)
+                    startBody();
+            });
+        else
+            startBody();
+    };
+    if (a.bodyDelayMs > 0)
+        QTimer::singleShot(a.bodyDelayMs, this, begin);
+    else
+        begin();
+}
+
+void FakeRegistry::releaseHeldBodies()
+{
+    const QList<std::function<void()>> held = std::exchange(m_heldBodies, {});
+    for (const auto &start : held)
+        start();
 }
 
 void FakeRegistry::pumpStream(Connection *c)
