@@ -64,7 +64,7 @@
 //        "cleaned". Refusals { error: { code, reason } }: 400 control-invalid / operation-mismatch /
 //        object-unknown / chunk-too-large / chunk-digest-mismatch / object-digest-mismatch (phase "failed"),
 //        403 grant-refused (setRefusedGrant()), 404 restore-unknown, 409 revision-stale / offset-mismatch /
-//        restore-exists / not-staged.
+//        restore-exists / not-staged / restore-cleaned.
 //
 // Scripts (per route): script(route, behaviour, times) queues `times` behaviours used by the next
 // requests in order; setStanding(route, behaviour) is used once the queue is empty (until cleared).
@@ -204,7 +204,8 @@ public:
         static Behaviour stallAfter(qint64 sentBytes);
         static Behaviour oversizedBody(qint64 sizeBytes = 16 * 1024 * 1024 + 1);
         static Behaviour badJsonBody();
-        static Behaviour delayed(qint64 delayMs, Behaviour then = {});
+        static Behaviour delayed(qint64 delayMs);                  // the default answer, after delayMs
+        static Behaviour delayed(qint64 delayMs, Behaviour then);
     };
 
     // One received request, as it arrived.
@@ -228,8 +229,9 @@ public:
         QByteArray receipt;              // X-Corestore-Closure-Receipt as sent
     };
 
-    // Issues its own certificate for options.host from `ca`.
-    explicit LoopbackCorestore(const TestCertificateAuthority &ca, Options options = {}, QObject *parent = nullptr);
+    // Issues its own certificate for options.host from `ca` (default Options without the second argument).
+    explicit LoopbackCorestore(const TestCertificateAuthority &ca, QObject *parent = nullptr);
+    LoopbackCorestore(const TestCertificateAuthority &ca, Options options, QObject *parent = nullptr);
     // Presents `certificate` (e.g. loaded from PEM files by loopbackcorestoremain).
     LoopbackCorestore(const IssuedCertificate &certificate, Options options, QObject *parent = nullptr);
     ~LoopbackCorestore() override;

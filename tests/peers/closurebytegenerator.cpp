@@ -1,0 +1,50 @@
+#include "tests/peers/closurebytegenerator.h"
+
+#include <QCryptographicHash>
+
+namespace coreflow::peers {
+
+namespace {
+
+quint64 splitmix64(quint64 x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+} // namespace
+
+void ClosureByteGenerator::fill(qint64 offset, char *out, qint64 length) const
+{
+    qint64 position = offset;
+    const qint64 end = offset + length;
+    while (position < end) {
+        const quint64 word = splitmix64(m_seed + quint64(position / 8));
+        for (int shift = int(position % 8); shift < 8 && position < end; ++shift, ++position)
+            *out++ = char((word >> (8 * shift)) & 0xffu);
+    }
+}
+
+QByteArray ClosureByteGenerator::bytes(qint64 offset, qint64 length) const
+{
+    QByteArray out(qsizetype(length), Qt::Uninitialized);
+    fill(offset, out.data(), length);
+    return out;
+}
+
+QByteArray ClosureByteGenerator::sha256Hex(qint64 size) const
+{
+    QCryptographicHash hash(QCryptographicHash::Sha256);
+    constexpr qint64 piece = 64 * 1024;
+    QByteArray buffer(piece, Qt::Uninitialized);
+    for (qint64 offset = 0; offset < size; offset += piece) {
+        const qint64 n = qMin(piece, size - offset);
+        fill(offset, buffer.data(), n);
+        hash.addData(QByteArrayView(buffer.constData(), n));
+    }
+    return hash.result().toHex();
+}
+
+} // namespace coreflow::peers
