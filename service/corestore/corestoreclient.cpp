@@ -285,7 +285,8 @@ void CorestoreClient::finish(quint64 id, CorestoreCallOutcome outcome)
         node->lastOutcome = outcome.kind;
         node->lastCallAtMs = m_clock.nowMs();
     }
-    if (outcome.kind != CorestoreCallOutcome::Kind::Answered)
+    // A failed enrollment is logged once by the credential, not by every call it stops (§12.1).
+    if (outcome.kind == CorestoreCallOutcome::Kind::Unreachable || outcome.kind == CorestoreCallOutcome::Kind::Refused)
         qCInfo(logCorestore).noquote() << outcome.refusal.text();
     Q_EMIT statusChanged();
     call.done(outcome);

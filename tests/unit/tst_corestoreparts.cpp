@@ -103,8 +103,8 @@ private Q_SLOTS:
     // §7.1: the push reader counts grants and refuses a body outside the shape.
     void configPushIsReadExactly_CS03()
     {
-        const QByteArray good = R"({"cluster":{"id":"c","name":"n","relay":null,"nodes":[{"id":"a","corestore":{"endpoint":"https://10.0.0.2:7443"},"corestoreDatabase":null}]},
-            "desiredState":{"bindings":[{"nodeId":"a","binding":{},"grant":{}},{"nodeId":null,"binding":{},"grant":null}]}})";
+        const QByteArray good = R"({"cluster":{"id":"c","name":"n","relay":null,"nodes":[{"id":"a","corestore":{"endpoint":"https://10.0.0.2:7443"},"corestoreDatabase":null}]},)"
+                                R"("desiredState":{"bindings":[{"nodeId":"a","binding":{},"grant":{}},{"nodeId":null,"binding":{},"grant":null}]}})";
         auto read = ClusterConfigPush::read(QJsonDocument::fromJson(good).object());
         QVERIFY2(read, qPrintable(read ? QString() : read.refusal().text()));
         QCOMPARE(read->grants, 1);
