@@ -11,6 +11,7 @@
 
 #include "service/corestore/corestoreclient.h"
 #include "service/corestore/corestorecredential.h"
+#include "service/registration/relayregistration.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -416,6 +417,26 @@ private Q_SLOTS:
         QTRY_VERIFY(refused);
         QCOMPARE(refused->errorRefusal().name, QStringLiteral("request-invalid"));
         QCOMPARE(lane.f.relay->corestore()->endpointCount(), 1);
+    }
+
+    // CS-03: endpoints are adopted again after every accepted registration (getClusterConfig re-read).
+    void endpointsAreAdoptedAfterAnAcceptedRegistration_CS03()
+    {
+        Lane lane(log);
+        QVERIFY(lane.f.startRelay());
+        QTRY_VERIFY(lane.f.relay->registration() && lane.f.relay->registration()->acceptedRecord());
+        QCOMPARE(Lane::responseOf(lane.ask(kInventory, "node-b")).value("code").toString(), QStringLiteral("CORESTORE_ENDPOINT_UNKNOWN"));
+        lane.f.cloudly->options().clusterNodes = QJsonArray{nodeWithEndpoint("node-a", lane.a.endpoint()), nodeWithEndpoint("node-b", lane.b.endpoint())};
+        const int configReads = lane.f.cloudly->callCount(QStringLiteral("getClusterConfig"));
+        const int registrations = lane.f.cloudly->callCount(QStringLiteral("registerClusterRelay"));
+        QVERIFY(lane.f.takeCloudlySessionDown());
+        QVERIFY(lane.f.bringCloudlySessionBack());
+        QTRY_VERIFY(lane.f.cloudly->callCount(QStringLiteral("registerClusterRelay")) > registrations);
+        QTRY_VERIFY(lane.f.cloudly->callCount(QStringLiteral("getClusterConfig")) > configReads);
+        QTRY_COMPARE(lane.f.relay->corestore()->endpointCount(), 2);
+        QCOMPARE(Lane::responseOf(lane.ask(kInventory, "node-b")).value("reachable"), QJsonValue(true));
+        QCOMPARE(lane.b.requestCount(LoopbackCorestore::inventoryRoute), 1);
+        QCOMPARE(lane.a.requestCount(LoopbackCorestore::inventoryRoute), 0);
     }
 
     // §15 "Bound": the 10000 ms bound is named, on the relay's clock.
