@@ -311,8 +311,9 @@ void ClusterIngress::refreshRouteTable()
                            return;
                        }
                        if (result.answer.hasError()) {
+                           // In Cloudly's own words (its error.text; contract §6.7).
                            qCWarning(logIngress).noquote() << "Cloudly refused the route table read:"
-                                                           << result.answer.errorRefusal().name << "; keeping" << self->heldText();
+                                                           << result.answer.errorRefusal().text() << "; keeping" << self->heldText();
                            return;
                        }
                        auto response = result.answer.responseObject();

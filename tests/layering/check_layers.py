@@ -10,7 +10,8 @@ Layers, bottom to top (a file may include its own layer and the layers below it)
   4 lane folders under service/   each lane includes another lane only through ALLOWED_CROSS_LANE
   5 service/app/, service/main.cpp        the composition root
 Outside service/: console/ includes shared/ and console/ only; tests/peers/ includes no service/ code
-and not the relay's envelope codec (shared/contract/envelope.h);
+and not the relay's envelope codec (shared/contract/envelope.h); the loopback Corestore peer includes
+nothing outside tests/peers/ and is the only code that may include Qt HttpServer;
 bench/harness/ includes nothing of the project; fuzz/ may use any product header, but the fuzz
 targets' independent reference implementations (fuzz/reference*) include nothing of the project.
 
@@ -31,6 +32,11 @@ ALLOWED_CROSS_LANE = {
     ('ingress', 'service/forwarding/nodeconnection.h'),
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+# Qt HttpServer (GPL-3 in Debian) may be included only by the loopback Corestore peer's files, which in
+# turn include nothing of the project outside tests/peers/ (written from docs/contract.md §15 only).
+HTTP_SERVER_INCLUDE = re.compile(r'^\s*#\s*include\s+<(QtHttpServer/[^>]*|QHttpServer[A-Za-z]*|QAbstractHttpServer)>', re.M)
+CORESTORE_PEER = ('tests/peers/loopbackcorestore', 'tests/peers/corestoreexchange',
+                  'tests/peers/closurebytegenerator', 'tests/peers/tst_loopbackcorestore')
 
 
 def service_part(path):
@@ -71,6 +77,8 @@ def violations(root):
                     continue
                 with open(full, encoding='utf-8') as f:
                     text = f.read()
+                if HTTP_SERVER_INCLUDE.search(text) and not path.startswith(CORESTORE_PEER):
+                    found.append(f'{path}: includes Qt HttpServer: only the loopback Corestore peer may (GPL-3)')
                 for inc in INCLUDE.findall(text):
                     if inc.endswith('.moc'):
                         continue
@@ -87,6 +95,8 @@ def judge(root, path, inc):
         if not inc.startswith(('shared/', 'console/')):
             return 'the console includes shared/ and console/ only'
         return None
+    if path.startswith(CORESTORE_PEER) and not inc.startswith('tests/peers/'):
+        return 'the loopback Corestore peer includes nothing of the project outside tests/peers/'
     if path.startswith('tests/peers/'):
         if inc.startswith('service/'):
             return 'a loopback peer shares no code with the relay'

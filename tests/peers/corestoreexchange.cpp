@@ -89,8 +89,11 @@ void CorestoreExchange::pump()
         return finish(false);
     qint64 allowance = m_target - m_sent;
     if (m_plan.bytesPerSecond > 0) {
+        // Never faster than the rate: a late tick catches up by at most two ticks' worth, so a busy
+        // event loop makes the body slower, never a burst.
         const qint64 due = m_paceClock.elapsed() * m_plan.bytesPerSecond / 1000;
-        allowance = qMin(allowance, qMax<qint64>(0, due - m_sent));
+        const qint64 perTick = qMax<qint64>(1, m_plan.bytesPerSecond * paceTickMs / 1000);
+        allowance = qMin(allowance, qMin(2 * perTick, qMax<qint64>(0, due - m_sent)));
     }
     QByteArray buffer;
     while (allowance > 0 && queuedBytes() < maxQueuedBytes) {

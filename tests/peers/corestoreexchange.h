@@ -3,7 +3,8 @@
 // the lowest-level parts Qt 6.4's HTTP server offers. The QHttpServerResponder is moved in and the answer
 // is written later with writeStatusLine / writeHeader / writeBody, in pieces:
 //   - Respond: after delayMs, the status line and headers (Content-Length = declaredLength), then body
-//     bytes from `source` — paced at bytesPerSecond (QTimer ticks every 20 ms) or, unpaced, as fast as
+//     bytes from `source` — paced at no more than bytesPerSecond (QTimer ticks every 20 ms; a late tick
+//     catches up by at most two ticks' worth) or, unpaced, as fast as
 //     the socket drains (at most 256 KiB queued, continued on bytesWritten). With sendBytes <
 //     declaredLength it stops there and, with closeAfterPartial, closes the connection once the partial
 //     body is flushed (truncation) or stays silent with the connection open (stall).

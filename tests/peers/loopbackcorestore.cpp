@@ -186,7 +186,7 @@ bool LoopbackCorestore::ObservedRequest::hasHeader(const QByteArray &name) const
 
 QStringList LoopbackCorestore::routes()
 {
-    return {QString::fromLatin1(reconcileRoute),          QString::fromLatin1(materialRoute),
+    static const QStringList all{QString::fromLatin1(reconcileRoute),          QString::fromLatin1(materialRoute),
             QString::fromLatin1(inventoryRoute),          QString::fromLatin1(legacyResourcesRoute),
             QString::fromLatin1(backupsRoute),            QString::fromLatin1(volumesRoute),
             QString::fromLatin1(restoreVolumeRoute),      QString::fromLatin1(restoreDatabaseRoute),
@@ -195,6 +195,7 @@ QStringList LoopbackCorestore::routes()
             QString::fromLatin1(isolatedPrepareRoute),    QString::fromLatin1(isolatedStageRoute),
             QString::fromLatin1(isolatedProgressRoute),   QString::fromLatin1(isolatedExecuteRoute),
             QString::fromLatin1(isolatedCleanupRoute)};
+    return all;
 }
 
 LoopbackCorestore::LoopbackCorestore(const TestCertificateAuthority &ca, QObject *parent)
@@ -322,7 +323,11 @@ QByteArray LoopbackCorestore::closureBytes(const QString &serviceId, const QStri
 
 QByteArray LoopbackCorestore::closureSha256(const QString &serviceId, const QString &backupId) const
 {
-    return ClosureByteGenerator(closureSeedFor(serviceId, backupId)).sha256Hex(m_options.closureSizeBytes);
+    const QPair<quint64, qint64> key{closureSeedFor(serviceId, backupId), m_options.closureSizeBytes};
+    auto it = m_closureDigests.constFind(key);
+    if (it == m_closureDigests.constEnd())
+        it = m_closureDigests.insert(key, ClosureByteGenerator(key.first).sha256Hex(key.second));
+    return *it;
 }
 
 QList<LoopbackCorestore::RestoredClosure> LoopbackCorestore::restoredClosures() const { return m_restoredClosures; }

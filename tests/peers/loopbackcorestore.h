@@ -42,7 +42,8 @@
 //           before olderThan whose backupId is not kept.
 //   POST /control/database-closures/export { serviceId, backupId }
 //        -> 200 application/octet-stream, Content-Length = Options.closureSizeBytes,
-//           X-Corestore-Closure-Sha256 (hex of the body), X-Corestore-Closure-Receipt ("receipt:<s>:<b>:<n>");
+//           X-Corestore-Closure-Sha256 (hex of the body, computed once per seed and size by running the
+//           generator), X-Corestore-Closure-Receipt ("receipt:<s>:<b>:<n>");
 //           the body is generated on the fly by a seeded generator (closureBytes()), never held in memory,
 //           written as the socket drains (at most 256 KiB queued) and, with Options.closureBytesPerSecond > 0,
 //           at that rate. 404 { error: { code: "no-database" } } for a service without a database.
@@ -345,6 +346,7 @@ private:
     QList<RestoredClosure> m_restoredClosures;
     QStringList m_restoreLog;
     int m_receiptCounter = 0;
+    mutable QHash<QPair<quint64, qint64>, QByteArray> m_closureDigests;   // (seed, size) -> hex SHA-256
 
     QHash<QString, int> m_counts;
     QHash<QString, ObservedRequest> m_last;

@@ -152,6 +152,7 @@ private Q_SLOTS:
     void closeDelimitedUpstreamAnswerIsRelayedWhole();
     void manyConcurrentPullsShareTheBudget();
     void pingsAnsweredPromptlyDuringALargePull();
+    void decidesNothingAboutWhoMayPullWhat_IP05();
 
 private:
     void makeRelay(const QUrl &cloudlyUrl, bool trustRegistryCa = true, Clock *clock = nullptr);
@@ -1449,6 +1450,58 @@ void TstRegistryProxy::pingsAnsweredPromptlyDuringALargePull()
     QVERIFY2(worst < 1000, qPrintable(QStringLiteral("a Pong took %1 ms during the pull").arg(worst)));
     QVERIFY(node->patternOk());
     ws.close();
+}
+
+// IP-05: the relay makes no decision about who may pull what: every repository and credential
+// combination (another repository's token, another scheme, none, names that look privileged) is
+// forwarded as sent, and the registry's own verdict reaches the node unchanged.
+void TstRegistryProxy::decidesNothingAboutWhoMayPullWhat_IP05()
+{
+    makeRelay(registryUrl());
+    // The registry grants only "team/app" to the bearer it issued for it; everything else is its 401/403.
+    m_registry->route = [](const FakeRequest &request) {
+        FakeAnswer a;
+        if (request.target.startsWith("/v2/team/app/") && request.header("authorization") == kNodeToken)
+            return a;
+        a.status = request.has("authorization") ? 403 : 401;
+        a.reason = a.status == 403 ? "Forbidden" : "Unauthorized";
+        a.headers = {{"Content-Type", "application/json"}};
+        a.body = R"({"errors":[{"code":"DENIED","message":"the registry's own verdict"}]})";
+        return a;
+    };
+    struct Pull {
+        QByteArray target;
+        QByteArray authorization;
+        int status;
+    };
+    const QList<Pull> pulls{
+        {"/v2/team/app/manifests/latest", kNodeToken, 200},
+        {"/v2/other-team/private/manifests/latest", kNodeToken, 403},
+        {"/v2/team/app/blobs/sha256:00", "Bearer a-token-of-another-node", 403},
+        {"/v2/team/app/manifests/latest", "Basic dXNlcjpwYXNz", 403},
+        {"/v2/_catalog", "", 401},
+        {"/v2/cloudly/relay-credentials/manifests/latest", "", 401},
+        {"/v2/team/app/tags/list?n=1000", kNodeToken, 200},
+    };
+    auto node = connectNode();
+    QVERIFY(node);
+    for (const Pull &pull : pulls) {
+        RawHeaders headers;
+        if (!pull.authorization.isEmpty())
+            headers.append({"Authorization", pull.authorization});
+        const qsizetype before = m_registry->requests.size();
+        node->sendRequest("GET", pull.target, headers);
+        RawResponse r;
+        QVERIFY2(node->readResponse(r), pull.target.constData());
+        QCOMPARE(r.status, pull.status);
+        QCOMPARE(m_registry->requests.size(), before + 1);
+        const FakeRequest &seen = m_registry->requests.last();
+        QCOMPARE(seen.target, pull.target);
+        QCOMPARE(seen.values("authorization"),
+                 pull.authorization.isEmpty() ? QList<QByteArray>{} : QList<QByteArray>{pull.authorization});
+        if (pull.status != 200)
+            QCOMPARE(firstError(r.body).value("message").toString(), QStringLiteral("the registry's own verdict"));
+    }
 }
 
 #include "tst_registryproxy.moc"
