@@ -416,13 +416,29 @@ void Coreflow::servePushClusterConfig(const Frame &frame, MethodTable::Reply rep
     const ClusterConfig &cluster = push->cluster;
     const std::optional<ClusterRelayBlock> held = m_clusterConfig ? m_clusterConfig->relay : std::nullopt;
     const QString relayBlock = ClusterConfigPush::relayBlockWord(held, cluster.relay);
-    if (relayBlock != QStringLiteral("unchanged"))
-        qCWarning(logApp).noquote() << "pushClusterConfig: the relay block is" << relayBlock << "(a restart adopts it)";
+    noteRelayBlock(cluster.relay);
     if (m_clusterConfig)
         m_clusterConfig->nodes = cluster.nodes;
     const int endpoints = m_corestore->adoptNodes(cluster.nodes);
     reply(MethodTable::responseFor(frame, ClusterConfigPush::answer(int(cluster.nodes.size()), endpoints, push->grants, relayBlock,
                                                                     m_registration->acceptedRecord().has_value())));
+}
+
+void Coreflow::noteRelayBlock(const std::optional<ClusterRelayBlock> &read)
+{
+    // docs/contract.md §6.4: a changed or removed relay block is logged once and never adopted
+    // (LO-11, LO-12).
+    const std::optional<ClusterRelayBlock> held = m_clusterConfig ? m_clusterConfig->relay : std::nullopt;
+    if (ClusterConfigPush::relayBlockWord(held, read) == QStringLiteral("unchanged")) {
+        m_loggedRelayBlock.clear();
+        return;
+    }
+    const QString now = read ? read->origin.toString() : QStringLiteral("none");
+    if (now == m_loggedRelayBlock)
+        return;
+    m_loggedRelayBlock = now;
+    qCWarning(logApp).noquote() << QStringLiteral("relay block changed (%1 -> %2); not adopted until the relay restarts")
+                                       .arg(held ? held->origin.toString() : QStringLiteral("none"), now);
 }
 
 void Coreflow::rereadClusterNodes()
@@ -458,6 +474,7 @@ void Coreflow::rereadClusterNodes()
                                                         << "; the Corestore endpoints held stay";
                             return;
                         }
+                        noteRelayBlock(config->relay);
                         if (m_clusterConfig)
                             m_clusterConfig->nodes = config->nodes;
                         m_corestore->adoptNodes(config->nodes);

@@ -99,6 +99,7 @@ private:
     void notifyStatus();
     void servePushClusterConfig(const contract::Frame &frame, MethodTable::Reply reply);
     void rereadClusterNodes();
+    void noteRelayBlock(const std::optional<contract::ClusterRelayBlock> &read);
     void publishEvent(const QString &kind, const QString &line);
 
     RelayConfiguration m_config;
@@ -133,6 +134,7 @@ private:
     bool m_open = false;
     bool m_handlersAttached = false;
     QString m_listenerNote;
+    QString m_loggedRelayBlock; // the relay block difference logged last ("" while none stands)
 };
 
 } // namespace coreflow
