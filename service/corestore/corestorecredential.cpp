@@ -208,7 +208,7 @@ void CorestoreCredential::begin()
 
 void CorestoreCredential::complete(const QString &challengeId, const QByteArray &sealedChallenge)
 {
-    // Only a challenge that opens to exactly 32 bytes is answered, and never with its bytes (D-64).
+    // Only a challenge that opens to exactly 32 bytes is answered, and never with its bytes (D-72).
     if (sealedChallenge.size() != kChallengeBytes + qsizetype(crypto_box_SEALBYTES))
         return fail(QString(refusal::enrollmentChallengeInvalid), QStringLiteral("complete: the challenge does not open to 32 bytes"));
     unsigned char opened[kChallengeBytes];

@@ -1,6 +1,6 @@
 #pragma once
 // CorestoreCredential: the relay's Corestore control credential, enrolled with Cloudly on demand
-// (docs/contract.md §12.1, D-29, D-64; rules CS-07..CS-14, ON-04, ON-05).
+// (docs/contract.md §12.1, D-29, D-72; rules CS-07..CS-14, ON-04, ON-05).
 //
 // Nothing happens at start. acquire() on the first Corestore-bound call enrolls: a fresh X25519 key
 // pair (crypto_box_keypair) under key id "relay-corestore-control:<uuid v4>",

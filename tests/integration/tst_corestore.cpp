@@ -1,5 +1,5 @@
 // The Corestore lane through a running relay (docs/contract.md §12 intro, §12.1, §12.6, §12.7, §15,
-// §18.1 corestore; D-64): the loopback Cloudly verifies the enrollment for real (the sealed
+// §18.1 corestore; D-72): the loopback Cloudly verifies the enrollment for real (the sealed
 // challenge, the keyed BLAKE2b proof, the sealed token material), each node's Corestore is a
 // LoopbackCorestore (Qt HttpServer, HTTPS on 127.0.0.1) — both written from the contract, neither
 // sharing code with the relay's client. Real sockets; the relay's clock is a ManualClock.
@@ -145,7 +145,7 @@ private Q_SLOTS:
         QVERIFY(QRegularExpression("^relay-corestore-control:[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
                     .match(keyId)
                     .hasMatch());
-        // The proof is the 44-character base64 digest, never the challenge (D-64).
+        // The proof is the 44-character base64 digest, never the challenge (D-72).
         const auto complete = lane.f.cloudly->lastRequest(kComplete);
         QVERIFY(complete);
         const QJsonObject completeBody = QJsonDocument::fromJson(complete->rawRequest).object();
@@ -276,7 +276,7 @@ private Q_SLOTS:
         qunsetenv("CORESTORE_CONTROL_URL");
     }
 
-    // D-64: a challenge that does not open to exactly 32 bytes is not answered.
+    // D-72: a challenge that does not open to exactly 32 bytes is not answered.
     void challengeOfAnotherLengthIsNotAnswered_D63_CS08()
     {
         Lane lane(log);
