@@ -191,6 +191,25 @@ QString TerminalView::renderText(const status::RelayStatus &unfiltered)
     kv(out, QStringLiteral("members"), QString::number(s.vpn.memberCount));
     out << QString();
 
+    // The Corestore lane (docs/contract.md §12.1, §18.1 corestore): value-free facts only.
+    out << QStringLiteral("CORESTORE");
+    kv(out, QStringLiteral("credential"),
+       s.corestore.failureCode.isEmpty() ? orDash(s.corestore.credential)
+                                         : QStringLiteral("%1 (%2)").arg(orDash(s.corestore.credential), orDash(s.corestore.failureCode)));
+    kv(out, QStringLiteral("recipient"), s.corestore.recipientKeyId.isEmpty()
+                                             ? QStringLiteral("-")
+                                             : QStringLiteral("%1 gen %2").arg(orDash(s.corestore.recipientKeyId)).arg(s.corestore.recipientGeneration));
+    kv(out, QStringLiteral("enrolled at"), isoUtc(s.corestore.enrolledAtMs));
+    if (s.corestore.nodes.isEmpty()) {
+        out << QStringLiteral("  (no nodes)");
+    } else {
+        QList<QStringList> rows;
+        for (const auto &n : s.corestore.nodes)
+            rows << QStringList{orDash(n.nodeId), yesNo(n.endpointPublished), orDash(n.lastCallOutcome), isoUtc(n.lastCallAtMs)};
+        out << formatTable({QStringLiteral("NODE"), QStringLiteral("ENDPOINT"), QStringLiteral("LAST CALL"), QStringLiteral("AT")}, rows);
+    }
+    out << QString();
+
     out << QStringLiteral("COUNTERS");
     kv(out, QStringLiteral("forwards"), QString::number(s.counters.forwards));
     kv(out, QStringLiteral("pushes"), QString::number(s.counters.pushes));

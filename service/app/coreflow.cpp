@@ -1,6 +1,11 @@
 #include "service/app/coreflow.h"
 #include "shared/contract/secretstringtake.h"
 
+#include "service/app/clusterconfigpush.h"
+#include "service/corestore/corestoreclient.h"
+#include "service/corestore/corestorecredential.h"
+#include "service/corestore/corestoreinventory.h"
+
 #include "service/core/logging.h"
 #include "service/core/readinessboard.h"
 #include "service/registration/relayregistration.h"
@@ -39,6 +44,20 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     m_cloudly = std::make_unique<CloudlyConnector>(m_config.cloudlyUrl, std::exchange(m_config.bearer, Secret()), m_config.extraCaCertificates,
                                                    m_cloudlyMethods, m_clock, m_timing);
     m_registration = std::make_unique<RelayRegistration>(*m_cloudly, *m_readiness, m_clock, m_timing);
+    // The Corestore lane (docs/contract.md §12, §15): endpoints from the cluster document, the control
+    // credential enrolled on the first Corestore-bound call, the two inventories on the Cloudly table.
+    m_corestoreCredential = std::make_unique<CorestoreCredential>(*m_cloudly, m_clock, m_timing);
+    m_corestore = std::make_unique<CorestoreClient>(*m_corestoreCredential, m_config.extraCaCertificates, m_clock);
+    m_corestoreInventory = std::make_unique<CorestoreInventory>(*m_corestore, m_cloudlyMethods, m_clock);
+    connect(m_corestoreCredential.get(), &CorestoreCredential::statusChanged, this, &Coreflow::notifyStatus);
+    connect(m_corestore.get(), &CorestoreClient::statusChanged, this, &Coreflow::notifyStatus);
+    connect(m_corestoreCredential.get(), &CorestoreCredential::eventLine, this,
+            [this](const QString &line) { publishEvent(QStringLiteral("corestore"), line); });
+    // §12.1: the recipient state is read after every registration of the relay's own session.
+    connect(m_cloudly.get(), &CloudlyConnector::dispatchable, m_corestoreCredential.get(),
+            [this](qint64, bool) { m_corestoreCredential->recipientStateChanged(); });
+    // §15 "Endpoint": endpoints are adopted again after every accepted registration.
+    connect(m_registration.get(), &RelayRegistration::accepted, this, &Coreflow::rereadClusterNodes);
     // Negotiation on the Cloudly hop only changes what the relay says about itself (docs/contract.md §2).
     // A cluster peer's refused offer is that peer's: it is answered and counted (refusals by name),
     // never a readiness refusal (§2.2, D-62), so a stranger on the listener cannot flip readiness.
@@ -112,6 +131,10 @@ Coreflow::~Coreflow()
     m_listener.reset();
     m_registryProxy.reset();
     m_cloudlyMethods.remove(QString(method::holdRuntimeNetworkDnsLeaseRenewals));
+    m_cloudlyMethods.remove(QString(method::pushClusterConfig));
+    m_corestoreInventory.reset();
+    m_corestore.reset();
+    m_corestoreCredential.reset();
     m_wave.reset();
     m_escrow.reset();
     m_escrowCourier.reset();
@@ -199,6 +222,7 @@ void Coreflow::readClusterConfig()
                         if (!config)
                             return fail(QStringLiteral("invalid cluster config: %1").arg(config.refusal().text()));
                         m_clusterConfig = config.value();
+                        m_corestore->adoptNodes(m_clusterConfig->nodes);
                         if (!m_clusterConfig->relay) {
                             m_listenerNote = QStringLiteral("cluster %1 has no relay block: its nodes target Cloudly directly; no listener is served")
                                                  .arg(m_clusterConfig->id);
@@ -297,6 +321,10 @@ void Coreflow::attachHandlers()
     m_cloudlyMethods.add(QString(method::holdRuntimeNetworkDnsLeaseRenewals), [this](const Frame &frame, const Caller &, MethodTable::Reply reply) {
         m_escrow->hold(frame, std::move(reply));
     });
+    m_cloudlyMethods.add(QString(method::pushClusterConfig), [this](const Frame &frame, const Caller &, MethodTable::Reply reply) {
+        servePushClusterConfig(frame, std::move(reply));
+    });
+    m_corestoreInventory->attach();
     if (m_listener) {
         m_forwarder->attachPushHandlers();
         m_ingress->attachCloudlyHandlers();
@@ -373,6 +401,9 @@ void Coreflow::teardown(std::function<void(bool)> done)
     }
     // The escrow stops (timer cleared, runs dropped) before the forwarder empties its registry (ES-27).
     m_cloudlyMethods.remove(QString(method::holdRuntimeNetworkDnsLeaseRenewals));
+    m_cloudlyMethods.remove(QString(method::pushClusterConfig));
+    m_corestoreInventory->detach();
+    m_corestore->stop();
     m_escrow->stop();
     m_wave->stop();
     if (m_listener)
@@ -401,6 +432,92 @@ void Coreflow::teardown(std::function<void(bool)> done)
     });
     m_stopDrain->start(m_timing.stopDrainMs);
     m_forwarder->drain(closeNodesAndSession);
+}
+
+void Coreflow::publishEvent(const QString &kind, const QString &line)
+{
+    if (m_statusServer)
+        m_statusServer->publishEvent(kind, line);
+}
+
+void Coreflow::servePushClusterConfig(const Frame &frame, MethodTable::Reply reply)
+{
+    // docs/contract.md §7.1: Corestore endpoints adopted (CS-03, CS-05); a relay-block difference is
+    // logged, never adopted (LO-11).
+    auto request = frame.requestObject();
+    if (!request)
+        return reply(MethodTable::refusalFor(frame, request.refusal()));
+    auto push = ClusterConfigPush::read(request.value());
+    if (!push) {
+        m_counters.countRefusal(push.refusal().name);
+        return reply(MethodTable::refusalFor(frame, push.refusal()));
+    }
+    const ClusterConfig &cluster = push->cluster;
+    const std::optional<ClusterRelayBlock> held = m_clusterConfig ? m_clusterConfig->relay : std::nullopt;
+    const QString relayBlock = ClusterConfigPush::relayBlockWord(held, cluster.relay);
+    noteRelayBlock(cluster.relay);
+    if (m_clusterConfig)
+        m_clusterConfig->nodes = cluster.nodes;
+    const int endpoints = m_corestore->adoptNodes(cluster.nodes);
+    reply(MethodTable::responseFor(frame, ClusterConfigPush::answer(int(cluster.nodes.size()), endpoints, push->grants, relayBlock,
+                                                                    m_registration->acceptedRecord().has_value())));
+}
+
+void Coreflow::noteRelayBlock(const std::optional<ClusterRelayBlock> &read)
+{
+    // docs/contract.md §6.4: a changed or removed relay block is logged once and never adopted
+    // (LO-11, LO-12).
+    const std::optional<ClusterRelayBlock> held = m_clusterConfig ? m_clusterConfig->relay : std::nullopt;
+    if (ClusterConfigPush::relayBlockWord(held, read) == QStringLiteral("unchanged")) {
+        m_loggedRelayBlock.clear();
+        return;
+    }
+    const QString now = read ? read->origin.toString() : QStringLiteral("none");
+    if (now == m_loggedRelayBlock)
+        return;
+    m_loggedRelayBlock = now;
+    qCWarning(logApp).noquote() << QStringLiteral("relay block changed (%1 -> %2); not adopted until the relay restarts")
+                                       .arg(held ? held->origin.toString() : QStringLiteral("none"), now);
+}
+
+void Coreflow::rereadClusterNodes()
+{
+    m_cloudly->call(QString(method::getClusterConfig), QByteArrayView("{}"), m_timing.cloudlyCallTimeoutMs,
+                    [this](const CloudlyConnector::CallResult &r) {
+                        if (m_step != Step::Open)
+                            return;
+                        QString problem;
+                        if (!r.delivered)
+                            problem = r.refusal.text();
+                        else if (r.answer.hasError())
+                            problem = r.answer.errorRefusal().text();
+                        std::optional<ClusterConfig> config;
+                        if (problem.isEmpty()) {
+                            auto response = r.answer.responseObject();
+                            if (!response) {
+                                problem = response.refusal().text();
+                            } else {
+                                ExactKeyReader reader(response.value(), QStringLiteral("response"));
+                                const QJsonObject cluster = reader.requiredObject(QStringLiteral("cluster"));
+                                if (auto refusal = reader.finish()) {
+                                    problem = refusal->text();
+                                } else if (auto read = ClusterConfig::read(cluster, QStringLiteral("response.cluster")); !read) {
+                                    problem = read.refusal().text();
+                                } else {
+                                    config = read.value();
+                                }
+                            }
+                        }
+                        if (!config) {
+                            qCWarning(logApp).noquote() << "cannot re-read the cluster config after the accepted registration:" << problem
+                                                        << "; the Corestore endpoints held stay";
+                            return;
+                        }
+                        noteRelayBlock(config->relay);
+                        if (m_clusterConfig)
+                            m_clusterConfig->nodes = config->nodes;
+                        m_corestore->adoptNodes(config->nodes);
+                    });
 }
 
 void Coreflow::notifyStatus()
@@ -460,6 +577,12 @@ status::RelayStatus Coreflow::statusSnapshot() const
     s.nodes = m_forwarder->carriedNodes();
     s.escrow = m_escrow->statusRuns();
     s.ingress = m_ingress->status();
+    s.corestore.credential = CorestoreCredential::stateWord(m_corestoreCredential->state());
+    s.corestore.failureCode = m_corestoreCredential->failureCode();
+    s.corestore.recipientKeyId = m_corestoreCredential->keyId();
+    s.corestore.recipientGeneration = m_corestoreCredential->generation();
+    s.corestore.enrolledAtMs = m_corestoreCredential->enrolledAtMs();
+    s.corestore.nodes = m_corestore->statusNodes();
     s.counters.forwards = m_counters.forwards();
     s.counters.pushes = m_counters.pushes();
     s.counters.reconnects = m_cloudly->reconnects();

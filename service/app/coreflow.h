@@ -37,6 +37,9 @@ class RegistryProxy;
 class SessionForwarder;
 class StatusServer;
 class ListenerHttpHandler;
+class CorestoreCredential;
+class CorestoreClient;
+class CorestoreInventory;
 
 struct Readiness {
     bool ready = false;
@@ -68,6 +71,8 @@ public:
     StatusServer *statusServer() const { return m_statusServer.get(); }
     RelayRegistration *registration() const { return m_registration.get(); }
     ReadinessBoard *readiness() const { return m_readiness.get(); }
+    CorestoreCredential *corestoreCredential() const { return m_corestoreCredential.get(); }
+    CorestoreClient *corestore() const { return m_corestore.get(); }
     const std::optional<contract::ClusterConfig> &clusterConfig() const { return m_clusterConfig; }
     MethodTable &cloudlyMethods() { return m_cloudlyMethods; }
     MethodTable &nodeMethods() { return m_nodeMethods; }
@@ -93,6 +98,10 @@ private:
     void fail(const QString &reason);
     void teardown(std::function<void(bool)> done);
     void notifyStatus();
+    void servePushClusterConfig(const contract::Frame &frame, MethodTable::Reply reply);
+    void rereadClusterNodes();
+    void noteRelayBlock(const std::optional<contract::ClusterRelayBlock> &read);
+    void publishEvent(const QString &kind, const QString &line);
 
     RelayConfiguration m_config;
     Clock &m_clock;
@@ -117,6 +126,9 @@ private:
     std::unique_ptr<NamedRefusals> m_namedRefusals;
     std::unique_ptr<RegistryProxy> m_registryProxy;
     std::unique_ptr<RelayListener> m_listener;
+    std::unique_ptr<CorestoreCredential> m_corestoreCredential;
+    std::unique_ptr<CorestoreClient> m_corestore;
+    std::unique_ptr<CorestoreInventory> m_corestoreInventory;
     std::unique_ptr<ClockTimer> m_stopDeadline;
     std::unique_ptr<ClockTimer> m_stopDrain; // the stop's drain bound (stopDrainMs, §19.3)
     ListenerHttpHandler *m_httpHandler = nullptr;
@@ -126,6 +138,7 @@ private:
     bool m_open = false;
     bool m_handlersAttached = false;
     QString m_listenerNote;
+    QString m_loggedRelayBlock; // the relay block difference logged last ("" while none stands)
 };
 
 } // namespace coreflow

@@ -82,6 +82,9 @@ inline constexpr Name restoreNodeNotCarried{"restore-node-not-carried"};
 inline constexpr Name restoreNodeUnreachable{"restore-node-unreachable"};
 inline constexpr Name restoreNodeRefused{"restore-node-refused"};
 inline constexpr Name corestoreCredentialMissing{"corestore-credential-missing"}; // (project) CS-64
+inline constexpr Name enrollmentChallengeInvalid{"enrollment-challenge-invalid"}; // (project) §12.1, D-63
+inline constexpr Name enrollmentAnswerInvalid{"enrollment-answer-invalid"};       // (project) §12.1
+inline constexpr Name answerTooLarge{"answer-too-large"};                         // (project) §15, D-63
 
 // --- Listener HTTP surface (docs/contract.md §17) --------------------------------
 inline constexpr Name registryMethodRefused{"registry-method-refused"};         // (project) IP-02

@@ -54,6 +54,12 @@ QJsonObject RelayStatus::toJson() const
                                         {QStringLiteral("nodeId"), b.nodeId},
                                         {QStringLiteral("status"), b.status},
                                         {QStringLiteral("reason"), b.reason}});
+    QJsonArray corestoreNodesJson;
+    for (const auto &n : corestore.nodes)
+        corestoreNodesJson.append(QJsonObject{{QStringLiteral("nodeId"), n.nodeId},
+                                              {QStringLiteral("endpointPublished"), n.endpointPublished},
+                                              {QStringLiteral("lastCallOutcome"), n.lastCallOutcome},
+                                              {QStringLiteral("lastCallAtMs"), double(n.lastCallAtMs)}});
     QJsonObject refusalCounts;
     for (auto it = counters.refusalsByName.constBegin(); it != counters.refusalsByName.constEnd(); ++it)
         refusalCounts.insert(it.key(), double(it.value()));
@@ -98,6 +104,13 @@ QJsonObject RelayStatus::toJson() const
                      {QStringLiteral("quicPort"), vpn.quicPort},
                      {QStringLiteral("networkRevision"), optInt(vpn.networkRevision)},
                      {QStringLiteral("memberCount"), vpn.memberCount}}},
+        {QStringLiteral("corestore"),
+         QJsonObject{{QStringLiteral("credential"), corestore.credential},
+                     {QStringLiteral("failureCode"), corestore.failureCode},
+                     {QStringLiteral("recipientKeyId"), corestore.recipientKeyId},
+                     {QStringLiteral("recipientGeneration"), double(corestore.recipientGeneration)},
+                     {QStringLiteral("enrolledAtMs"), double(corestore.enrolledAtMs)},
+                     {QStringLiteral("nodes"), corestoreNodesJson}}},
         {QStringLiteral("counters"),
          QJsonObject{{QStringLiteral("forwards"), double(counters.forwards)},
                      {QStringLiteral("pushes"), double(counters.pushes)},
@@ -151,6 +164,19 @@ RelayStatus RelayStatus::fromJson(const QJsonObject &o)
     const QJsonObject vpn = obj(o, "vpn");
     s.vpn = VpnHubStatus{bln(vpn, "bound"), str(vpn, "address"), int(i64(vpn, "quicPort")),
                          readOptInt(vpn.value(QStringLiteral("networkRevision"))), int(i64(vpn, "memberCount"))};
+    const QJsonObject cs = obj(o, "corestore");
+    if (cs.contains(QStringLiteral("credential")))
+        s.corestore.credential = str(cs, "credential");
+    s.corestore.failureCode = str(cs, "failureCode");
+    s.corestore.recipientKeyId = str(cs, "recipientKeyId");
+    s.corestore.recipientGeneration = i64(cs, "recipientGeneration");
+    s.corestore.enrolledAtMs = i64(cs, "enrolledAtMs");
+    for (const auto &v : arr(cs, "nodes")) {
+        const QJsonObject n = v.toObject();
+        s.corestore.nodes.append(CorestoreNode{str(n, "nodeId"), bln(n, "endpointPublished"),
+                                               n.contains(QStringLiteral("lastCallOutcome")) ? str(n, "lastCallOutcome") : QStringLiteral("none"),
+                                               i64(n, "lastCallAtMs")});
+    }
     const QJsonObject cnt = obj(o, "counters");
     s.counters.forwards = i64(cnt, "forwards");
     s.counters.pushes = i64(cnt, "pushes");

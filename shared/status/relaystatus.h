@@ -91,6 +91,25 @@ struct VpnHubStatus {
     bool operator==(const VpnHubStatus &) const = default;
 };
 
+// The Corestore lane (docs/contract.md §12.1, §18.1 corestore): value-free facts only.
+struct CorestoreNode {
+    QString nodeId;
+    bool endpointPublished = false;
+    QString lastCallOutcome = QStringLiteral("none"); // none | answered | endpoint-unknown | credential | unreachable | refused
+    qint64 lastCallAtMs = 0;
+    bool operator==(const CorestoreNode &) const = default;
+};
+
+struct CorestoreStatus {
+    QString credential = QStringLiteral("none");     // none | enrolling | held | failed
+    QString failureCode;                              // the failed enrollment's code; "" unless failed
+    QString recipientKeyId;                           // "" while none is held
+    qint64 recipientGeneration = 0;
+    qint64 enrolledAtMs = 0;
+    QList<CorestoreNode> nodes;
+    bool operator==(const CorestoreStatus &) const = default;
+};
+
 struct Counters {
     qint64 forwards = 0;
     qint64 pushes = 0;
@@ -116,6 +135,7 @@ struct RelayStatus {
     IngressStatus ingress;
     QList<PlatformBinding> bindings;
     VpnHubStatus vpn;
+    CorestoreStatus corestore;
     Counters counters;
 
     QJsonObject toJson() const;

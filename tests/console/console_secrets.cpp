@@ -1,12 +1,16 @@
 // console_secrets: the console never shows a secret, checked against a REAL relay (the in-process
 // composition root of tests/integration/relayfixture.h): the relay holds canaries in the secrets it
 // carries (its Cloudly bearer, the identity tokens Cloudly issued, the listener private key Cloudly
-// served, the nodes' bearers, a route table's private key) and its own statusSnapshot(), read over its
+// served, the nodes' bearers, a route table's private key, the Corestore control token Cloudly sealed
+// to it, CS-09) and its own statusSnapshot(), read over its
 // own status socket (docs/contract.md §18), is what the console renders: --text and --json of the real
 // executable, and every text the GUI shows. A product leak into the status reaches every check here.
 #include "tests/console/consolefixtures.h"
 #include "tests/integration/relayfixture.h"
 #include "tests/support/canaryrelay.h"
+#ifdef COREFLOW_CORESTORE_PEER
+#include "tests/peers/loopbackcorestore.h"
+#endif
 #include "console/mainwindow.h"
 #include "console/statusclient.h"
 #include "console/tablepane.h"
@@ -72,6 +76,19 @@ private Q_SLOTS:
     void canariesNeverLeaveTheRelay()
     {
         RelayFixture f;
+#ifdef COREFLOW_CORESTORE_PEER
+        // The Corestore control token (docs/contract.md §12.1): enrolled and used once below.
+        const QByteArray corestoreTokenCanary = "CANARY-corestore-control-token-5d2a";
+        peers::LoopbackCorestore corestore(f.ca);
+        QVERIFY(corestore.listen());
+        corestore.setAcceptedToken(corestoreTokenCanary);
+        f.cloudly->corestoreRecipients().setToken(corestoreTokenCanary);
+        f.cloudly->options().clusterNodes = QJsonArray{QJsonObject{{"id", "node-a"},
+                                                                   {"corestore", QJsonObject{{"endpoint", corestore.endpoint().toString()}}},
+                                                                   {"corestoreDatabase", QJsonValue::Null}}};
+#else
+        const QByteArray corestoreTokenCanary = "CANARY-corestore-control-token-5d2a"; // never enrolled here
+#endif
         CanaryRelay relay(f);
         QVERIFY(relay.start());
         const QByteArray routeKeyCanary = "CANARY-route-table-key-3b9e61c07d";
@@ -82,11 +99,21 @@ private Q_SLOTS:
                         [&](const peers::PeerFrame &x) { pushed = !x.hasError(); });
         QTRY_VERIFY(pushed);
 
-        QList<QByteArray> canaries{f.bearer, routeKeyCanary, "node-bearer-node-a", "node-bearer-node-b"};
+#ifdef COREFLOW_CORESTORE_PEER
+        bool inventoried = false;
+        f.cloudly->push(QStringLiteral("getClusterCorestoreInventory"), QByteArray(R"({"nodeId":"node-a"})"), [&](const peers::PeerFrame &x) {
+            inventoried = !x.hasError() && x.response.toByteArray().contains("\"reachable\":true");
+        });
+        QTRY_VERIFY_WITH_TIMEOUT(inventoried, 10000);
+        QCOMPARE(corestore.lastRequest(peers::LoopbackCorestore::inventoryRoute)->header("authorization"),
+                 QByteArrayLiteral("Bearer ") + corestoreTokenCanary);
+#endif
+
+        QList<QByteArray> canaries{f.bearer, routeKeyCanary, "node-bearer-node-a", "node-bearer-node-b", corestoreTokenCanary};
         for (const QJsonObject &identity : f.cloudly->issuedIdentities())
             canaries << identity.value(QStringLiteral("token")).toString().toUtf8();
         canaries << relay.listenerKeyCanaries();
-        QVERIFY(canaries.size() >= 7);
+        QVERIFY(canaries.size() >= 8);
         for (const QByteArray &c : std::as_const(canaries))
             QVERIFY(c.size() >= 16);
 
@@ -105,6 +132,10 @@ private Q_SLOTS:
             QCOMPARE(proc.exitCode(), 0);
             const QByteArray out = proc.readAllStandardOutput() + proc.readAllStandardError();
             QVERIFY2(out.contains("node-a") && out.contains("node-b"), out.constData());
+            QVERIFY2(out.contains(mode == QByteArrayView("--text") ? "CORESTORE" : "\"corestore\""), out.constData());
+#ifdef COREFLOW_CORESTORE_PEER
+            QVERIFY2(out.contains("relay-corestore-control:"), out.constData()); // the key id, value-free
+#endif
             QCOMPARE(leaks(canaries, out), QStringList());
         }
 

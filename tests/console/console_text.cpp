@@ -260,7 +260,7 @@ private Q_SLOTS:
             if (!line.isEmpty() && !line.startsWith(QLatin1Char(' ')))
                 headings << line;
         QCOMPARE(headings, (QStringList{"RELAY", "READINESS", "CLOUDLY SESSION", "LISTENER", "NODES (50)", "ESCROW (0)",
-                                        "INGRESS", "BINDINGS (0)", "VPN HUB", "COUNTERS"}));
+                                        "INGRESS", "BINDINGS (0)", "VPN HUB", "CORESTORE", "COUNTERS"}));
         QVERIFY(!text.contains(QStringLiteral(" \n"))); // no trailing blanks
         QVERIFY(text.contains(QStringLiteral("2023-11-14T22:13:20Z")));
         // Rendering is a pure function of the status: node order in the input does not matter.

@@ -235,13 +235,19 @@ private Q_SLOTS:
                                       compact({{"cluster", QJsonObject{{"id", "cluster-1"}, {"name", "Loopback cluster"},
                                                                        {"relay", QJsonObject{{"origin", moved}}}, {"nodes", QJsonArray{}}}},
                                                {"desiredState", QJsonValue::Null}}));
-        QVERIFY(push && push->hasError());
+        // pushClusterConfig is served (contract §7.1): the changed block is reported by name, logged
+        // once (LO-11) and not adopted (LO-12).
+        QVERIFY(push && !push->hasError());
+        QCOMPARE(QJsonDocument::fromJson(push->response.toByteArray()).object().value("relayBlock").toString(),
+                 QStringLiteral("changed-not-adopted"));
+        QTRY_COMPARE(log.count(QStringLiteral("relay block changed (%1 -> %2); not adopted until the relay restarts").arg(origin, moved)), 1);
 
         QVERIFY(f.settleNodeHop(*node));
         QVERIFY(node->isConnected());
         QCOMPARE(servedCertificate(f), started);
         QCOMPARE(f.relay->statusSnapshot().listener.origin, origin);
-        QCOMPARE(f.cloudly->callCount("getClusterConfig"), 1);
+        // getClusterConfig is read again after each accepted registration (Corestore endpoints only,
+        // contract §6.4); the certificate never.
         QCOMPARE(f.cloudly->callCount("getClusterRelayCertificate"), 1);
         bool answered = false;
         node->callWithSession("reportRuntimeNetworkProtection", {}, [&](const peers::PeerFrame &x) { answered = !x.hasError(); });

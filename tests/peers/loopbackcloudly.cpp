@@ -43,6 +43,7 @@ LoopbackCloudly::LoopbackCloudly(const TestCertificateAuthority &ca, QObject *pa
 LoopbackCloudly::LoopbackCloudly(const TestCertificateAuthority &ca, Options options, QObject *parent)
     : QObject(parent), m_ca(ca), m_options(std::move(options))
 {
+    m_corestoreRecipients = std::make_unique<CloudlyCorestoreRecipients>([this] { return now(); });
     const IssuedCertificate serverCert = m_options.serverCertificate ? *m_options.serverCertificate : m_ca.issueLocalhost();
     if (m_options.httpFront) {
         m_server = new QWebSocketServer(QStringLiteral("loopback-cloudly"), QWebSocketServer::NonSecureMode, this);
@@ -307,6 +308,8 @@ void LoopbackCloudly::onTextMessage(QWebSocket *socket, const QByteArray &utf8)
 Answer LoopbackCloudly::defaultAnswer(const PeerFrame &frame, const QJsonObject &request)
 {
     const QString &m = frame.method;
+    if (m_corestoreRecipients->serves(m))
+        return m_corestoreRecipients->answer(m, request);
     if (m == method::exchangeClusterRelayAuthorization)
         return answerExchange(request);
     if (m == method::registerCloudlyClientSession)

@@ -31,6 +31,9 @@
 //       -> { offer: { sessionKind: "clusterIngress", release: Options.release },
 //            ingress: { id: ingressId, generation: n } } (n counts accepted ingress registrations from 1).
 //   getClusterRouteTable {} -> { routeTable: setClusterRouteTable()'s value } (null until one is set).
+//   getCorestoreControlRecipientState, beginCorestoreControlRecipientEnrollment,
+//   completeCorestoreControlRecipientEnrollment, getCorestoreControlCredentialMaterial -> the §12.1
+//       exchange, verified for real (corestoreRecipients(), cloudlycorestorerecipients.h).
 //   any other method -> refusal "method-not-served: cloudly serves no method <name>".
 //
 // One origin for the session and the registry (Options.httpFront): the peer terminates TLS itself in a
@@ -50,6 +53,7 @@
 //   ... start the relay with CLOUDLY_URL = cloudly.url(), CA file from ca.writeCaPem(...)
 //   QTRY_COMPARE(cloudly.callCount("registerCloudlyClientSession"), 1);
 #include "tests/peers/answer.h"
+#include "tests/peers/cloudlycorestorerecipients.h"
 #include "tests/peers/receivedframe.h"
 #include "tests/peers/testcertificateauthority.h"
 
@@ -65,6 +69,7 @@
 #include <QPointer>
 #include <QUrl>
 #include <functional>
+#include <memory>
 #include <optional>
 
 class QWebSocket;
@@ -165,6 +170,9 @@ public:
     // refreshClusterIdentity with it are refused relay-identity-unverified).
     void revokeIdentityTokens();
     Options &options() { return m_options; }
+    // The Corestore control recipient side of §12.1 (see cloudlycorestorerecipients.h): the four
+    // methods are answered by it unless a handler is set for them.
+    CloudlyCorestoreRecipients &corestoreRecipients() { return *m_corestoreRecipients; }
 
     // --- Observation -------------------------------------------------------------------------------
     const QList<ReceivedFrame> &frames() const { return m_frames; }   // every received text frame
@@ -246,6 +254,7 @@ private:
     qint64 m_ingressGeneration = 0;
     std::optional<QJsonObject> m_certificateOverride; // { domain?, certificatePem, privateKeyPem }
     QHash<QString, PendingPush> m_pendingPushes;
+    std::unique_ptr<CloudlyCorestoreRecipients> m_corestoreRecipients;
     quint64 m_pushCounter = 0;
 };
 
