@@ -122,6 +122,8 @@ private:
     bool m_open = false;
     bool m_handlersAttached = false;
     QString m_listenerNote;
+    QString m_certificateSubject;     // the relay domain the listener certificate was checked for
+    qint64 m_certificateNotAfterMs = 0;
 };
 
 } // namespace coreflow
