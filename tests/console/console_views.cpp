@@ -21,6 +21,7 @@
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTest>
 
 using namespace coreflow;
@@ -324,6 +325,20 @@ private Q_SLOTS:
             const bool failed = escrowModel->index(row, 0).data().toString() == QLatin1String("node-b");
             QCOMPARE(index.data(Qt::BackgroundRole).value<QColor>() == RowTableModel::problemBackground(), failed);
         }
+        // Events with full timestamps: no column of the events table is cut (issue 24).
+        TablePane *events = live.window.pane(QStringLiteral("events"));
+        QTRY_VERIFY(events->proxy()->rowCount() >= 2);
+        live.window.tabs()->setCurrentIndex(7);
+        QCoreApplication::processEvents();
+        for (int column = 0; column < 2; ++column)
+            for (int row = 0; row < events->proxy()->rowCount(); ++row) {
+                const QString cellText = events->proxy()->index(row, column).data().toString();
+                QVERIFY2(events->view()->columnWidth(column) >= events->view()->fontMetrics().horizontalAdvance(cellText),
+                         qPrintable(cellText));
+            }
+        QVERIFY(QRegularExpression(QStringLiteral("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$"))
+                    .match(events->proxy()->index(0, 0).data().toString())
+                    .hasMatch());
         screenshots(live.window, QStringLiteral("cloudly-away"));
         QVERIFY(r.f.stopRelay());
     }
