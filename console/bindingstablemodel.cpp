@@ -1,5 +1,6 @@
 #include "console/bindingstablemodel.h"
 
+#include "console/healthoverview.h"
 #include "console/terminalview.h"
 
 namespace coreflow::console {
@@ -16,7 +17,8 @@ void BindingsTableModel::setBindings(const QList<status::PlatformBinding> &bindi
     for (const auto &b : bindings)
         rows.append(Row{{b.name, TerminalView::orDash(b.capability), TerminalView::orDash(b.nodeId),
                          TerminalView::orDash(b.status), TerminalView::orDash(b.reason)},
-                        {}});
+                        {},
+                        HealthOverview::bindingRowFailed(b)});
     setRows(std::move(rows));
 }
 

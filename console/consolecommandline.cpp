@@ -12,7 +12,8 @@ ConsoleCommandLine ConsoleCommandLine::parse(const QStringList &arguments)
     bool version = false;
     for (int i = 1; i < arguments.size(); ++i) {
         const QString &a = arguments[i];
-        if (a == QLatin1String("--text") || a == QLatin1String("--json") || a == QLatin1String("--watch")) {
+        if (a == QLatin1String("--text") || a == QLatin1String("--json") || a == QLatin1String("--watch")
+            || a == QLatin1String("--check") || a == QLatin1String("--metrics")) {
             modes << a;
         } else if (a == QLatin1String("--help") || a == QLatin1String("-h")) {
             help = true;
@@ -25,6 +26,13 @@ ConsoleCommandLine ConsoleCommandLine::parse(const QStringList &arguments)
                 return cl;
             }
             cl.socketPath = arguments[++i];
+        } else if (a == QLatin1String("--output")) {
+            if (i + 1 >= arguments.size() || arguments[i + 1].isEmpty()) {
+                cl.mode = Mode::UsageError;
+                cl.error = QStringLiteral("--output needs a FILE");
+                return cl;
+            }
+            cl.outputPath = arguments[++i];
         } else if (a.startsWith(QLatin1String("--socket="))) {
             cl.socketPath = a.mid(9);
             if (cl.socketPath.isEmpty()) {
@@ -48,7 +56,12 @@ ConsoleCommandLine ConsoleCommandLine::parse(const QStringList &arguments)
     }
     if (modes.size() > 1) {
         cl.mode = Mode::UsageError;
-        cl.error = QStringLiteral("choose one of --text, --json, --watch (got %1)").arg(modes.join(QLatin1Char(' ')));
+        cl.error = QStringLiteral("choose one of --text, --json, --watch, --check, --metrics (got %1)").arg(modes.join(QLatin1Char(' ')));
+        return cl;
+    }
+    if (!cl.outputPath.isEmpty() && modes != QStringList{QStringLiteral("--metrics")}) {
+        cl.mode = Mode::UsageError;
+        cl.error = QStringLiteral("--output FILE goes with --metrics only");
         return cl;
     }
     if (modes.isEmpty())
@@ -57,6 +70,10 @@ ConsoleCommandLine ConsoleCommandLine::parse(const QStringList &arguments)
         cl.mode = Mode::Text;
     else if (modes[0] == QLatin1String("--json"))
         cl.mode = Mode::Json;
+    else if (modes[0] == QLatin1String("--check"))
+        cl.mode = Mode::Check;
+    else if (modes[0] == QLatin1String("--metrics"))
+        cl.mode = Mode::Metrics;
     else
         cl.mode = Mode::Watch;
     if (cl.socketPath.isEmpty())
@@ -67,7 +84,8 @@ ConsoleCommandLine ConsoleCommandLine::parse(const QStringList &arguments)
 QString ConsoleCommandLine::helpText()
 {
     return QStringLiteral(
-               "Usage: coreflow-console [--text | --json | --watch] [--socket PATH]\n"
+               "Usage: coreflow-console [--text | --json | --watch | --check | --metrics [--output FILE]]\n"
+               "                        [--socket PATH]\n"
                "\n"
                "Shows a coreflow relay's live status, read-only, from its status socket.\n"
                "\n"
@@ -76,6 +94,11 @@ QString ConsoleCommandLine::helpText()
                "  --text         print one snapshot as plain text and exit (no display needed)\n"
                "  --json         print one snapshot as JSON (the status object) and exit\n"
                "  --watch        a refreshing plain-text view; reconnects on its own; Ctrl-C ends it\n"
+               "  --check        exit 0 when the relay is ready, else a not-ready code below; one line\n"
+               "                 (for monitoring and ExecStartPost= probes)\n"
+               "  --metrics      print the relay's counters and gauges in the Prometheus text format\n"
+               "  --output FILE  with --metrics: write FILE atomically (temp file + rename), e.g. for\n"
+               "                 node_exporter's textfile collector\n"
                "\n"
                "Options:\n"
                "  --socket PATH  the status socket (default: %1)\n"
@@ -87,7 +110,16 @@ QString ConsoleCommandLine::helpText()
                "  2  usage error\n"
                "  3  cannot connect (no relay listening at the socket, or it closed before a snapshot)\n"
                "  4  access refused (socket permissions, or the relay's status-access-denied)\n"
-               "  5  protocol error (the peer does not speak status protocol version 1)\n")
+               "  5  protocol error (the peer does not speak status protocol version 1)\n"
+               "  6  --metrics --output: the file could not be written\n"
+               "  --check only: the relay answered and is not ready (the lowest code that applies):\n"
+               "  10 no Cloudly session (hop cloudly)\n"
+               "  11 registration parked: only an operator's restart with a current bearer helps\n"
+               "  12 registration refused (hop registration)\n"
+               "  13 a relay origin is configured and no listener is bound\n"
+               "  14 a node or ingress offer refused (hop palletRuntime or clusterIngress)\n"
+               "  15 the relay is still starting (hop relay)\n"
+               "  16 not ready for another reason\n")
         .arg(status::defaultStatusSocketPath(status::StatusSocketSide::Client));
 }
 

@@ -5,8 +5,10 @@
 //   coreflow-console --text  [--socket PATH]    one snapshot as plain text, then exit
 //   coreflow-console --json  [--socket PATH]    one snapshot as JSON (the status object), then exit
 //   coreflow-console --watch [--socket PATH]    a refreshing plain-text view until interrupted
+//   coreflow-console --check [--socket PATH]    readiness as an exit code and one line (ReadinessCheck)
+//   coreflow-console --metrics [--output FILE] [--socket PATH]   Prometheus text (MetricsExposition)
 //   coreflow-console --help | --version
-// --text, --json and --watch are mutually exclusive. Exit codes: consoleexitcodes.h (listed by --help).
+// --text, --json, --watch, --check and --metrics are mutually exclusive. Exit codes: consoleexitcodes.h (listed by --help).
 #include <QString>
 #include <QStringList>
 
@@ -14,10 +16,11 @@ namespace coreflow::console {
 
 class ConsoleCommandLine {
 public:
-    enum class Mode { Gui, Text, Json, Watch, Help, Version, UsageError };
+    enum class Mode { Gui, Text, Json, Watch, Check, Metrics, Help, Version, UsageError };
 
     Mode mode = Mode::Gui;
     QString socketPath; // resolved: --socket, else the client-side default path
+    QString outputPath; // --metrics --output FILE; "" for stdout
     QString error;      // UsageError: what was wrong
 
     // arguments include the program name (as QCoreApplication::arguments() / argv).

@@ -1,12 +1,13 @@
 #include "console/escrowtablemodel.h"
 
+#include "console/healthoverview.h"
 #include "console/terminalview.h"
 
 namespace coreflow::console {
 
 EscrowTableModel::EscrowTableModel(QObject *parent)
     : RowTableModel({tr("Node"), tr("Projection"), tr("Generation"), tr("Renewals"), tr("Current window (UTC)"),
-                     tr("Next window (UTC)"), tr("Last offer")},
+                     tr("Next window (UTC)"), tr("DNS authority until (UTC)"), tr("Last offer")},
                     parent)
 {
 }
@@ -22,9 +23,10 @@ void EscrowTableModel::setRuns(const QList<status::EscrowRun> &runs)
                                          + TerminalView::isoUtc(e.currentWindowEndMs);
         rows.append(Row{{e.nodeId, TerminalView::orDash(e.projectionId), QString::number(e.projectionGeneration),
                          QString::number(e.renewalCount), window, TerminalView::isoUtc(e.nextWindowStartMs),
-                         TerminalView::orDash(e.lastOfferResult)},
+                         TerminalView::isoUtc(e.authorityUntilMs), TerminalView::orDash(e.lastOfferResult)},
                         {QVariant(), QVariant(), e.projectionGeneration, e.renewalCount, e.currentWindowStartMs,
-                         e.nextWindowStartMs, QVariant()}});
+                         e.nextWindowStartMs, e.authorityUntilMs, QVariant()},
+                        HealthOverview::escrowRowFailed(e)});
     }
     setRows(std::move(rows));
 }

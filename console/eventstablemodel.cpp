@@ -9,11 +9,19 @@ EventsTableModel::EventsTableModel(int capacity, QObject *parent)
 {
 }
 
+bool EventsTableModel::eventIsProblem(const StatusEvent &event)
+{
+    for (const char *word : {"refused", "failed", "lost", "parked", "did not", "silent", "not ready"})
+        if (event.line.contains(QLatin1StringView(word), Qt::CaseInsensitive))
+            return true;
+    return false;
+}
+
 void EventsTableModel::addEvent(const StatusEvent &event)
 {
     if (rowCount() >= m_capacity)
         removeFirstRows(rowCount() - m_capacity + 1);
-    appendRow(Row{{TerminalView::isoUtc(event.atMs), event.kind, event.line}, {event.atMs, QVariant(), QVariant()}});
+    appendRow(Row{{TerminalView::isoUtc(event.atMs), event.kind, event.line}, {event.atMs, QVariant(), QVariant()}, eventIsProblem(event)});
 }
 
 } // namespace coreflow::console

@@ -13,6 +13,15 @@ void KeyValueTableModel::setPairs(const QList<std::pair<QString, QString>> &pair
     setRows(std::move(rows));
 }
 
+void KeyValueTableModel::setItems(const QList<Item> &items)
+{
+    QList<Row> rows;
+    rows.reserve(items.size());
+    for (const Item &i : items)
+        rows.append(Row{{i.key, i.value}, {}, i.problem});
+    setRows(std::move(rows));
+}
+
 QString KeyValueTableModel::value(const QString &property) const
 {
     for (const Row &r : rows())

@@ -12,6 +12,12 @@ class KeyValueTableModel : public RowTableModel {
 public:
     explicit KeyValueTableModel(QObject *parent = nullptr);
     void setPairs(const QList<std::pair<QString, QString>> &pairs);
+    // Rows with a problem flag each (coloured, RowTableModel::Row::problem).
+    struct Item {
+        QString key, value;
+        bool problem = false;
+    };
+    void setItems(const QList<Item> &items);
     // The value shown for a property, or a null QString.
     QString value(const QString &property) const;
 };

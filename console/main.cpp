@@ -2,6 +2,7 @@
 // Usage and exit codes: consolecommandline.h / `coreflow-console --help`.
 #include "console/consolecommandline.h"
 #include "console/consoleexitcodes.h"
+#include "console/displayprobe.h"
 #include "console/mainwindow.h"
 #include "console/statusclient.h"
 #include "console/terminalrunner.h"
@@ -13,6 +14,8 @@
 #include <QLoggingCategory>
 
 #include <cstdio>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 using namespace coreflow;
 using namespace coreflow::console;
@@ -44,7 +47,19 @@ int main(int argc, char **argv)
     }
 
     SystemClock clock;
-    if (cl.headless()) {
+    ConsoleCommandLine::Mode mode = cl.mode;
+    QString fallbackHint;
+    if (!cl.headless()) {
+        // Decided before any QApplication exists: Qt aborts when its platform plugin cannot start.
+        const QString reason = DisplayProbe::unavailableReason(argc, argv);
+        if (!reason.isEmpty()) {
+            const bool terminal = ::isatty(STDOUT_FILENO) == 1;
+            mode = terminal ? ConsoleCommandLine::Mode::Watch : ConsoleCommandLine::Mode::Text;
+            fallbackHint = QStringLiteral("coreflow-console: %1; showing the terminal view (%2) instead of the window\n")
+                               .arg(reason, terminal ? QStringLiteral("--watch") : QStringLiteral("--text"));
+        }
+    }
+    if (mode != ConsoleCommandLine::Mode::Gui) {
         // Terminal modes never touch a display: a plain QCoreApplication.
         QCoreApplication app(argc, argv);
         QCoreApplication::setApplicationName(QStringLiteral("coreflow-console"));
@@ -56,10 +71,21 @@ int main(int argc, char **argv)
         QFile err;
         out.open(1, QIODevice::WriteOnly | QIODevice::Unbuffered, QFileDevice::DontCloseHandle);
         err.open(2, QIODevice::WriteOnly | QIODevice::Unbuffered, QFileDevice::DontCloseHandle);
-        const auto mode = cl.mode == ConsoleCommandLine::Mode::Text   ? TerminalRunner::Mode::Text
-                          : cl.mode == ConsoleCommandLine::Mode::Json ? TerminalRunner::Mode::Json
-                                                                      : TerminalRunner::Mode::Watch;
-        TerminalRunner runner(mode, cl.socketPath, clock, &out, &err);
+        if (!fallbackHint.isEmpty())
+            err.write(fallbackHint.toUtf8());
+        const auto runnerMode = mode == ConsoleCommandLine::Mode::Text    ? TerminalRunner::Mode::Text
+                                : mode == ConsoleCommandLine::Mode::Json  ? TerminalRunner::Mode::Json
+                                : mode == ConsoleCommandLine::Mode::Check ? TerminalRunner::Mode::Check
+                                : mode == ConsoleCommandLine::Mode::Metrics ? TerminalRunner::Mode::Metrics
+                                                                          : TerminalRunner::Mode::Watch;
+        TerminalRunner runner(runnerMode, cl.socketPath, clock, &out, &err);
+        runner.setOutputPath(cl.outputPath);
+        runner.setTerminalSize([]() -> QSize {
+            winsize size{};
+            if (::isatty(STDOUT_FILENO) != 1 || ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) != 0 || size.ws_row == 0)
+                return ::isatty(STDOUT_FILENO) == 1 ? QSize(80, 24) : QSize();
+            return QSize(size.ws_col, size.ws_row);
+        });
         QObject::connect(&runner, &TerminalRunner::finished, &app, &QCoreApplication::exit, Qt::QueuedConnection);
         runner.start();
         return app.exec();

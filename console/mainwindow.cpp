@@ -3,6 +3,7 @@
 #include "console/bindingstablemodel.h"
 #include "console/escrowtablemodel.h"
 #include "console/eventstablemodel.h"
+#include "console/healthoverview.h"
 #include "console/keyvaluetablemodel.h"
 #include "console/nodestablemodel.h"
 #include "console/tablepane.h"
@@ -28,7 +29,7 @@ QString optNumber(const std::optional<qint64> &v) { return v ? QString::number(*
 
 MainWindow::MainWindow(const QString &socketPath, QWidget *parent)
     : QMainWindow(parent), m_socketPath(socketPath), m_identity(new QLabel), m_connection(new QLabel), m_banner(new QLabel),
-      m_tabs(new QTabWidget), m_relayModel(new KeyValueTableModel), m_nodesModel(new NodesTableModel),
+      m_tabs(new QTabWidget), m_overviewModel(new KeyValueTableModel), m_relayModel(new KeyValueTableModel), m_nodesModel(new NodesTableModel),
       m_escrowModel(new EscrowTableModel), m_ingressModel(new KeyValueTableModel), m_bindingsModel(new BindingsTableModel),
       m_vpnModel(new KeyValueTableModel), m_eventsModel(new EventsTableModel)
 {
@@ -46,6 +47,7 @@ MainWindow::MainWindow(const QString &socketPath, QWidget *parent)
         m_panes.insert(name, pane);
         m_tabs->addTab(pane, title);
     };
+    addPane(QStringLiteral("overview"), tr("Overview"), m_overviewModel);
     addPane(QStringLiteral("relay"), tr("Relay"), m_relayModel);
     addPane(QStringLiteral("nodes"), tr("Nodes"), m_nodesModel);
     addPane(QStringLiteral("escrow"), tr("Escrow"), m_escrowModel);
@@ -54,7 +56,7 @@ MainWindow::MainWindow(const QString &socketPath, QWidget *parent)
     addPane(QStringLiteral("vpn"), tr("VPN"), m_vpnModel);
     addPane(QStringLiteral("events"), tr("Events"), m_eventsModel);
     // Key/value panes keep the relay's order; the events pane opens newest-last in time order.
-    for (const QString &kvName : {QStringLiteral("relay"), QStringLiteral("ingress"), QStringLiteral("vpn")})
+    for (const QString &kvName : {QStringLiteral("overview"), QStringLiteral("relay"), QStringLiteral("ingress"), QStringLiteral("vpn")})
         m_panes[kvName]->view()->sortByColumn(-1, Qt::AscendingOrder);
 
     auto *central = new QWidget;
@@ -106,13 +108,28 @@ void MainWindow::applySnapshot(const status::RelayStatus &s)
         {tr("Cloudly URL"), TerminalView::orDash(s.cloudly.url)},
         {tr("Cloudly last frame (UTC)"), TerminalView::isoUtc(s.cloudly.lastFrameAtMs)},
         {tr("Cloudly keepalive"), TerminalView::orDash(s.cloudly.keepalive)},
+        {tr("Cloudly connected since (UTC)"), TerminalView::isoUtc(s.cloudly.connectedSinceMs)},
+        {tr("Cloudly last error"), TerminalView::orDash(s.cloudly.lastErrorClass)},
+        {tr("Cloudly next retry (UTC)"), TerminalView::isoUtc(s.cloudly.nextRetryAtMs)},
+        {tr("Registration last sequence"),
+         s.registration.lastSequence < 0 ? QStringLiteral("-") : QString::number(s.registration.lastSequence)},
+        {tr("Registration last outcome"), TerminalView::orDash(s.registration.lastOutcome)},
+        {tr("Registration outcome at (UTC)"), TerminalView::isoUtc(s.registration.lastAtMs)},
         {tr("Listener"), s.listener.listening ? tr("listening on %1:%2").arg(s.listener.address).arg(s.listener.port)
                                               : tr("not listening")},
         {tr("Listener origin"), TerminalView::orDash(s.listener.origin)},
         {tr("Listener note"), TerminalView::orDash(s.listener.note)},
+        {tr("Listener certificate"), TerminalView::orDash(s.listener.certificateSubject)},
+        {tr("Certificate not after (UTC)"), TerminalView::isoUtc(s.listener.certificateNotAfterMs)},
         {tr("Forwards"), QString::number(s.counters.forwards)},
         {tr("Pushes"), QString::number(s.counters.pushes)},
         {tr("Reconnects"), QString::number(s.counters.reconnects)},
+        {tr("Re-registration waves"), QString::number(s.counters.reregistrationWaves)},
+        {tr("Escrow offers delivered"), QString::number(s.counters.escrowOffersByOutcome.value(QStringLiteral("delivered")))},
+        {tr("Escrow offers failed"), QString::number(s.counters.escrowOffersByOutcome.value(QStringLiteral("failed")))},
+        {tr("Registry requests"), QString::number(s.counters.registryRequests)},
+        {tr("Registry body bytes"), QString::number(s.counters.registryBodyBytes)},
+        {tr("Status clients admitted"), QString::number(s.counters.statusClients)},
     };
     for (const auto &r : TerminalView::shownRefusals(s))
         relay.append({tr("Readiness refusal"), TerminalView::refusalLine(r)});
@@ -133,9 +150,30 @@ void MainWindow::applySnapshot(const status::RelayStatus &s)
                           {tr("Network revision"), optNumber(s.vpn.networkRevision)},
                           {tr("Members"), QString::number(s.vpn.memberCount)}});
 
-    m_tabs->setTabText(1, tr("Nodes (%1)").arg(s.nodes.size()));
-    m_tabs->setTabText(2, tr("Escrow (%1)").arg(s.escrow.size()));
-    m_tabs->setTabText(4, tr("Bindings (%1)").arg(s.bindings.size()));
+    const HealthOverview overview(s);
+    QList<KeyValueTableModel::Item> items{{tr("Health"), overview.verdict(), !overview.healthy()},
+                                          {tr("Next action"), overview.nextAction(), !overview.healthy()}};
+    int problems = 0;
+    for (const auto &l : overview.hops() + overview.counts()) {
+        items.append({l.key.left(1).toUpper() + l.key.mid(1), l.value, l.problem});
+        problems += l.problem ? 1 : 0;
+    }
+    if (overview.certificateWarning())
+        items.append({tr("Certificate"), tr("the relay does not renew its listener certificate while it runs: restarting it "
+                                            "is the operator's job"),
+                      true});
+    m_overviewModel->setItems(items);
+
+    auto counted = [](const QString &title, qsizetype total, int failed, const QString &word) {
+        return failed ? QStringLiteral("%1 (%2 · %3 %4)").arg(title).arg(total).arg(failed).arg(word)
+                      : QStringLiteral("%1 (%2)").arg(title).arg(total);
+    };
+    m_tabs->setTabText(0, problems == 1 ? tr("Overview (1 problem)")
+                          : problems    ? tr("Overview (%1 problems)").arg(problems)
+                                        : tr("Overview"));
+    m_tabs->setTabText(2, counted(tr("Nodes"), s.nodes.size(), m_nodesModel->problemCount(), tr("troubled")));
+    m_tabs->setTabText(3, counted(tr("Escrow"), s.escrow.size(), overview.escrowFailed(), tr("failed")));
+    m_tabs->setTabText(5, counted(tr("Bindings"), s.bindings.size(), overview.bindingsFailed(), tr("failed")));
     statusBar()->showMessage(tr("Snapshot generated %1 UTC").arg(TerminalView::isoUtc(s.generatedAtMs)));
     refreshBanner();
 }
@@ -163,7 +201,13 @@ void MainWindow::setConnectionState(StatusClient::State state, const QString &re
     refreshBanner();
 }
 
-void MainWindow::addEvent(const StatusEvent &event) { m_eventsModel->addEvent(event); }
+void MainWindow::addEvent(const StatusEvent &event)
+{
+    m_eventsModel->addEvent(event);
+    const int problems = m_eventsModel->problemCount();
+    m_tabs->setTabText(7, problems ? tr("Events (%1 · %2 failures)").arg(m_eventsModel->rowCount()).arg(problems)
+                                   : tr("Events (%1)").arg(m_eventsModel->rowCount()));
+}
 
 void MainWindow::refreshBanner()
 {

@@ -7,9 +7,12 @@
 //            readiness banner — "readinessBanner": green "READY", red "NOT READY" with one line per
 //            readiness refusal, amber when ready but parked, grey while there is no live connection
 //            (then it says why and what the last snapshot showed).
-//   tabs     "tabs": Relay (Cloudly session, listener, counters), Nodes, Escrow, Ingress, Bindings, VPN,
-//            Events; each a TablePane (sortable, filterable; object names "<pane>Table"/"<pane>Filter",
-//            panes: relay, nodes, escrow, ingress, bindings, vpn, events).
+//   tabs     "tabs": Overview first (HealthOverview: health, next action, each hop, the counts; problem
+//            rows coloured), then Relay (Cloudly session, registration, listener, counters), Nodes,
+//            Escrow, Ingress, Bindings, VPN, Events; each a TablePane (sortable, filterable; object
+//            names "<pane>Table"/"<pane>Filter", panes: overview, relay, nodes, escrow, ingress,
+//            bindings, vpn, events). Failed or refused rows are coloured in every table
+//            (RowTableModel::Row::problem); a tab's title counts its problems ("Escrow (2 · 1 failed)").
 //
 // The window only displays: it has no action that could reach the relay.
 #include "console/statusclient.h"
@@ -46,7 +49,7 @@ public:
     QString identityText() const;
     QString connectionText() const;
     QString bannerText() const;
-    TablePane *pane(const QString &name) const; // relay, nodes, escrow, ingress, bindings, vpn, events
+    TablePane *pane(const QString &name) const; // overview, relay, nodes, escrow, ingress, bindings, vpn, events
     QTabWidget *tabs() const { return m_tabs; }
     // Every text the window shows (labels, tab titles, every model cell): for tests and the canary check.
     QStringList allTexts() const;
@@ -59,6 +62,7 @@ private:
     QLabel *m_connection;
     QLabel *m_banner;
     QTabWidget *m_tabs;
+    KeyValueTableModel *m_overviewModel;
     KeyValueTableModel *m_relayModel;
     NodesTableModel *m_nodesModel;
     EscrowTableModel *m_escrowModel;

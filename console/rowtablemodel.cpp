@@ -18,6 +18,10 @@ QVariant RowTableModel::data(const QModelIndex &index, int role) const
     case Qt::DisplayRole:
     case Qt::ToolTipRole:
         return text;
+    case Qt::BackgroundRole:
+        return row.problem ? QVariant(problemBackground()) : QVariant();
+    case Qt::ForegroundRole:
+        return row.problem ? QVariant(problemForeground()) : QVariant();
     case sortRole: {
         const QVariant key = row.sortKeys.value(index.column());
         return key.isValid() ? key : QVariant(text.toCaseFolded());
@@ -25,6 +29,17 @@ QVariant RowTableModel::data(const QModelIndex &index, int role) const
     default:
         return {};
     }
+}
+
+QColor RowTableModel::problemBackground() { return QColor(0xf8, 0xd7, 0xda); }
+QColor RowTableModel::problemForeground() { return QColor(0x84, 0x20, 0x29); }
+
+int RowTableModel::problemCount() const
+{
+    int n = 0;
+    for (const Row &r : m_rows)
+        n += r.problem ? 1 : 0;
+    return n;
 }
 
 QVariant RowTableModel::headerData(int section, Qt::Orientation orientation, int role) const

@@ -5,8 +5,10 @@
 //
 // Roles: Qt::DisplayRole and Qt::ToolTipRole give the display string; sortRole (Qt::UserRole) gives
 // the sort key (numbers and times sort numerically, text case-insensitively), for a
-// QSortFilterProxyModel with setSortRole(RowTableModel::sortRole).
+// QSortFilterProxyModel with setSortRole(RowTableModel::sortRole). A row marked problem answers
+// Qt::BackgroundRole/Qt::ForegroundRole with the problem colours (light red, dark red text).
 #include <QAbstractTableModel>
+#include <QColor>
 #include <QStringList>
 #include <QVariantList>
 
@@ -20,7 +22,11 @@ public:
     struct Row {
         QStringList display;
         QVariantList sortKeys; // same length as display; a missing key sorts by the display string
+        bool problem = false;  // a failed or refused row: shown in problemBackground/problemForeground
     };
+    static QColor problemBackground();
+    static QColor problemForeground();
+    int problemCount() const;
 
     explicit RowTableModel(QStringList headers, QObject *parent = nullptr);
 

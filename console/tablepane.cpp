@@ -53,7 +53,11 @@ TablePane::TablePane(const QString &name, RowTableModel *model, QWidget *parent)
     connect(m_proxy, &QAbstractItemModel::rowsRemoved, this, &TablePane::updateCount);
     connect(m_proxy, &QAbstractItemModel::modelReset, this, &TablePane::updateCount);
     connect(m_proxy, &QAbstractItemModel::layoutChanged, this, &TablePane::updateCount);
+    // Columns fit their contents (full timestamps, never "2026-12-01T…"), also as rows arrive one by
+    // one (events) or change in place (live snapshots); the last column stretches.
     connect(m_model, &QAbstractItemModel::modelReset, this, [this] { m_view->resizeColumnsToContents(); });
+    connect(m_model, &QAbstractItemModel::rowsInserted, this, [this] { m_view->resizeColumnsToContents(); });
+    connect(m_model, &QAbstractItemModel::dataChanged, this, [this] { m_view->resizeColumnsToContents(); });
     updateCount();
 }
 

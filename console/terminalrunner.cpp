@@ -1,8 +1,12 @@
 #include "console/terminalrunner.h"
 
 #include "console/consoleexitcodes.h"
+#include "console/metricsexposition.h"
+#include "console/readinesscheck.h"
 #include "console/terminaltext.h"
 #include "console/terminalview.h"
+
+#include <QSaveFile>
 
 namespace coreflow::console {
 
@@ -42,6 +46,19 @@ void TerminalRunner::start()
     }
 
     connect(m_client.get(), &StatusClient::snapshotReceived, this, [this](const status::RelayStatus &s) {
+        if (m_mode == Mode::Metrics) {
+            QString error;
+            if (!writeMetrics(s, &error))
+                return finish(exitcode::outputFailed, QStringLiteral("coreflow-console: ") + error);
+            return finish(exitcode::ok, QString());
+        }
+        if (m_mode == Mode::Check) {
+            const ReadinessCheck::Verdict v = ReadinessCheck::verdict(s);
+            if (v.exitCode == exitcode::ok)
+                m_out->write(TerminalText::printable(v.line).toUtf8() + '\n');
+            finish(v.exitCode, v.exitCode == exitcode::ok ? QString() : QStringLiteral("coreflow-console: ") + v.line);
+            return;
+        }
         const QByteArray bytes = m_mode == Mode::Json ? TerminalView::renderJson(s) : TerminalView::renderText(s).toUtf8();
         m_out->write(bytes);
         finish(exitcode::ok, QString());
@@ -67,6 +84,11 @@ void TerminalRunner::finish(int code, const QString &errorLine)
     if (m_finished)
         return;
     m_finished = true;
+    if (m_mode == Mode::Metrics && code != exitcode::ok && code != exitcode::outputFailed) {
+        QString error;
+        if (!writeMetrics(std::nullopt, &error))
+            m_err->write(TerminalText::printable(QStringLiteral("coreflow-console: ") + error).toUtf8() + '\n');
+    }
     m_exitCode = code;
     if (m_timeout)
         m_timeout->stop();
@@ -75,6 +97,21 @@ void TerminalRunner::finish(int code, const QString &errorLine)
     if (m_client)
         m_client->stop();
     Q_EMIT finished(code);
+}
+
+bool TerminalRunner::writeMetrics(const std::optional<status::RelayStatus> &status, QString *error)
+{
+    const QByteArray text = MetricsExposition::render(status);
+    if (m_outputPath.isEmpty()) {
+        m_out->write(text);
+        return true;
+    }
+    QSaveFile file(m_outputPath);
+    if (!file.open(QIODevice::WriteOnly) || file.write(text) != text.size() || !file.commit()) {
+        *error = QStringLiteral("cannot write %1: %2").arg(m_outputPath, file.errorString());
+        return false;
+    }
+    return true;
 }
 
 void TerminalRunner::redrawWatch()
@@ -90,8 +127,12 @@ void TerminalRunner::redrawWatch()
         break;
     case StatusClient::State::Refused: connection = QStringLiteral("ACCESS REFUSED: %1").arg(m_client->stateReason()); break;
     }
-    const QString view = TerminalView::renderWatch(m_socketPath, connection, m_client->lastSnapshot(), m_events);
-    m_out->write("\x1b[H\x1b[2J");
+    const QSize terminal = m_terminalSize ? m_terminalSize() : QSize();
+    const QString view = TerminalView::renderWatch(m_socketPath, connection, m_client->lastSnapshot(), m_events, 10, terminal);
+    if (terminal.isValid())
+        m_out->write("\x1b[H\x1b[2J");
+    else
+        m_out->write("\n"); // a log of views: one blank line between them
     m_out->write(view.toUtf8());
 }
 

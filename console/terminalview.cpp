@@ -1,5 +1,6 @@
 #include "console/terminalview.h"
 
+#include "console/healthoverview.h"
 #include "console/terminaltext.h"
 
 #include <QDateTime>
@@ -27,7 +28,41 @@ QString window(qint64 startMs, qint64 endMs)
     return TerminalView::isoUtc(startMs) + QStringLiteral("..") + TerminalView::isoUtc(endMs);
 }
 
+void problem(QStringList &out, const QString &key, const QString &value)
+{
+    out << (QStringLiteral("! ") + key.leftJustified(keyWidth) + value);
+}
+
+template <typename T, typename Pred>
+QList<bool> markRows(const QList<T> &rows, Pred failed)
+{
+    QList<bool> marks;
+    for (const T &row : rows)
+        marks << failed(row);
+    return marks;
+}
+
 } // namespace
+
+QStringList TerminalView::renderOverview(const status::RelayStatus &s)
+{
+    const HealthOverview overview(s);
+    QStringList out;
+    out << QStringLiteral("OVERVIEW");
+    auto line = [&out](const HealthOverview::Line &l) {
+        if (l.problem)
+            problem(out, l.key, l.value);
+        else
+            kv(out, l.key, l.value);
+    };
+    line({QStringLiteral("health"), overview.verdict(), !overview.healthy()});
+    line({QStringLiteral("next action"), overview.nextAction(), !overview.healthy()});
+    for (const auto &l : overview.hops())
+        line(l);
+    for (const auto &l : overview.counts())
+        line(l);
+    return out;
+}
 
 QString TerminalView::isoUtc(qint64 unixMs)
 {
@@ -55,7 +90,8 @@ QList<status::ReadinessRefusal> TerminalView::shownRefusals(const status::RelayS
     return out;
 }
 
-QStringList TerminalView::formatTable(const QStringList &headers, const QList<QStringList> &rows, const QString &indent)
+QStringList TerminalView::formatTable(const QStringList &headers, const QList<QStringList> &rows, const QString &indent,
+                                      const QList<bool> &problemRows)
 {
     QList<int> widths;
     for (const QString &h : headers)
@@ -74,8 +110,12 @@ QStringList TerminalView::formatTable(const QStringList &headers, const QList<QS
     };
     QStringList out;
     out << line(headers);
-    for (const QStringList &row : rows)
-        out << line(row);
+    for (qsizetype i = 0; i < rows.size(); ++i) {
+        QString text = line(rows[i]);
+        if (i < problemRows.size() && problemRows[i] && !text.isEmpty())
+            text[0] = QLatin1Char('!'); // the indent's first column marks a problem row
+        out << text;
+    }
     return out;
 }
 
@@ -83,7 +123,8 @@ QString TerminalView::renderText(const status::RelayStatus &unfiltered)
 {
     // Every string the relay sent is shown without its control characters (TerminalText).
     const status::RelayStatus s = TerminalText::printableStatus(unfiltered);
-    QStringList out;
+    QStringList out = renderOverview(s);
+    out << QString();
     out << QStringLiteral("RELAY");
     kv(out, QStringLiteral("build"), orDash(s.build));
     kv(out, QStringLiteral("contract release"), orDash(s.contractRelease));
@@ -111,6 +152,15 @@ QString TerminalView::renderText(const status::RelayStatus &unfiltered)
     kv(out, QStringLiteral("url"), orDash(s.cloudly.url));
     kv(out, QStringLiteral("last frame"), isoUtc(s.cloudly.lastFrameAtMs));
     kv(out, QStringLiteral("keepalive"), orDash(s.cloudly.keepalive));
+    kv(out, QStringLiteral("connected since"), isoUtc(s.cloudly.connectedSinceMs));
+    kv(out, QStringLiteral("last error"), orDash(s.cloudly.lastErrorClass));
+    kv(out, QStringLiteral("next retry"), isoUtc(s.cloudly.nextRetryAtMs));
+    out << QString();
+
+    out << QStringLiteral("REGISTRATION");
+    kv(out, QStringLiteral("last sequence"), s.registration.lastSequence < 0 ? QStringLiteral("-") : QString::number(s.registration.lastSequence));
+    kv(out, QStringLiteral("last outcome"), orDash(s.registration.lastOutcome));
+    kv(out, QStringLiteral("when"), isoUtc(s.registration.lastAtMs));
     out << QString();
 
     out << QStringLiteral("LISTENER");
@@ -119,6 +169,13 @@ QString TerminalView::renderText(const status::RelayStatus &unfiltered)
        s.listener.address.isEmpty() ? QStringLiteral("-") : QStringLiteral("%1:%2").arg(s.listener.address).arg(s.listener.port));
     kv(out, QStringLiteral("origin"), orDash(s.listener.origin));
     kv(out, QStringLiteral("note"), orDash(s.listener.note));
+    kv(out, QStringLiteral("certificate"), orDash(s.listener.certificateSubject));
+    kv(out, QStringLiteral("not after"), isoUtc(s.listener.certificateNotAfterMs));
+    if (HealthOverview(s).certificateWarning())
+        problem(out, QStringLiteral("warning"),
+                QStringLiteral("the certificate expires within %1 days; the relay does not renew it while running: "
+                               "restarting the relay is the operator's job")
+                    .arg(HealthOverview::certificateWarningDays));
     out << QString();
 
     QList<status::CarriedNode> nodes = s.nodes;
@@ -129,13 +186,15 @@ QString TerminalView::renderText(const status::RelayStatus &unfiltered)
     } else {
         QList<QStringList> rows;
         for (const auto &n : nodes)
-            rows << QStringList{orDash(n.nodeId), isoUtc(n.sinceMs), QString::number(n.carrierCount), orDash(n.lastMethod),
-                                isoUtc(n.lastForwardAtMs), QString::number(n.forwardsInFlight), isoUtc(n.lastFrameAtMs),
-                                orDash(n.keepalive)};
-        out << formatTable({QStringLiteral("NODE"), QStringLiteral("SINCE"), QStringLiteral("CARRIERS"),
-                            QStringLiteral("LAST METHOD"), QStringLiteral("LAST FORWARD"), QStringLiteral("IN FLIGHT"),
-                            QStringLiteral("LAST FRAME"), QStringLiteral("KEEPALIVE")},
-                           rows);
+            rows << QStringList{orDash(n.nodeId), orDash(n.remoteAddress), orDash(n.offeredRelease), isoUtc(n.connectedAtMs),
+                                isoUtc(n.sinceMs), isoUtc(n.lastFrameAtMs), QString::number(n.forwardsInFlight),
+                                QString::number(n.bytesReceived), QString::number(n.bytesSent), QString::number(n.carrierCount),
+                                orDash(n.lastMethod), isoUtc(n.lastForwardAtMs), orDash(n.keepalive)};
+        out << formatTable({QStringLiteral("NODE"), QStringLiteral("ADDRESS"), QStringLiteral("RELEASE"), QStringLiteral("CONNECTED"),
+                            QStringLiteral("REGISTERED"), QStringLiteral("LAST SEEN"), QStringLiteral("IN FLIGHT"),
+                            QStringLiteral("BYTES IN"), QStringLiteral("BYTES OUT"), QStringLiteral("CARRIER"),
+                            QStringLiteral("LAST METHOD"), QStringLiteral("LAST FORWARD"), QStringLiteral("KEEPALIVE")},
+                           rows, QStringLiteral("  "), markRows(nodes, HealthOverview::nodeRowTroubled));
     }
     out << QString();
 
@@ -153,11 +212,12 @@ QString TerminalView::renderText(const status::RelayStatus &unfiltered)
                                 QString::number(e.renewalCount),
                                 window(e.currentWindowStartMs, e.currentWindowEndMs),
                                 isoUtc(e.nextWindowStartMs),
+                                isoUtc(e.authorityUntilMs),
                                 orDash(e.lastOfferResult)};
         out << formatTable({QStringLiteral("NODE"), QStringLiteral("PROJECTION"), QStringLiteral("GEN"),
                             QStringLiteral("RENEWALS"), QStringLiteral("CURRENT WINDOW"), QStringLiteral("NEXT WINDOW"),
-                            QStringLiteral("LAST OFFER")},
-                           rows);
+                            QStringLiteral("DNS AUTHORITY UNTIL"), QStringLiteral("LAST OFFER")},
+                           rows, QStringLiteral("  "), markRows(escrow, HealthOverview::escrowRowFailed));
     }
     out << QString();
 
@@ -179,7 +239,7 @@ QString TerminalView::renderText(const status::RelayStatus &unfiltered)
             rows << QStringList{orDash(b.name), orDash(b.capability), orDash(b.nodeId), orDash(b.status), orDash(b.reason)};
         out << formatTable({QStringLiteral("NAME"), QStringLiteral("CAPABILITY"), QStringLiteral("NODE"),
                             QStringLiteral("STATUS"), QStringLiteral("REASON")},
-                           rows);
+                           rows, QStringLiteral("  "), markRows(bindings, HealthOverview::bindingRowFailed));
     }
     out << QString();
 
@@ -218,6 +278,12 @@ QString TerminalView::renderText(const status::RelayStatus &unfiltered)
         kv(out, QStringLiteral("refusals"), QStringLiteral("0"));
     for (auto it = s.counters.refusalsByName.constBegin(); it != s.counters.refusalsByName.constEnd(); ++it)
         kv(out, QStringLiteral("refusals"), QStringLiteral("%1 %2").arg(it.key()).arg(it.value()));
+    kv(out, QStringLiteral("re-registrations"), QString::number(s.counters.reregistrationWaves));
+    for (const QString &outcome : {QStringLiteral("delivered"), QStringLiteral("failed")})
+        kv(out, QStringLiteral("escrow offers"), QStringLiteral("%1 %2").arg(outcome).arg(s.counters.escrowOffersByOutcome.value(outcome)));
+    kv(out, QStringLiteral("registry requests"), QString::number(s.counters.registryRequests));
+    kv(out, QStringLiteral("registry bytes"), QString::number(s.counters.registryBodyBytes));
+    kv(out, QStringLiteral("status clients"), QString::number(s.counters.statusClients));
 
     return out.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }
@@ -229,22 +295,76 @@ QByteArray TerminalView::renderJson(const status::RelayStatus &status)
 
 QString TerminalView::renderWatch(const QString &socketPath, const QString &connectionLine,
                                   const std::optional<status::RelayStatus> &status, const QList<StatusEvent> &recentEvents,
-                                  int eventTail)
+                                  int eventTail, QSize terminal)
 {
-    QString text = QStringLiteral("coreflow-console --watch  %1  %2\n\n")
-                       .arg(TerminalText::printable(socketPath), TerminalText::printable(connectionLine));
-    if (status)
-        text += renderText(*status);
-    else
-        text += QStringLiteral("(no snapshot yet)\n");
+    QStringList header{QStringLiteral("coreflow-console --watch  %1  %2")
+                           .arg(TerminalText::printable(socketPath), TerminalText::printable(connectionLine)),
+                       QString()};
+    QStringList events;
     if (!recentEvents.isEmpty() && eventTail > 0) {
-        text += QStringLiteral("\nRECENT EVENTS\n");
         const qsizetype from = std::max<qsizetype>(0, recentEvents.size() - eventTail);
         for (qsizetype i = from; i < recentEvents.size(); ++i)
-            text += QStringLiteral("  %1  %2  %3\n").arg(isoUtc(recentEvents[i].atMs), TerminalText::printable(recentEvents[i].kind),
-                                                              TerminalText::printable(recentEvents[i].line));
+            events << QStringLiteral("  %1  %2  %3").arg(isoUtc(recentEvents[i].atMs), TerminalText::printable(recentEvents[i].kind),
+                                                         TerminalText::printable(recentEvents[i].line));
     }
-    return text;
+    QStringList full = header;
+    if (status)
+        full += renderText(*status).split(QLatin1Char('\n'));
+    else
+        full << QStringLiteral("(no snapshot yet)");
+    while (!full.isEmpty() && full.last().isEmpty())
+        full.removeLast();
+    if (!events.isEmpty())
+        full << QString() << QStringLiteral("RECENT EVENTS") << events;
+
+    auto finish = [&terminal](QStringList lines) {
+        if (terminal.isValid() && terminal.width() > 0)
+            for (QString &l : lines)
+                if (l.size() > terminal.width())
+                    l = l.left(std::max(1, terminal.width() - 1)) + QChar(0x2026);
+        return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
+    };
+    if (!terminal.isValid() || terminal.height() <= 0 || full.size() <= terminal.height() || !status)
+        return finish(full);
+
+    // Compact: what an operator needs first, cut to the terminal's height.
+    const status::RelayStatus s = TerminalText::printableStatus(*status);
+    QStringList out = header;
+    out += renderOverview(s);
+    for (const auto &r : shownRefusals(s))
+        out << (QStringLiteral("! ") + QStringLiteral("refusal").leftJustified(keyWidth) + refusalLine(r));
+    const int rows = terminal.height();
+    const int eventRows = events.isEmpty() ? 0 : std::min<int>(int(events.size()), std::max(1, (rows - int(out.size())) / 4));
+    int left = rows - int(out.size()) - (eventRows ? eventRows + 2 : 0) - 2; // blank + heading
+    if (left >= 2 && !s.nodes.isEmpty()) {
+        QList<status::CarriedNode> nodes = s.nodes;
+        std::stable_sort(nodes.begin(), nodes.end(), [](const auto &a, const auto &b) {
+            const bool ta = HealthOverview::nodeRowTroubled(a), tb = HealthOverview::nodeRowTroubled(b);
+            return ta != tb ? ta : a.nodeId < b.nodeId;
+        });
+        const int shown = std::min<int>(int(nodes.size()), left - 1 - (int(nodes.size()) > left - 1 ? 1 : 0));
+        QList<QStringList> cells;
+        QList<bool> marks;
+        for (int i = 0; i < shown; ++i) {
+            const auto &n = nodes[i];
+            cells << QStringList{orDash(n.nodeId), orDash(n.remoteAddress), isoUtc(n.lastFrameAtMs), QString::number(n.forwardsInFlight),
+                                 orDash(n.keepalive)};
+            marks << HealthOverview::nodeRowTroubled(n);
+        }
+        out << QString() << QStringLiteral("NODES (%1)").arg(nodes.size());
+        out += formatTable({QStringLiteral("NODE"), QStringLiteral("ADDRESS"), QStringLiteral("LAST SEEN"), QStringLiteral("IN FLIGHT"),
+                            QStringLiteral("KEEPALIVE")},
+                           cells, QStringLiteral("  "), marks);
+        if (shown < nodes.size())
+            out << QStringLiteral("  \u2026 %1 more: coreflow-console --text shows all").arg(nodes.size() - shown);
+    }
+    if (eventRows) {
+        out << QString() << QStringLiteral("RECENT EVENTS");
+        out += events.mid(events.size() - eventRows);
+    }
+    while (out.size() > rows)
+        out.removeLast();
+    return finish(out);
 }
 
 } // namespace coreflow::console

@@ -1,10 +1,12 @@
 #pragma once
 // TerminalView: the console's plain-text and JSON renderings of a RelayStatus (--text, --watch, --json).
 //
-// renderText() has a stable layout, so scripts and golden tests can rely on it: sections in this order,
+// renderText() has a stable layout, so scripts and tests can rely on it: sections in this order,
 // each a heading line followed by two-space-indented lines, one blank line between sections:
-//   RELAY, READINESS, CLOUDLY SESSION, LISTENER, NODES (n), ESCROW (n), INGRESS, BINDINGS (n), VPN HUB,
-//   COUNTERS.
+//   OVERVIEW, RELAY, READINESS, CLOUDLY SESSION, REGISTRATION, LISTENER, NODES (n), ESCROW (n), INGRESS,
+//   BINDINGS (n), VPN HUB, COUNTERS.
+// A line that shows a problem (an OVERVIEW problem, the certificate warning, a failed escrow or binding
+// row, a node not answering its keepalive) starts with "!" instead of the first blank.
 // Key/value lines pad the key to 20 columns. Tables (NODES, ESCROW, BINDINGS) have an upper-case header
 // row, columns separated by two spaces and padded to their widest cell, no trailing blanks; rows are
 // sorted by node id (bindings by name). Times are ISO-8601 UTC with seconds ("2023-11-14T22:13:20Z");
@@ -18,6 +20,7 @@
 
 #include <QByteArray>
 #include <QList>
+#include <QSize>
 #include <QString>
 
 namespace coreflow::console {
@@ -26,11 +29,15 @@ class TerminalView {
 public:
     static QString renderText(const status::RelayStatus &status);
     static QByteArray renderJson(const status::RelayStatus &status);
-    // --watch: a header line (socket, connection state, last update) then renderText(), then up to
-    // `eventTail` recent events. No terminal control codes (the caller clears the screen).
+    // --watch: a header line (socket, connection state) then renderText(), then up to `eventTail`
+    // recent events. No terminal control codes (the caller clears the screen on a terminal only).
+    // terminal (rows, columns) valid: every line is cut to the width, and when the full view has more
+    // lines than rows the compact layout is used instead: header, OVERVIEW, the readiness refusals,
+    // the nodes table cut to the rows left (problem rows first, then "… n more: coreflow-console
+    // --text shows all"), and the newest events that still fit.
     static QString renderWatch(const QString &socketPath, const QString &connectionLine,
                                const std::optional<status::RelayStatus> &status, const QList<StatusEvent> &recentEvents,
-                               int eventTail = 10);
+                               int eventTail = 10, QSize terminal = QSize());
 
     static QString isoUtc(qint64 unixMs);             // "-" for 0
     static QString yesNo(bool value) { return value ? QStringLiteral("yes") : QStringLiteral("no"); }
@@ -41,8 +48,12 @@ public:
     static QList<status::ReadinessRefusal> shownRefusals(const status::RelayStatus &status);
     // Columns padded to their widest cell, joined by two spaces, trailing blanks trimmed; each line
     // prefixed with `indent`.
+    // problemRows[i] true: row i starts with "!" instead of the indent's first character.
     static QStringList formatTable(const QStringList &headers, const QList<QStringList> &rows,
-                                   const QString &indent = QStringLiteral("  "));
+                                   const QString &indent = QStringLiteral("  "), const QList<bool> &problemRows = {});
+    // The OVERVIEW section (HealthOverview): health, next action, one line per hop, the counts. A
+    // problem line starts with "! " instead of two blanks. `status` must be printable already.
+    static QStringList renderOverview(const status::RelayStatus &status);
 };
 
 } // namespace coreflow::console

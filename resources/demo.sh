@@ -1,24 +1,36 @@
 #!/usr/bin/env bash
-# Coreflow relay demo: `./run demo` builds, then runs   bash resources/demo.sh BUILD_DIR
+# Coreflow relay demo: `./run demo [--keep]` builds, then runs   bash resources/demo.sh BUILD_DIR [--keep]
 #
 #   loopback Cloudly  <-- one TLS WebSocket session --  coreflow relay  <-- TLS WebSocket --  node-a, node-b, node-c
+#                                                                                          <-- ingress-1
 #
-# 1. A loopback Cloudly starts with a fresh test CA (ca.pem) and a random relay bearer.
-# 2. The relay starts: CLOUDLY_URL points at the loopback Cloudly, the bearer arrives through a
-#    systemd-style credentials directory, and it serves its node listener on 127.0.0.1:<relay port> with
-#    the certificate Cloudly issues for "localhost".
-# 3. Three simulated Pallet nodes dial the relay and register. Cloudly pushes applyRuntimeAssignment to
-#    each through the relay; each node acknowledges.
-# 4. The operator console prints the relay's status, then everything is stopped.
+# The outage story, with the operator console's overview printed after each step (between ==== lines,
+# apart from the processes' own [name]-prefixed log lines):
+#  1. A loopback Cloudly starts (a fresh test CA, a random relay bearer, a demo route table).
+#  2. The relay starts: CLOUDLY_URL points at it, the bearer comes from a systemd-style credentials
+#     directory, the listener serves 127.0.0.1:<port> with the certificate Cloudly issues for localhost.
+#  3. Three simulated Pallet nodes register through the relay; Cloudly pushes applyRuntimeAssignment
+#     to each through the relay and each acknowledges.
+#  4. Cloudly hands the relay a DNS lease renewal run per node (the escrow holds them).
+#  5. Cloudly goes away: the console shows NOT READY, and the escrow releases each node's current
+#     renewal, which the node takes.
+#  6. Cloudly comes back: the relay reconnects and its re-registration wave asks every node to register
+#     again under the new session; they do.
+#  7. An ingress registers through the relay and pulls its route table.
+#  8. An image pull through the relay needs a registry behind the loopback Cloudly; the demo has none
+#     and says so (the test suite's tst_relayimagepull does it with docker-registry and skopeo).
+#  9. `coreflow-console --check` and `--metrics`, then everything is stopped; with --keep (or
+#     COREFLOW_DEMO_KEEP=1) the pieces keep running and the demo prints how to look and how to stop.
 #
-# Every process's output is shown prefixed with its name. Exit 0 on success; on any failure a message
-# naming the step, non-zero exit, and the logs are kept (their directory is printed). Child processes
-# are always stopped (trap). COREFLOW_DEMO_KEEP=1 keeps the temporary directory after a success too.
+# Exit 0 on success; on any failure a message naming the step, non-zero exit, and the logs are kept
+# (their directory is printed). Child processes are always stopped (trap) unless kept.
 set -euo pipefail
 
 BUILD_DIR="${1:-}"
-if [ -z "$BUILD_DIR" ] || [ ! -d "$BUILD_DIR" ]; then
-  echo "usage: $0 BUILD_DIR   (the CMake build directory, e.g. ./build)" >&2
+KEEP="${COREFLOW_DEMO_KEEP:-0}"
+[ "${2:-}" = "--keep" ] && KEEP=1
+if [ -z "$BUILD_DIR" ] || [ ! -d "$BUILD_DIR" ] || { [ -n "${2:-}" ] && [ "${2:-}" != "--keep" ]; }; then
+  echo "usage: $0 BUILD_DIR [--keep]   (BUILD_DIR: the CMake build directory, e.g. ./build)" >&2
   exit 2
 fi
 BUILD_DIR="$(cd "$BUILD_DIR" && pwd)"
@@ -27,13 +39,14 @@ CLOUDLY_BIN="$BUILD_DIR/tests/peers/coreflow-loopback-cloudly"
 PALLET_BIN="$BUILD_DIR/tests/peers/coreflow-simulated-pallet"
 RELAY_BIN="$BUILD_DIR/service/coreflow"
 CONSOLE_BIN="$BUILD_DIR/console/coreflow-console"
+INGRESS_BIN="$BUILD_DIR/tests/peers/coreflow-loopback-ingress"
 NODES=(node-a node-b node-c)
 RELAY_READY_LINE="the relay is open for Cloudly dispatch"
 READY_TIMEOUT=30      # seconds for the relay to open
 ACK_TIMEOUT=30        # seconds for all nodes to acknowledge
 STOP_TIMEOUT=10       # seconds each process gets to exit after SIGTERM
 
-for bin in "$CLOUDLY_BIN" "$PALLET_BIN" "$RELAY_BIN" "$CONSOLE_BIN"; do
+for bin in "$CLOUDLY_BIN" "$PALLET_BIN" "$RELAY_BIN" "$CONSOLE_BIN" "$INGRESS_BIN"; do
   if [ ! -x "$bin" ]; then
     echo "demo: FAILED: $bin is missing or not executable (did the build succeed?)" >&2
     exit 1
@@ -58,7 +71,8 @@ prefix() {
   local name="$1" log="$2" line
   while IFS= read -r line || [ -n "$line" ]; do
     printf '%s\n' "$line" >>"$log"
-    printf '[%-7s] %s\n' "$name" "$line"
+    # After a --keep demo has ended the pieces go on logging to their files only.
+    [ -e "$TMP/quiet" ] || printf '[%-9s] %s\n' "$name" "$line"
   done
 }
 
@@ -67,7 +81,8 @@ start() {
   local name="$1"; shift
   local log="$TMP/$name.log"
   : >"$log"
-  "$@" > >(prefix "$name" "$log") 2>&1 &
+  # A background command's stdin is /dev/null unless given explicitly: START_INPUT names a file (FIFO).
+  "$@" <"${START_INPUT:-/dev/null}" > >(prefix "$name" "$log") 2>&1 &
   PID[$name]=$!
   ORDER+=("$name")
 }
@@ -109,6 +124,9 @@ stop() {
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
+  if [ "$rc" -eq 0 ] && [ "$KEEP" = 1 ] && [ -n "${KEPT:-}" ]; then
+    exit 0
+  fi
   local i name
   for ((i = ${#ORDER[@]} - 1; i >= 0; i--)); do
     name="${ORDER[$i]}"
@@ -118,7 +136,7 @@ cleanup() {
   if [ "$rc" -ne 0 ]; then
     echo "demo: FAILED${FAILED:+: $FAILED}" >&2
     echo "demo: logs kept in $TMP" >&2
-  elif [ "${COREFLOW_DEMO_KEEP:-0}" = 1 ]; then
+  elif [ "$KEEP" = 1 ]; then
     echo "demo: files kept in $TMP"
   else
     rm -rf "$TMP"
@@ -156,15 +174,38 @@ chmod 600 "$TMP/creds/SERVEZONE_CLUSTER_RELAY_AUTHORIZATION" "$TMP/cloudly-beare
 
 echo "Coreflow relay demo (working directory $TMP)"
 
-say "1/5 starting the loopback Cloudly (relay origin $RELAY_ORIGIN, ${#NODES[@]} nodes expected)"
-start cloudly "$CLOUDLY_BIN" --port 0 --bearer-file "$TMP/cloudly-bearer" --relay-origin "$RELAY_ORIGIN" \
-  --ca-dir "$TMP/ca" --nodes "${#NODES[@]}"
+# overview TITLE   the console's overview (the OVERVIEW section of --text), set apart from the log lines
+overview() {
+  local out rc=0
+  out="$(QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}" timeout 20 "$CONSOLE_BIN" --text --socket "$TMP/status.sock" 2>&1)" || rc=$?
+  printf '%s\n' "$out" >>"$TMP/console.log"
+  [ "$rc" -eq 0 ] || die "the console exited with status $rc: $out"
+  {
+    printf '\n==== console: %s ====\n' "$1"
+    printf '%s\n' "$out" | sed -n '/^OVERVIEW/,/^$/p' | sed '/^$/d'
+    printf '%s\n' "$out" | sed -n "${2:-/^XXXX/}"',/^$/p' | sed '/^$/d'
+    printf '====\n\n'
+  } >"$TMP/overview.txt"
+  cat "$TMP/overview.txt"
+  LAST_VIEW="$out"
+}
+
+# cloudly_count PATTERN   lines of the Cloudly log matching PATTERN
+cloudly_count() { grep -cE -- "$1" "$TMP/cloudly.log" 2>/dev/null || true; }
+
+mkfifo "$TMP/cloudly.ctl"
+exec 7<>"$TMP/cloudly.ctl" # held open read-write: the loopback Cloudly reads its commands from it
+tell_cloudly() { printf '%s\n' "$1" >&7; }
+
+say "1/9 starting the loopback Cloudly (relay origin $RELAY_ORIGIN, ${#NODES[@]} nodes expected)"
+START_INPUT="$TMP/cloudly.ctl" start cloudly "$CLOUDLY_BIN" --port 0 --bearer-file "$TMP/cloudly-bearer" \
+  --relay-origin "$RELAY_ORIGIN" --ca-dir "$TMP/ca" --nodes "${#NODES[@]}"
 wait_for cloudly '^cloudly listening at wss://' 1 10 || die "the loopback Cloudly did not start listening within 10s"
 CLOUDLY_URL="$(sed -n 's/^cloudly listening at //p' "$TMP/cloudly.log" | head -n1)"
 CA_FILE="$TMP/ca/ca.pem"
 [ -s "$CA_FILE" ] || die "the loopback Cloudly did not write $CA_FILE"
 
-say "2/5 starting the relay (CLOUDLY_URL=$CLOUDLY_URL, listener 127.0.0.1:$RELAY_PORT)"
+say "2/9 starting the relay (CLOUDLY_URL=$CLOUDLY_URL, listener 127.0.0.1:$RELAY_PORT)"
 start relay env \
   CLOUDLY_URL="$CLOUDLY_URL" \
   CREDENTIALS_DIRECTORY="$TMP/creds" \
@@ -175,24 +216,78 @@ start relay env \
 wait_for relay "$RELAY_READY_LINE" 1 "$READY_TIMEOUT" \
   || die "the relay did not print '$RELAY_READY_LINE' within ${READY_TIMEOUT}s"
 
-say "3/5 starting ${#NODES[@]} simulated Pallet nodes: ${NODES[*]}"
+say "3/9 starting ${#NODES[@]} simulated Pallet nodes: ${NODES[*]}"
 for node in "${NODES[@]}"; do
   start "$node" "$PALLET_BIN" --url "wss://localhost:$RELAY_PORT/" --ca-file "$CA_FILE" --node-id "$node" \
     --bearer "$node-$(random_token)"
 done
-
-say "4/5 waiting for Cloudly's applyRuntimeAssignment to reach every node through the relay"
 wait_for cloudly '^node .* acknowledged applyRuntimeAssignment$' "${#NODES[@]}" "$ACK_TIMEOUT" \
   || die "Cloudly saw fewer than ${#NODES[@]} acknowledgements within ${ACK_TIMEOUT}s"
+sleep 0.3
+overview "nodes registered, pushes acknowledged" '/^NODES/'
+grep -Eq '^  health +HEALTHY' <<<"$LAST_VIEW" || die "the console does not show the relay as healthy"
+grep -q "NODES (${#NODES[@]})" <<<"$LAST_VIEW" || die "the console does not show ${#NODES[@]} carried nodes"
 
-say "5/5 the operator console's view of the relay"
-CONSOLE_RC=0
-QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}" timeout 20 "$CONSOLE_BIN" --text --socket "$TMP/status.sock" > >(prefix console "$TMP/console.log") 2>&1 \
-  || CONSOLE_RC=$?
-sleep 0.2
-[ "$CONSOLE_RC" -eq 0 ] || die "the console exited with status $CONSOLE_RC"
-grep -Eq '^ +ready +yes' "$TMP/console.log" || die "the console does not show the relay as ready"
-grep -q "NODES (${#NODES[@]})" "$TMP/console.log" || die "the console does not show ${#NODES[@]} carried nodes"
+say "4/9 Cloudly hands the relay a DNS lease renewal run for each node (the escrow)"
+tell_cloudly hold
+wait_for cloudly '^relay holds [0-9]+ renewals for node ' "${#NODES[@]}" 10 || die "the relay did not hold the renewal runs"
+
+say "5/9 Cloudly goes away"
+REGISTERED_BEFORE="$(cloudly_count '^node .* registered:')"
+tell_cloudly away
+wait_for relay 'Cloudly session lost' 1 10 || die "the relay did not notice that Cloudly went away"
+for node in "${NODES[@]}"; do
+  wait_for "$node" 'took DNS lease renewal sequence' 1 10 || die "$node was not offered its renewal by the escrow"
+done
+sleep 0.3
+overview "Cloudly away: NOT READY, the escrow holds and releases renewals" '/^ESCROW/'
+grep -Eq '^! health +NOT READY' <<<"$LAST_VIEW" || die "the console does not show NOT READY while Cloudly is away"
+CHECK_RC=0
+"$CONSOLE_BIN" --check --socket "$TMP/status.sock" 2>"$TMP/check.txt" >/dev/null || CHECK_RC=$?
+echo "coreflow-console --check: exit $CHECK_RC: $(cat "$TMP/check.txt")"
+[ "$CHECK_RC" -eq 10 ] || die "--check exited $CHECK_RC, not 10 (no Cloudly session)"
+sleep 2 # the relay keeps redialling (backoff) meanwhile
+
+say "6/9 Cloudly comes back: the relay reconnects and its re-registration wave runs"
+tell_cloudly back
+wait_for relay 'nodes registered under an older carrier are asked to register again' 1 30 \
+  || die "the relay did not start a re-registration wave"
+deadline=$((SECONDS + 20))
+while [ "$(cloudly_count '^node .* registered:')" -lt $((REGISTERED_BEFORE + ${#NODES[@]})) ]; do
+  [ "$SECONDS" -lt "$deadline" ] || die "the nodes did not all register again within 20s"
+  sleep 0.2
+done
+sleep 0.3
+overview "Cloudly back, nodes registered again" '/^CLOUDLY SESSION/'
+grep -Eq '^  health +HEALTHY' <<<"$LAST_VIEW" || die "the console does not show the relay healthy again"
+
+say "7/9 an ingress registers through the relay and pulls its route table"
+start ingress "$INGRESS_BIN" --url "wss://localhost:$RELAY_PORT/" --ca-file "$CA_FILE" --ingress-id ingress-1 --node-id node-a
+wait_for ingress '^ingress ingress-1 pulled route table revision 1: 2 routes' 1 15 || die "the ingress did not pull its route table"
+sleep 0.3
+overview "ingress bound, route table pulled" '/^INGRESS/'
+
+say "8/9 an image pull through the relay"
+echo "skipped: the demo's loopback Cloudly serves no registry (the test suite pulls an image through a running"
+echo "relay with docker-registry and skopeo: tests/integration/tst_relayimagepull.cpp)"
+
+say "9/9 monitoring: --check and --metrics"
+"$CONSOLE_BIN" --check --socket "$TMP/status.sock" || die "--check does not say ready"
+"$CONSOLE_BIN" --metrics --socket "$TMP/status.sock" | grep -E '^coreflow_relay_(ready|nodes_carried|escrow_offers_total|reregistration_waves_total|cloudly_reconnects_total|certificate_expiry_seconds)' \
+  || die "--metrics printed no relay metrics"
+
+if [ "$KEEP" = 1 ]; then
+  touch "$TMP/quiet"
+  KEPT=1
+  PIDS=""
+  for name in "${ORDER[@]}"; do PIDS="$PIDS ${PID[$name]}"; done
+  say "kept running (logs in $TMP/*.log)"
+  echo "  look:   $CONSOLE_BIN --socket $TMP/status.sock          (the window; --watch in a terminal)"
+  echo "          $CONSOLE_BIN --text --socket $TMP/status.sock"
+  echo "  stop:   kill$PIDS; rm -rf $TMP"
+  echo "demo: OK"
+  exit 0
+fi
 
 say "stopping"
 declare -A EXIT_RC=()
@@ -204,12 +299,11 @@ done
 sleep 0.2
 
 say "summary"
-ACKS="$(grep -cE '^node .* acknowledged applyRuntimeAssignment$' "$TMP/cloudly.log" || true)"
-SESSIONS="$(grep -c '^relay session registered' "$TMP/cloudly.log" || true)"
 row() { printf '  %-44s %s\n' "$1" "$2"; }
-row "Cloudly sessions registered by the relay:" "$SESSIONS"
-row "nodes registered through the relay:" "$(grep -c '^node .* registered:' "$TMP/cloudly.log" || true)"
-row "applyRuntimeAssignment acknowledgements:" "$ACKS of ${#NODES[@]}"
+row "Cloudly sessions registered by the relay:" "$(cloudly_count '^relay session registered')"
+row "node registrations through the relay:" "$(cloudly_count '^node .* registered:')"
+row "applyRuntimeAssignment acknowledgements:" "$(cloudly_count '^node .* acknowledged applyRuntimeAssignment$')"
+row "renewals released by the escrow:" "$(cat "$TMP"/node-*.log | grep -c 'took DNS lease renewal' || true)"
 BAD=""
 for name in "${ORDER[@]}"; do
   row "$name exit status after SIGTERM:" "${EXIT_RC[$name]}"

@@ -93,6 +93,15 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
         if (m_statusServer)
             m_statusServer->publishEvent(QStringLiteral("escrow"), line);
     });
+    connect(m_wave.get(), &ReregistrationWave::started, this, [this](qint64 carrierCount, int members) {
+        m_counters.countReregistrationWave();
+        if (m_statusServer)
+            m_statusServer->publishEvent(QStringLiteral("node"),
+                                         QStringLiteral("re-registration wave: %1 nodes asked to register again under carrier %2")
+                                             .arg(members)
+                                             .arg(carrierCount));
+        notifyStatus();
+    });
     connect(m_wave.get(), &ReregistrationWave::nodeAsked, this, [this](const QString &nodeId, qint64) {
         if (m_statusServer)
             m_statusServer->publishEvent(QStringLiteral("node"),
@@ -290,6 +299,8 @@ void Coreflow::obtainCertificate()
                             return fail(checked.refusal().text());
                         qCInfo(logCertificate).noquote() << "listener certificate for" << domain << "accepted; valid until"
                                                          << QDateTime::fromMSecsSinceEpoch(checked->notAfterMs(), Qt::UTC).toString(Qt::ISODate);
+                        m_certificateSubject = domain;
+                        m_certificateNotAfterMs = checked->notAfterMs();
                         startListener(checked.value());
                     });
 }
@@ -568,12 +579,20 @@ status::RelayStatus Coreflow::statusSnapshot() const
     s.cloudly.identityRenewalDueMs = m_cloudly->identityRenewalDueMs();
     s.cloudly.lastFrameAtMs = m_cloudly->lastFrameReceivedAtMs();
     s.cloudly.keepalive = m_cloudly->keepaliveState();
+    s.cloudly.connectedSinceMs = m_cloudly->dispatchableSinceMs();
+    s.cloudly.lastErrorClass = m_cloudly->lastErrorClass();
+    s.cloudly.nextRetryAtMs = m_cloudly->reconnectDueMs();
+    s.registration.lastSequence = m_registration->lastSequence();
+    s.registration.lastOutcome = m_registration->lastOutcome();
+    s.registration.lastAtMs = m_registration->lastOutcomeAtMs();
     s.cloudly.url = m_config.cloudlyUrl.toString(QUrl::RemoveUserInfo | QUrl::RemoveQuery | QUrl::RemoveFragment);
     s.listener.listening = m_listener && m_listener->isListening();
     s.listener.address = m_listener ? m_listener->boundAddress() : m_config.bindHostname;
     s.listener.port = m_listener ? m_listener->boundPort() : 0;
     s.listener.origin = (m_clusterConfig && m_clusterConfig->relay) ? m_clusterConfig->relay->origin.toString() : QString();
     s.listener.note = m_listenerNote;
+    s.listener.certificateSubject = m_certificateSubject;
+    s.listener.certificateNotAfterMs = m_certificateNotAfterMs;
     s.nodes = m_forwarder->carriedNodes();
     s.escrow = m_escrow->statusRuns();
     s.ingress = m_ingress->status();
@@ -587,6 +606,13 @@ status::RelayStatus Coreflow::statusSnapshot() const
     s.counters.pushes = m_counters.pushes();
     s.counters.reconnects = m_cloudly->reconnects();
     s.counters.refusalsByName = m_counters.refusalsByName();
+    s.counters.reregistrationWaves = m_counters.reregistrationWaves();
+    s.counters.escrowOffersByOutcome = m_counters.escrowOffersByOutcome();
+    if (m_registryProxy) {
+        s.counters.registryRequests = m_registryProxy->requestsRelayed();
+        s.counters.registryBodyBytes = m_registryProxy->bodyBytesRelayed();
+    }
+    s.counters.statusClients = m_statusServer ? m_statusServer->clientsAdmitted() : 0;
     return s;
 }
 

@@ -139,6 +139,8 @@ private:
     bool m_handlersAttached = false;
     QString m_listenerNote;
     QString m_loggedRelayBlock; // the relay block difference logged last ("" while none stands)
+    QString m_certificateSubject;     // the relay domain the listener certificate was checked for
+    qint64 m_certificateNotAfterMs = 0;
 };
 
 } // namespace coreflow

@@ -256,6 +256,7 @@ void CloudlyConnector::registerSession()
         if (newCarrier) {
             m_socketCounted = true;
             ++m_carrierCount;
+            m_dispatchableSinceMs = m_clock.nowMs();
         }
         scheduleRenewal();
         qCInfo(logCloudly).noquote() << (newCarrier ? "Cloudly session registered; carrier" : "Cloudly session re-registered after identity renewal; carrier")
@@ -322,6 +323,8 @@ void CloudlyConnector::renewIdentity()
 
 void CloudlyConnector::handshakeFailed(const Refusal &refusal, bool byCloudly)
 {
+    m_lastErrorClass = refusal.name;
+    m_handshakeFailedOnSocket = true;
     qCWarning(logCloudly).noquote() << "Cloudly session handshake failed:" << refusal.name
                                     << (byCloudly ? "(answered by Cloudly)" : "(transport)");
     if (byCloudly && !m_everDispatchable) {
@@ -347,6 +350,13 @@ void CloudlyConnector::onDisconnected()
         m_lastFrameAtMs = m_socket->lastReceivedAtMs();
     if (silent)
         m_lostToSilence = true;
+    if (silent)
+        m_lastErrorClass = QStringLiteral("silent");
+    else if (wasDispatchable)
+        m_lastErrorClass = QStringLiteral("session-lost");
+    else if (m_lastErrorClass.isEmpty() || !m_handshakeFailedOnSocket)
+        m_lastErrorClass = QStringLiteral("connect-failed");
+    m_handshakeFailedOnSocket = false;
     failAllPending(named(refusal::cloudlySessionLost, QStringLiteral("the Cloudly session closed before it answered")));
     if (wasDispatchable) {
         if (silent)

@@ -76,6 +76,12 @@ public:
     QUrl url() const { return m_url; }
     // The last session was lost to silence (cleared when a socket is dispatchable again).
     bool lostToSilence() const { return m_lostToSilence; }
+    // For the status model (docs/contract.md §18.1 cloudly): clock ms the current socket became
+    // dispatchable (0 while none is), and why the last socket ended or could not open, as a class:
+    // "silent" (§3.3), "session-lost", "connect-failed", or the refusal name a handshake call ended
+    // with; "" before any failure.
+    qint64 dispatchableSinceMs() const { return m_dispatchable ? m_dispatchableSinceMs : 0; }
+    const QString &lastErrorClass() const { return m_lastErrorClass; }
     // Clock ms of the last byte received from Cloudly (on the open socket, else on the last one); 0 none.
     qint64 lastFrameReceivedAtMs() const;
     // "off" | "live" | "awaiting-pong" | "silent" (the status model's keepalive words).
@@ -166,6 +172,9 @@ private:
     std::shared_ptr<TlsClientContext> m_tlsContext; // made at start() for a wss:// URL
     std::shared_ptr<SessionKeepalive> m_keepalive;  // nullptr when RelayTiming turns the rule off
     bool m_lostToSilence = false;
+    qint64 m_dispatchableSinceMs = 0;
+    QString m_lastErrorClass;
+    bool m_handshakeFailedOnSocket = false; // the class names the handshake refusal, not the close after it
     qint64 m_lastFrameAtMs = 0; // of the last socket, kept after it is gone
     std::unique_ptr<CloudlySocket> m_socket;
     std::unique_ptr<ClockTimer> m_reconnectTimer;

@@ -368,6 +368,8 @@ void LeaseEscrow::offer(const QString &nodeId, Entry &e, int index, qint64 now)
     if (!binding) {
         e.outcome = Outcome::Failed;
         e.lastOfferResult = QString(refusal::nodeNotConnected);
+        if (m_counters)
+            m_counters->countEscrowOffer(QStringLiteral("failed"));
         qCInfo(logEscrow).noquote() << "node" << nodeId << "is not connected; DNS lease renewal sequence" << r.sequence << "not offered";
         return;
     }
@@ -401,6 +403,8 @@ void LeaseEscrow::offerAnswered(const QString &nodeId, quint64 token, int index,
     }
     e.outcome = ok ? Outcome::Delivered : Outcome::Failed;
     e.lastOfferResult = result;
+    if (m_counters)
+        m_counters->countEscrowOffer(ok ? QStringLiteral("delivered") : QStringLiteral("failed"));
     const qint64 sequence = e.run.renewals().at(index).sequence;
     if (ok)
         qCInfo(logEscrow).noquote() << "node" << nodeId << "answered DNS lease renewal sequence" << sequence << ":" << result;
@@ -478,6 +482,8 @@ QList<status::EscrowRun> LeaseEscrow::statusRuns() const
         row.currentWindowEndMs = current >= 0 ? renewals.at(current).expiresAtMs : 0;
         row.nextWindowStartMs = next >= 0 ? next : 0;
         row.lastOfferResult = it->lastOfferResult.isEmpty() ? QStringLiteral("none") : it->lastOfferResult;
+        for (const auto &r : renewals)
+            row.authorityUntilMs = qMax(row.authorityUntilMs, r.expiresAtMs);
         rows.append(row);
     }
     std::sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) { return a.nodeId < b.nodeId; });

@@ -62,6 +62,14 @@ public:
     qint64 registeredUnderCarrier() const { return m_registeredUnderCarrier; }
     qint64 registeredAtMs() const { return m_registeredAtMs; }
     qint64 acceptedAtMs() const { return m_acceptedAtMs; }
+    // For the status model (docs/contract.md §18.1 nodes): bytes both ways on this connection, the TCP
+    // peer, and the release of the offer its last admitted registration carried ("" none).
+    qint64 bytesReceived() const { return m_session ? m_session->bytesRead() : 0; }
+    qint64 bytesSent() const { return m_session ? m_session->bytesWritten() : 0; }
+    QString peerAddress() const { return m_session ? m_session->peerAddress() : QString(); }
+    const QString &offeredRelease() const { return m_offeredRelease; }
+    // UpstreamForwarder: the registration's offer passed §2.2 (at most 64 characters are kept).
+    void noteOfferedRelease(const QString &release) { m_offeredRelease = release.left(64); }
     // Activity for the status model (§18): the last method forwarded (a name), when (clock ms), and how
     // many forwards are in flight (a registration waiting for a session counts).
     const QString &lastMethod() const { return m_lastMethod; }
@@ -118,6 +126,7 @@ private:
     WebSocketSession *m_session; // owned (child), or handed to itself by retire()
     quint64 m_id;
     bool m_closedEmitted = false;
+    QString m_offeredRelease;
 
     std::optional<contract::SessionBinding> m_binding;
     QByteArray m_acceptedSessionRaw;

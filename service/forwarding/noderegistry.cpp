@@ -57,7 +57,9 @@ QList<status::CarriedNode> NodeRegistry::carriedNodes() const
     for (auto it = m_carried.constBegin(); it != m_carried.constEnd(); ++it) {
         const NodeConnection *c = it.value();
         nodes.append(status::CarriedNode{it.key(), c->registeredAtMs(), c->registeredUnderCarrier(), c->lastMethod(),
-                                         c->lastForwardAtMs(), c->forwardsInFlight(), c->lastReceivedAtMs(), c->keepaliveState()});
+                                         c->lastForwardAtMs(), c->forwardsInFlight(), c->lastReceivedAtMs(), c->keepaliveState(),
+                                         c->peerAddress(), c->offeredRelease(), c->acceptedAtMs(), c->bytesReceived(),
+                                         c->bytesSent()});
     }
     std::sort(nodes.begin(), nodes.end(), [](const auto &a, const auto &b) { return a.nodeId < b.nodeId; });
     return nodes;

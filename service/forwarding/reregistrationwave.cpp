@@ -72,6 +72,7 @@ void ReregistrationWave::carrierDispatchable(qint64 carrierCount, bool newCarrie
                                    << "nodes registered under an older carrier are asked to register again, one every"
                                    << spacingMs(int(m_members.size()), m_timing) << "ms";
     m_startedAtMs = m_clock.nowMs();
+    Q_EMIT started(carrierCount, int(m_members.size()));
     closeDue();
 }
 

@@ -65,6 +65,8 @@ public:
     static qint64 offsetMs(int i, int n, const contract::RelayTiming &timing);
 
 Q_SIGNALS:
+    // A wave began: `members` nodes (≥ 1) registered under an older carrier than carrierCount.
+    void started(qint64 carrierCount, int members);
     // A node was asked to re-register, at atMs (clock ms).
     void nodeAsked(const QString &nodeId, qint64 atMs);
     void finished(qint64 carrierCount, int closed);

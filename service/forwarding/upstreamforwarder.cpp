@@ -111,6 +111,7 @@ bool UpstreamForwarder::admitRegistration(const Frame &frame, NodeConnection *co
         refuse(reply, frame, *refusal);
         return false;
     }
+    connection->noteOfferedRelease(request.value().value(QStringLiteral("offer")).toObject().value(QStringLiteral("release")).toString());
     const QJsonValue nodeId = request.value().value(QStringLiteral("nodeId"));
     if (!nodeId.isString() || nodeId.toString().isEmpty()) {
         refuse(reply, frame, named(refusal::requestInvalid, nodeId.isUndefined() ? QStringLiteral("field request.nodeId is missing")

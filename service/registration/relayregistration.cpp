@@ -64,6 +64,8 @@ void RelayRegistration::send()
     m_again = false;
     m_retryTimer->stop();
     const qint64 sequence = m_sequence++;
+    m_lastSequence = sequence;
+    noteOutcome(QStringLiteral("in-flight"));
     const QJsonObject relay{{QStringLiteral("version"), m_endpoint.version},
                             {QStringLiteral("nodeId"), m_endpoint.nodeId},
                             {QStringLiteral("listenAddress"), m_endpoint.listenAddress},
@@ -75,6 +77,12 @@ void RelayRegistration::send()
                                       << QStringLiteral("%1:%2").arg(m_endpoint.listenAddress).arg(m_endpoint.listenPort);
     m_cloudly.call(QString(method::registerClusterRelay), body, m_timing.cloudlyCallTimeoutMs,
                    [this](const CloudlyConnector::CallResult &r) { onAnswer(r); });
+}
+
+void RelayRegistration::noteOutcome(const QString &outcome)
+{
+    m_lastOutcome = outcome;
+    m_lastOutcomeAtMs = m_clock.nowMs();
 }
 
 void RelayRegistration::done()
@@ -98,6 +106,7 @@ void RelayRegistration::onAnswer(const CloudlyConnector::CallResult &r)
         return;
     }
     if (!r.delivered) {
+        noteOutcome(r.refusal.name);
         qCWarning(logRegistration).noquote() << "registerClusterRelay failed in transport:" << r.refusal.text()
                                              << "- registering again on the next renewal or reconnect";
         // A standing refusal keeps its cadence even when one re-offer is lost in transport.
@@ -108,6 +117,7 @@ void RelayRegistration::onAnswer(const CloudlyConnector::CallResult &r)
     const ProtocolOffer own = offerForCloudlySession();
     if (r.answer.hasError()) {
         const Refusal e = r.answer.errorRefusal();
+        noteOutcome(e.name);
         if (e.name == QLatin1String(refusal::protocolOfferRefused)) {
             const QString cloudlyOffer = cloudlyOfferInRefusal(e);
             const QString line = QStringLiteral("Cloudly refused registerClusterRelay's offer %1; Cloudly speaks %2 (offered again every %3 ms)")
@@ -143,6 +153,7 @@ void RelayRegistration::onAnswer(const CloudlyConnector::CallResult &r)
     }
 
     auto response = r.answer.responseObject();
+    noteOutcome(QStringLiteral("answer-not-contract")); // until the acceptance below is judged whole
     if (!response) {
         refuseAnswer(QStringLiteral("Cloudly's answer to registerClusterRelay is not the contract's: %1").arg(response.refusal().reason));
         return done();
@@ -162,6 +173,7 @@ void RelayRegistration::onAnswer(const CloudlyConnector::CallResult &r)
         return done();
     }
     if (judged.verdict == AnsweredOffer::Verdict::NotServable) {
+        noteOutcome(QStringLiteral("offer-not-servable"));
         const QString line = QStringLiteral("Cloudly accepted registerClusterRelay in %1, which this relay (%2) cannot serve (offered again every %3 ms)")
                                  .arg(judged.offer->describe(), own.describe())
                                  .arg(m_timing.refusedOfferRetryIntervalMs);
@@ -176,6 +188,7 @@ void RelayRegistration::onAnswer(const CloudlyConnector::CallResult &r)
                                              << credential->id << "generation" << credential->generation
                                              << "but this relay is bound to" << m_credential->id << "generation"
                                              << m_credential->generation << "-" << QString(refusal::relayCredentialGenerationStale);
+        noteOutcome(QString(refusal::relayCredentialGenerationStale));
         Q_EMIT refusedByName(QString(refusal::relayCredentialGenerationStale));
         park(QStringLiteral("relay parked: this relay is bound to cluster relay credential %1 generation %2, which Cloudly no longer accepts; only a restart holding the bearer of the current generation serves this cluster again")
                  .arg(m_credential->id)
@@ -204,6 +217,7 @@ void RelayRegistration::onAnswer(const CloudlyConnector::CallResult &r)
                                              << m_endpoint.servedOrigin << "- the cluster's nodes would dial an origin this process does not serve";
     m_readiness.clearHop(kHop);
     m_retryTimer->stop();
+    noteOutcome(QStringLiteral("accepted"));
     qCInfo(logRegistration).noquote() << "registerClusterRelay accepted; registration record" << record->id << "generation" << record->generation;
     Q_EMIT accepted();
     done();

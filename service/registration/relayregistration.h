@@ -60,6 +60,13 @@ public:
     std::optional<RecordReference> acceptedRecord() const { return m_record; }
     // When the refused offer is offered again (clock ms), 0 when none is scheduled.
     qint64 retryDueMs() const;
+    // The last registerClusterRelay for the status model (docs/contract.md §18.1 registration): its
+    // registrationSequence (-1 before the first), its outcome ("in-flight" while unanswered,
+    // "accepted", the refusal name Cloudly answered, "answer-not-contract", "offer-not-servable", or
+    // the transport refusal's name) and when (clock ms).
+    qint64 lastSequence() const { return m_lastSequence; }
+    const QString &lastOutcome() const { return m_lastOutcome; }
+    qint64 lastOutcomeAtMs() const { return m_lastOutcomeAtMs; }
 
     // Exact names of the refusals that state Cloudly does not dispatch to this relay
     // (data.clusterRelayUndispatchedRefusals): they end escrow custody (ES-33).
@@ -73,6 +80,7 @@ Q_SIGNALS:
 private:
     void trigger();
     void send();
+    void noteOutcome(const QString &outcome);
     void onAnswer(const CloudlyConnector::CallResult &result);
     void refuseAnswer(const QString &line);
     void park(const QString &line);
@@ -81,6 +89,9 @@ private:
     CloudlyConnector &m_cloudly;
     ReadinessBoard &m_readiness;
     Clock &m_clock;
+    qint64 m_lastSequence = -1;
+    QString m_lastOutcome;
+    qint64 m_lastOutcomeAtMs = 0;
     contract::RelayTiming m_timing;
     std::unique_ptr<ClockTimer> m_retryTimer;
     RelayEndpoint m_endpoint;

@@ -237,6 +237,8 @@ void RegistryExchange::fail(const QByteArray &failureClass)
     complete();
 }
 
+qint64 RegistryExchange::bodyBytesRelayed() const { return m_pump ? m_pump->bytesRelayed() : 0; }
+
 void RegistryExchange::complete()
 {
     if (m_completed)

@@ -64,6 +64,8 @@ public:
     ~RegistryExchange() override;
 
     void start();
+    // Body bytes handed to the node so far (BodyPump::bytesRelayed(); 0 before the head).
+    qint64 bodyBytesRelayed() const;
 
 Q_SIGNALS:
     // The registry's challenges were rewritten: realm paths now served, third-party realm origins.

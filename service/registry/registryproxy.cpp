@@ -162,9 +162,11 @@ void RegistryProxy::handleHttp(const ListenerHttpRequest &request, std::unique_p
     setup.watermarkSource = [this] { return sharedWatermark(); };
     auto *exchange = new RegistryExchange(std::move(setup), std::move(responder), *m_pool, *m_rewriter, m_clock, this);
     ++m_active;
+    ++m_requestsRelayed;
     connect(exchange, &RegistryExchange::challengesSeen, this, &RegistryProxy::noteChallenges);
-    connect(exchange, &RegistryExchange::finished, this, [this] {
+    connect(exchange, &RegistryExchange::finished, this, [this, exchange] {
         --m_active;
+        m_bodyBytesRelayed += exchange->bodyBytesRelayed();
         Q_EMIT exchangeFinished();
     });
     exchange->start();

@@ -100,6 +100,10 @@ public:
     QUrl registryOrigin() const { return m_registryOrigin; }
     QStringList tokenRealmPaths() const { return m_tokenPaths; }
     int activeExchanges() const { return m_active; }
+    // Since start (docs/contract.md §18.1 counters): requests relayed to the registry, and the body
+    // bytes of their answers handed to nodes (counted when an exchange ends).
+    qint64 requestsRelayed() const { return m_requestsRelayed; }
+    qint64 bodyBytesRelayed() const { return m_bodyBytesRelayed; }
     // The node-connection watermark each running exchange reads now, bytes: the in-flight budget
     // divided among activeExchanges(), within [kMinShareBytes, the watermark].
     qint64 sharedWatermark() const;
@@ -131,6 +135,8 @@ private:
     qint64 m_watermark = kDefaultWatermarkBytes;
     qint64 m_budget = kDefaultInFlightBudgetBytes;
     int m_active = 0;
+    qint64 m_requestsRelayed = 0;
+    qint64 m_bodyBytesRelayed = 0;
 };
 
 } // namespace coreflow

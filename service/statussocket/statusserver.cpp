@@ -220,13 +220,37 @@ void StatusServer::onNewConnection()
         // Queued, so a disconnect noticed inside a write never re-enters the caller's loop.
         connect(socket, &QLocalSocket::disconnected, this, [this, guard = QPointer<QLocalSocket>(socket)] {
             if (guard && retireClient(guard, false))
-                qCInfo(lcStatusServer).noquote() << "status client went away;" << m_clients.size() << "remain";
+                qCDebug(lcStatusServer).noquote() << "status client went away;" << m_clients.size() << "remain";
         }, Qt::QueuedConnection);
-        qCInfo(lcStatusServer).noquote() << "status client admitted: uid" << client->uid << "(" + decision.reason + ")";
+        noteAdmission(client->uid, decision.reason);
         Q_EMIT clientAdmitted(client->uid);
         if (socket->bytesAvailable() > 0)
             onReadyRead(socket);
     }
+}
+
+void StatusServer::noteAdmission(quint32 uid, const QString &reason)
+{
+    ++m_admittedTotal;
+    qCDebug(lcStatusServer).noquote() << "status client admitted: uid" << uid << "(" + reason + ")";
+    if (!m_admissionSummary) {
+        m_admissionSummary = m_clock.createTimer(this);
+        connect(m_admissionSummary.get(), &ClockTimer::timeout, this, [this] {
+            if (m_admissionsNotLogged == 0)
+                return; // a quiet minute: the next admission is logged by itself again
+            qCInfo(lcStatusServer).noquote() << "status clients:" << m_admissionsNotLogged << "more admitted in the last"
+                                             << admissionSummaryIntervalMs << "ms;" << m_clients.size() << "connected";
+            m_admissionsNotLogged = 0;
+            m_admissionSummary->start(admissionSummaryIntervalMs);
+        });
+    }
+    if (m_admissionSummary->isActive()) {
+        ++m_admissionsNotLogged;
+        return;
+    }
+    qCInfo(lcStatusServer).noquote() << "status client admitted: uid" << uid << "(" + reason + ");"
+                                     << "further admissions are summed up every" << admissionSummaryIntervalMs << "ms";
+    m_admissionSummary->start(admissionSummaryIntervalMs);
 }
 
 void StatusServer::onReadyRead(QLocalSocket *socket)

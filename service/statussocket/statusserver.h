@@ -116,6 +116,13 @@ public:
 
     // Admitted, still-connected clients (refused peers being closed are not counted).
     int clientCount() const;
+    // Clients admitted since start (docs/contract.md §18.1 counters.statusClients).
+    qint64 clientsAdmitted() const { return m_admittedTotal; }
+    // Admission log lines (§18): each admission is a debug line; at info level the first admission
+    // after a quiet minute is one line naming its uid, and the admissions that follow within each
+    // admissionSummaryIntervalMs are summed up in one line at its end ("status clients: N more
+    // admitted in the last 60000 ms; K connected"). A client going away is a debug line.
+    static constexpr qint64 admissionSummaryIntervalMs = 60000;
     // Clients disconnected for being too slow since start (for tests and counters).
     qint64 slowConsumerDisconnects() const { return m_slowDrops; }
     // Sockets closed (refused or retired) but not yet deleted (for tests: none may leak).
@@ -129,6 +136,7 @@ Q_SIGNALS:
 private:
     struct Client;
     void onNewConnection();
+    void noteAdmission(quint32 uid, const QString &reason);
     void onReadyRead(QLocalSocket *socket);
     void processInput(const std::shared_ptr<Client> &client);
     void handleLine(Client &client, const QByteArray &line);
@@ -152,6 +160,9 @@ private:
     QByteArray m_cachedSnapshot;
     bool m_snapshotDirty = true;
     qint64 m_slowDrops = 0;
+    qint64 m_admittedTotal = 0;
+    qint64 m_admissionsNotLogged = 0;
+    std::unique_ptr<ClockTimer> m_admissionSummary;
     int m_closing = 0;
 };
 

@@ -8,6 +8,8 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <cerrno>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -137,8 +139,10 @@ qsizetype TlsConnection::read(char *data, qsizetype max)
         return m_state == State::Closed ? -1 : 0;
     if (m_plaintext) {
         const ssize_t n = ::recv(m_fd, data, size_t(max), 0);
-        if (n > 0)
+        if (n > 0) {
+            m_bytesRead += n;
             return qsizetype(n);
+        }
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
             return 0;
         finish(); // orderly close (0) or a transport error
@@ -146,8 +150,10 @@ qsizetype TlsConnection::read(char *data, qsizetype max)
     }
     ERR_clear_error();
     const int rc = SSL_read(m_ssl, data, int(qMin<qsizetype>(max, 1 << 30)));
-    if (rc > 0)
+    if (rc > 0) {
+        m_bytesRead += rc;
         return rc;
+    }
     switch (SSL_get_error(m_ssl, rc)) {
     case SSL_ERROR_WANT_READ:
         return 0;
@@ -159,6 +165,28 @@ qsizetype TlsConnection::read(char *data, qsizetype max)
         finish();
         return -1;
     }
+}
+
+QString TlsConnection::peerAddress() const
+{
+    if (m_fd < 0)
+        return QString();
+    sockaddr_storage address{};
+    socklen_t length = sizeof(address);
+    if (::getpeername(m_fd, reinterpret_cast<sockaddr *>(&address), &length) != 0)
+        return QString();
+    char host[INET6_ADDRSTRLEN] = {};
+    if (address.ss_family == AF_INET) {
+        const auto *v4 = reinterpret_cast<const sockaddr_in *>(&address);
+        ::inet_ntop(AF_INET, &v4->sin_addr, host, sizeof(host));
+        return QStringLiteral("%1:%2").arg(QLatin1StringView(host)).arg(ntohs(v4->sin_port));
+    }
+    if (address.ss_family == AF_INET6) {
+        const auto *v6 = reinterpret_cast<const sockaddr_in6 *>(&address);
+        ::inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof(host));
+        return QStringLiteral("[%1]:%2").arg(QLatin1StringView(host)).arg(ntohs(v6->sin6_port));
+    }
+    return QString();
 }
 
 bool TlsConnection::hasBufferedInput() const { return m_ssl && m_state == State::Open && SSL_has_pending(m_ssl); }
@@ -196,14 +224,18 @@ qsizetype TlsConnection::writeSome(const char *data, qsizetype size)
 {
     if (m_plaintext) {
         const ssize_t n = ::send(m_fd, data, size_t(size), MSG_NOSIGNAL);
-        if (n >= 0)
+        if (n >= 0) {
+            m_bytesWritten += n;
             return qsizetype(n);
+        }
         return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
     }
     ERR_clear_error();
     const int rc = SSL_write(m_ssl, data, int(qMin<qsizetype>(size, 1 << 30)));
-    if (rc > 0)
+    if (rc > 0) {
+        m_bytesWritten += rc;
         return rc;
+    }
     const int error = SSL_get_error(m_ssl, rc);
     return error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ ? 0 : -1;
 }

@@ -26,6 +26,7 @@
 #include <QBasicTimer>
 #include <QByteArray>
 #include <QObject>
+#include <QString>
 
 class QSocketNotifier;
 typedef struct ssl_st SSL;
@@ -80,6 +81,11 @@ public:
     void shutdown();
     void abort();
     int descriptor() const { return m_fd; }
+    // Application bytes read (decrypted) and handed to TLS (before encryption) since construction.
+    qint64 bytesRead() const { return m_bytesRead; }
+    qint64 bytesWritten() const { return m_bytesWritten; }
+    // The TCP peer as "ip:port" ("[ip6]:port"); "" once closed or when the kernel cannot say.
+    QString peerAddress() const;
 
 protected:
     void timerEvent(QTimerEvent *event) override;
@@ -111,7 +117,9 @@ private:
     bool m_shutdownRequested = false;
     bool m_plaintext = false;
     QByteArray m_handshakeFailure;
-    QBasicTimer m_deferredFlush; // runs while writeDeferred() bytes wait for the end of the turn
+    QBasicTimer m_deferredFlush;
+    qint64 m_bytesRead = 0;
+    qint64 m_bytesWritten = 0; // runs while writeDeferred() bytes wait for the end of the turn
 };
 
 } // namespace coreflow

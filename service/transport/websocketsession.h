@@ -86,6 +86,10 @@ public:
     void close(quint16 code, QByteArrayView reason);
     void abort();
     qsizetype pendingBytes() const { return m_tls ? m_tls->pendingBytes() : 0; }
+    // The transport's application bytes both ways and its TCP peer (TlsConnection); 0 / "" without one.
+    qint64 bytesRead() const { return m_tls ? m_tls->bytesRead() : 0; }
+    qint64 bytesWritten() const { return m_tls ? m_tls->bytesWritten() : 0; }
+    QString peerAddress() const { return m_tls ? m_tls->peerAddress() : QString(); }
 
     // Admission in two stages (docs/contract.md §3.4): a session starts under the bound and the receive
     // pool it was built with (the listener's unregistered ones) and moves once, at promote(), to the

@@ -36,7 +36,12 @@ QJsonObject RelayStatus::toJson() const
                                      {QStringLiteral("lastForwardAtMs"), double(n.lastForwardAtMs)},
                                      {QStringLiteral("forwardsInFlight"), n.forwardsInFlight},
                                      {QStringLiteral("lastFrameAtMs"), double(n.lastFrameAtMs)},
-                                     {QStringLiteral("keepalive"), n.keepalive}});
+                                     {QStringLiteral("keepalive"), n.keepalive},
+                                     {QStringLiteral("remoteAddress"), n.remoteAddress},
+                                     {QStringLiteral("offeredRelease"), n.offeredRelease},
+                                     {QStringLiteral("connectedAtMs"), double(n.connectedAtMs)},
+                                     {QStringLiteral("bytesReceived"), double(n.bytesReceived)},
+                                     {QStringLiteral("bytesSent"), double(n.bytesSent)}});
     QJsonArray escrowJson;
     for (const auto &e : escrow)
         escrowJson.append(QJsonObject{{QStringLiteral("nodeId"), e.nodeId},
@@ -46,7 +51,8 @@ QJsonObject RelayStatus::toJson() const
                                       {QStringLiteral("currentWindowStartMs"), double(e.currentWindowStartMs)},
                                       {QStringLiteral("currentWindowEndMs"), double(e.currentWindowEndMs)},
                                       {QStringLiteral("nextWindowStartMs"), double(e.nextWindowStartMs)},
-                                      {QStringLiteral("lastOfferResult"), e.lastOfferResult}});
+                                      {QStringLiteral("lastOfferResult"), e.lastOfferResult},
+                                      {QStringLiteral("authorityUntilMs"), double(e.authorityUntilMs)}});
     QJsonArray bindingsJson;
     for (const auto &b : bindings)
         bindingsJson.append(QJsonObject{{QStringLiteral("name"), b.name},
@@ -60,6 +66,9 @@ QJsonObject RelayStatus::toJson() const
                                               {QStringLiteral("endpointPublished"), n.endpointPublished},
                                               {QStringLiteral("lastCallOutcome"), n.lastCallOutcome},
                                               {QStringLiteral("lastCallAtMs"), double(n.lastCallAtMs)}});
+    QJsonObject offerCounts;
+    for (auto it = counters.escrowOffersByOutcome.constBegin(); it != counters.escrowOffersByOutcome.constEnd(); ++it)
+        offerCounts.insert(it.key(), double(it.value()));
     QJsonObject refusalCounts;
     for (auto it = counters.refusalsByName.constBegin(); it != counters.refusalsByName.constEnd(); ++it)
         refusalCounts.insert(it.key(), double(it.value()));
@@ -83,13 +92,22 @@ QJsonObject RelayStatus::toJson() const
                      {QStringLiteral("credentialGeneration"), double(cloudly.credentialGeneration)},
                      {QStringLiteral("url"), cloudly.url},
                      {QStringLiteral("lastFrameAtMs"), double(cloudly.lastFrameAtMs)},
-                     {QStringLiteral("keepalive"), cloudly.keepalive}}},
+                     {QStringLiteral("keepalive"), cloudly.keepalive},
+                     {QStringLiteral("connectedSinceMs"), double(cloudly.connectedSinceMs)},
+                     {QStringLiteral("lastErrorClass"), cloudly.lastErrorClass},
+                     {QStringLiteral("nextRetryAtMs"), double(cloudly.nextRetryAtMs)}}},
+        {QStringLiteral("registration"),
+         QJsonObject{{QStringLiteral("lastSequence"), double(registration.lastSequence)},
+                     {QStringLiteral("lastOutcome"), registration.lastOutcome},
+                     {QStringLiteral("lastAtMs"), double(registration.lastAtMs)}}},
         {QStringLiteral("listener"),
          QJsonObject{{QStringLiteral("listening"), listener.listening},
                      {QStringLiteral("address"), listener.address},
                      {QStringLiteral("port"), listener.port},
                      {QStringLiteral("origin"), listener.origin},
-                     {QStringLiteral("note"), listener.note}}},
+                     {QStringLiteral("note"), listener.note},
+                     {QStringLiteral("certificateSubject"), listener.certificateSubject},
+                     {QStringLiteral("certificateNotAfterMs"), double(listener.certificateNotAfterMs)}}},
         {QStringLiteral("nodes"), nodesJson},
         {QStringLiteral("escrow"), escrowJson},
         {QStringLiteral("ingress"),
@@ -115,7 +133,12 @@ QJsonObject RelayStatus::toJson() const
          QJsonObject{{QStringLiteral("forwards"), double(counters.forwards)},
                      {QStringLiteral("pushes"), double(counters.pushes)},
                      {QStringLiteral("reconnects"), double(counters.reconnects)},
-                     {QStringLiteral("refusalsByName"), refusalCounts}}},
+                     {QStringLiteral("refusalsByName"), refusalCounts},
+                     {QStringLiteral("reregistrationWaves"), double(counters.reregistrationWaves)},
+                     {QStringLiteral("escrowOffersByOutcome"), offerCounts},
+                     {QStringLiteral("registryRequests"), double(counters.registryRequests)},
+                     {QStringLiteral("registryBodyBytes"), double(counters.registryBodyBytes)},
+                     {QStringLiteral("statusClients"), double(counters.statusClients)}}},
     };
 }
 
@@ -139,20 +162,27 @@ RelayStatus RelayStatus::fromJson(const QJsonObject &o)
     s.cloudly = CloudlySessionStatus{bln(c, "connected"), bln(c, "dispatchable"), i64(c, "carrierCount"),
                                      i64(c, "identityRenewalDueMs"), str(c, "credentialId"),
                                      i64(c, "credentialGeneration"), str(c, "url"), i64(c, "lastFrameAtMs"),
-                                     str(c, "keepalive")};
+                                     str(c, "keepalive"), i64(c, "connectedSinceMs"), str(c, "lastErrorClass"),
+                                     i64(c, "nextRetryAtMs")};
+    const QJsonObject reg = obj(o, "registration");
+    s.registration = RegistrationStatus{reg.contains(QStringLiteral("lastSequence")) ? i64(reg, "lastSequence") : -1,
+                                        str(reg, "lastOutcome"), i64(reg, "lastAtMs")};
     const QJsonObject l = obj(o, "listener");
-    s.listener = ListenerStatus{bln(l, "listening"), str(l, "address"), int(i64(l, "port")), str(l, "origin"), str(l, "note")};
+    s.listener = ListenerStatus{bln(l, "listening"), str(l, "address"), int(i64(l, "port")), str(l, "origin"), str(l, "note"),
+                                str(l, "certificateSubject"), i64(l, "certificateNotAfterMs")};
     for (const auto &v : arr(o, "nodes")) {
         const QJsonObject n = v.toObject();
         s.nodes.append(CarriedNode{str(n, "nodeId"), i64(n, "sinceMs"), i64(n, "carrierCount"), str(n, "lastMethod"),
                                    i64(n, "lastForwardAtMs"), int(i64(n, "forwardsInFlight")), i64(n, "lastFrameAtMs"),
-                                   str(n, "keepalive")});
+                                   str(n, "keepalive"), str(n, "remoteAddress"), str(n, "offeredRelease"),
+                                   i64(n, "connectedAtMs"), i64(n, "bytesReceived"), i64(n, "bytesSent")});
     }
     for (const auto &v : arr(o, "escrow")) {
         const QJsonObject e = v.toObject();
         s.escrow.append(EscrowRun{str(e, "nodeId"), str(e, "projectionId"), i64(e, "projectionGeneration"),
                                   int(i64(e, "renewalCount")), i64(e, "currentWindowStartMs"),
-                                  i64(e, "currentWindowEndMs"), i64(e, "nextWindowStartMs"), str(e, "lastOfferResult")});
+                                  i64(e, "currentWindowEndMs"), i64(e, "nextWindowStartMs"), str(e, "lastOfferResult"),
+                                  i64(e, "authorityUntilMs")});
     }
     const QJsonObject in = obj(o, "ingress");
     s.ingress = IngressStatus{bln(in, "bound"), readOptInt(in.value(QStringLiteral("routeTableRevision"))),
@@ -184,6 +214,13 @@ RelayStatus RelayStatus::fromJson(const QJsonObject &o)
     const QJsonObject rbn = obj(cnt, "refusalsByName");
     for (auto it = rbn.constBegin(); it != rbn.constEnd(); ++it)
         s.counters.refusalsByName.insert(it.key(), qint64(it.value().toDouble()));
+    s.counters.reregistrationWaves = i64(cnt, "reregistrationWaves");
+    const QJsonObject offers = obj(cnt, "escrowOffersByOutcome");
+    for (auto it = offers.constBegin(); it != offers.constEnd(); ++it)
+        s.counters.escrowOffersByOutcome.insert(it.key(), qint64(it.value().toDouble()));
+    s.counters.registryRequests = i64(cnt, "registryRequests");
+    s.counters.registryBodyBytes = i64(cnt, "registryBodyBytes");
+    s.counters.statusClients = i64(cnt, "statusClients");
     return s;
 }
 

@@ -33,6 +33,9 @@ struct CloudlySessionStatus {
     QString url;                  // CLOUDLY_URL (origin and path, no credential)
     qint64 lastFrameAtMs = 0;     // Unix ms of the last byte received from Cloudly, 0 none (§3.3)
     QString keepalive;            // "live" | "awaiting-pong" | "silent" | "no-session" | "off" (§3.3)
+    qint64 connectedSinceMs = 0;  // Unix ms the current socket became dispatchable, 0 while none is
+    QString lastErrorClass;       // why the last socket ended or failed to open; "" none (§18.1)
+    qint64 nextRetryAtMs = 0;     // Unix ms of the next reconnect attempt, 0 none scheduled
     bool operator==(const CloudlySessionStatus &) const = default;
 };
 
@@ -42,6 +45,8 @@ struct ListenerStatus {
     int port = 0;
     QString origin;
     QString note;                 // e.g. "no relay block: nodes target Cloudly directly"
+    QString certificateSubject;   // the listener certificate's subject CN (the relay domain); "" none
+    qint64 certificateNotAfterMs = 0; // its notAfter, Unix ms; 0 while no certificate is held
     bool operator==(const ListenerStatus &) const = default;
 };
 
@@ -54,6 +59,11 @@ struct CarriedNode {
     int forwardsInFlight = 0;
     qint64 lastFrameAtMs = 0;     // Unix ms of the last byte received from the node, 0 none (§3.3)
     QString keepalive;            // "live" | "awaiting-pong" | "off" (§3.3)
+    QString remoteAddress;        // the node's TCP peer, "ip:port" ("[ip6]:port"); "" unknown
+    QString offeredRelease;       // the release of the offer it registered with (§2.2); "" none
+    qint64 connectedAtMs = 0;     // Unix ms the relay accepted its connection
+    qint64 bytesReceived = 0;     // bytes read from the node on this connection (after TLS)
+    qint64 bytesSent = 0;         // bytes written to the node on this connection (before TLS)
     bool operator==(const CarriedNode &) const = default;
 };
 
@@ -66,6 +76,7 @@ struct EscrowRun {
     qint64 currentWindowEndMs = 0;
     qint64 nextWindowStartMs = 0;
     QString lastOfferResult;
+    qint64 authorityUntilMs = 0;     // end of the last renewal window held ("DNS authority until"); 0 none
     bool operator==(const EscrowRun &) const = default;
 };
 
@@ -75,6 +86,13 @@ struct IngressStatus {
     int routeCount = 0;
     int hostnameCount = 0;
     bool operator==(const IngressStatus &) const = default;
+};
+
+struct RegistrationStatus {
+    qint64 lastSequence = -1;     // registrationSequence of the last registerClusterRelay sent; -1 none
+    QString lastOutcome;          // "accepted" | the refusal name | "in-flight"; "" none yet (§6.6)
+    qint64 lastAtMs = 0;          // Unix ms of that outcome (of the send while in flight), 0 none
+    bool operator==(const RegistrationStatus &) const = default;
 };
 
 struct PlatformBinding {
@@ -115,6 +133,11 @@ struct Counters {
     qint64 pushes = 0;
     qint64 reconnects = 0;
     QMap<QString, qint64> refusalsByName;
+    qint64 reregistrationWaves = 0;           // §8.4 waves started (at least one node asked)
+    QMap<QString, qint64> escrowOffersByOutcome; // §9.4 offers answered: "delivered" | "failed"
+    qint64 registryRequests = 0;              // §17 image pull requests relayed to the registry
+    qint64 registryBodyBytes = 0;             // body bytes of those answers handed to nodes
+    qint64 statusClients = 0;                 // status socket clients admitted since start (§18)
     bool operator==(const Counters &) const = default;
 };
 
@@ -129,6 +152,7 @@ struct RelayStatus {
     bool parked = false;
     QString parkedLine;
     CloudlySessionStatus cloudly;
+    RegistrationStatus registration;
     ListenerStatus listener;
     QList<CarriedNode> nodes;
     QList<EscrowRun> escrow;

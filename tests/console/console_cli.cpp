@@ -134,6 +134,39 @@ private Q_SLOTS:
         QCOMPARE(r.out, goldenFile(QStringLiteral("ready.json")));
     }
 
+    // docs/contract.md §18.2: a plain coreflow-console without a display falls back to the terminal view
+    // (--text when stdout is not a terminal) with one hint line, instead of Qt's abort (exit 134).
+    void noDisplayFallsBackToTheTerminalView_CK04()
+    {
+        SystemClock clock;
+        const status::RelayStatus s = readyStatus();
+        StatusServer server({nextPath(), {}}, [&] { return s; }, clock);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        struct Case {
+            QProcessEnvironment env;
+            QByteArray reason;
+        };
+        QProcessEnvironment empty; // nothing at all: no DISPLAY, no WAYLAND_DISPLAY, no QT_QPA_PLATFORM
+        QProcessEnvironment deadDisplay;
+        deadDisplay.insert(QStringLiteral("DISPLAY"), QStringLiteral(":97")); // no X server: xcb cannot start
+        deadDisplay.insert(QStringLiteral("XDG_RUNTIME_DIR"), m_dir.path());
+        for (const Case &c : {Case{empty, "no display"}, Case{deadDisplay, "the Qt platform plugin could not start"}}) {
+            QProcess proc;
+            proc.setProcessEnvironment(c.env);
+            QSignalSpy finished(&proc, &QProcess::finished);
+            proc.start(QStringLiteral(COREFLOW_CONSOLE_BINARY), {QStringLiteral("--socket"), server.socketPath()});
+            QVERIFY(finished.wait(20000));
+            QCOMPARE(proc.exitStatus(), QProcess::NormalExit);
+            QCOMPARE(proc.exitCode(), exitcode::ok);
+            const QByteArray out = proc.readAllStandardOutput();
+            const QByteArray err = proc.readAllStandardError();
+            QVERIFY2(err.count('\n') == 1 && err.contains(c.reason) && err.contains("terminal view (--text)"), err.constData());
+            QVERIFY(out.contains("READINESS"));
+            QVERIFY(out.contains("NODES (3)"));
+        }
+    }
+
     void accessRefusedByTheRelay()
     {
         FakeServer fake(nextPath(),
@@ -205,6 +238,8 @@ private Q_SLOTS:
         connect(&proc, &QProcess::readyReadStandardOutput, this, [&] { out += proc.readAllStandardOutput(); });
         proc.start(QStringLiteral(COREFLOW_CONSOLE_BINARY), {QStringLiteral("--watch"), QStringLiteral("--socket"), path});
         QTRY_VERIFY_WITH_TIMEOUT(out.contains("connected (live)") && out.contains("NODES (3)"), 10000);
+        QVERIFY(!out.contains("\x1b[")); // stdout is a pipe, not a terminal: no clear-screen codes
+        QVERIFY(out.contains("OVERVIEW"));
 
         server->publishEvent(QStringLiteral("carrier"), QStringLiteral("node node-d connected"));
         QTRY_VERIFY_WITH_TIMEOUT(out.contains("node node-d connected"), 10000);

@@ -79,17 +79,26 @@ private Q_SLOTS:
         QStringList tabs;
         for (int i = 0; i < window.tabs()->count(); ++i)
             tabs << window.tabs()->tabText(i);
-        QCOMPARE(tabs, (QStringList{"Relay", "Nodes (3)", "Escrow (2)", "Ingress", "Bindings (1)", "VPN", "Events"}));
+        QCOMPARE(tabs, (QStringList{"Overview", "Relay", "Nodes (3)", "Escrow (2)", "Ingress", "Bindings (1)", "VPN", "Events"}));
 
         TablePane *nodes = window.pane(QStringLiteral("nodes"));
         QCOMPARE(nodes->proxy()->rowCount(), 3);
         QCOMPARE(cell(nodes, 0, 0), QStringLiteral("node-a")); // sorted by node id
-        QCOMPARE(cell(nodes, 0, 3), QStringLiteral("getServiceConfig"));
-        QCOMPARE(cell(nodes, 1, 4), QStringLiteral("2023-11-14T23:11:40Z"));
+        QCOMPARE(cell(nodes, 0, 1), QStringLiteral("10.0.0.11:51234"));
+        QCOMPARE(cell(nodes, 0, 2), QStringLiteral("33.1.0"));
+        QCOMPARE(cell(nodes, 0, 7), QStringLiteral("9120"));
+        QCOMPARE(cell(nodes, 0, 8), QStringLiteral("88004"));
+        QCOMPARE(cell(nodes, 0, 10), QStringLiteral("getServiceConfig"));
+        QCOMPARE(cell(nodes, 1, 11), QStringLiteral("2023-11-14T23:11:40Z"));
+        QVERIFY(!nodes->proxy()->index(1, 0).data(Qt::BackgroundRole).isValid()); // awaiting-pong is no problem
         TablePane *escrow = window.pane(QStringLiteral("escrow"));
         QCOMPARE(cell(escrow, 0, 1), QStringLiteral("proj-a1"));
         QCOMPARE(cell(escrow, 0, 4), QStringLiteral("2023-11-14T23:03:20Z..2023-11-14T23:18:20Z"));
-        QCOMPARE(cell(escrow, 0, 6), QStringLiteral("accepted"));
+        QCOMPARE(cell(escrow, 0, 6), QStringLiteral("2023-11-14T23:28:20Z")); // DNS authority until
+        QCOMPARE(cell(escrow, 0, 7), QStringLiteral("admitted"));
+        TablePane *overview = window.pane(QStringLiteral("overview"));
+        QCOMPARE(cell(overview, 0, 0), QStringLiteral("Health"));
+        QCOMPARE(cell(overview, 0, 1), QStringLiteral("HEALTHY"));
         TablePane *ingress = window.pane(QStringLiteral("ingress"));
         QCOMPARE(cell(ingress, 1, 0), QStringLiteral("Route table revision"));
         QCOMPARE(cell(ingress, 1, 1), QStringLiteral("17"));
@@ -118,6 +127,13 @@ private Q_SLOTS:
         // A peer's refused offer is a counter, not a readiness line (docs/contract.md §2.2, D-62).
         QVERIFY(window.pane(QStringLiteral("relay"))->model()->allText().contains(QStringLiteral("Refusals: protocol-offer-refused")));
         QCOMPARE(bannerColour(window), QColor(0xb0, 0x2a, 0x37));
+        // The overview says what to do; its problem rows are coloured and counted in the tab title.
+        TablePane *overview = window.pane(QStringLiteral("overview"));
+        QCOMPARE(cell(overview, 0, 1), QStringLiteral("NOT READY"));
+        QVERIFY(cell(overview, 1, 1).startsWith("Cloudly speaks cloudlyClient@34.0.0 and this relay cloudlyClient@33.1.0"));
+        QCOMPARE(overview->proxy()->index(2, 0).data().toString(), QStringLiteral("Cloudly"));
+        QCOMPARE(overview->proxy()->index(2, 0).data(Qt::BackgroundRole).value<QColor>(), RowTableModel::problemBackground());
+        QCOMPARE(window.tabs()->tabText(0), QStringLiteral("Overview (1 problem)"));
         QCOMPARE(cell(window.pane(QStringLiteral("ingress")), 0, 1), QStringLiteral("no"));
         QCOMPARE(cell(window.pane(QStringLiteral("vpn")), 2, 1), QStringLiteral("-"));
     }
@@ -145,11 +161,11 @@ private Q_SLOTS:
         window.setConnectionState(StatusClient::State::Connected, QString());
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
-        window.tabs()->setCurrentIndex(1);
+        window.tabs()->setCurrentIndex(2);
         QVERIFY(!savePngs(window, QStringLiteral("nodes50")).isEmpty());
 
         TablePane *nodes = window.pane(QStringLiteral("nodes"));
-        QCOMPARE(window.tabs()->tabText(1), QStringLiteral("Nodes (50)"));
+        QCOMPARE(window.tabs()->tabText(2), QStringLiteral("Nodes (50)"));
         QCOMPARE(nodes->model()->rowCount(), 50);
         QCOMPARE(nodes->proxy()->rowCount(), 50);
         QCOMPARE(cell(nodes, 0, 0), QStringLiteral("node-00"));
@@ -157,10 +173,10 @@ private Q_SLOTS:
         auto *count = window.findChild<QLabel *>(QStringLiteral("nodesCount"));
         QCOMPARE(count->text(), QStringLiteral("50 of 50"));
 
-        // Numeric sort on Carriers, descending: (i*7)%11 peaks at 10 for i = 3, 14, 25, 36, 47.
-        nodes->view()->sortByColumn(2, Qt::DescendingOrder);
-        QCOMPARE(cell(nodes, 0, 2), QStringLiteral("10"));
-        QCOMPARE(cell(nodes, 49, 2), QStringLiteral("0"));
+        // Numeric sort on Carrier, descending: (i*7)%11 peaks at 10 for i = 3, 14, 25, 36, 47.
+        nodes->view()->sortByColumn(9, Qt::DescendingOrder);
+        QCOMPARE(cell(nodes, 0, 9), QStringLiteral("10"));
+        QCOMPARE(cell(nodes, 49, 9), QStringLiteral("0"));
 
         // Filter through the line edit, as an operator types it.
         auto *filter = window.findChild<QLineEdit *>(QStringLiteral("nodesFilter"));
@@ -216,7 +232,8 @@ private Q_SLOTS:
         QTRY_COMPARE(window.pane(QStringLiteral("events"))->proxy()->rowCount(), 1); // replayed
         QCOMPARE(window.bannerText(), QStringLiteral("READY"));
 
-        s.nodes.append({QStringLiteral("node-d"), t0, 1, QString(), 0, 0, t0, QStringLiteral("live")});
+        s.nodes.append({QStringLiteral("node-d"), t0, 1, QString(), 0, 0, t0, QStringLiteral("live"), QStringLiteral("10.0.0.14:40114"),
+                        QStringLiteral("33.1.0"), t0, 0, 0});
         s.ready = false;
         s.refusals = {{QStringLiteral("cloudly"), std::nullopt, std::nullopt, QStringLiteral("cloudly-session-unavailable")}};
         server.statusChanged();

@@ -20,6 +20,7 @@
 #include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QSize>
 #include <QTest>
 
 using namespace coreflow;
@@ -70,7 +71,7 @@ QStringList sectionOf(const QString &text, const QString &heading)
     QStringList out;
     bool inside = false;
     for (const QString &line : text.split(QLatin1Char('\n'))) {
-        if (!line.isEmpty() && !line.startsWith(QLatin1Char(' '))) {
+        if (!line.isEmpty() && !line.startsWith(QLatin1Char(' ')) && !line.startsWith(QLatin1Char('!'))) {
             inside = line == heading;
             continue;
         }
@@ -118,8 +119,11 @@ private Q_SLOTS:
         const status::RelayStatus s = fixtureByName(fixture);
         const QByteArray text = TerminalView::renderText(s).toUtf8();
         const QByteArray json = TerminalView::renderJson(s);
-        QCOMPARE(text, golden(fixture + QStringLiteral(".txt"), text));
-        QCOMPARE(json, golden(fixture + QStringLiteral(".json"), json));
+        // Both goldens are read (or, under COREFLOW_UPDATE_GOLDEN, rewritten) before either comparison fails.
+        const QByteArray goldenText = golden(fixture + QStringLiteral(".txt"), text);
+        const QByteArray goldenJson = golden(fixture + QStringLiteral(".json"), json);
+        QCOMPARE(text, goldenText);
+        QCOMPARE(json, goldenJson);
         // The JSON is the status object and reads back to the same status.
         QCOMPARE(status::RelayStatus::fromJson(QJsonDocument::fromJson(json).object()), s);
     }
@@ -179,15 +183,32 @@ private Q_SLOTS:
         QCOMPARE(listener.value("address"), s.listener.address + ":" + QString::number(s.listener.port));
         QCOMPARE(listener.value("origin"), s.listener.origin);
         QCOMPARE(listener.value("note"), QStringLiteral("-"));
+        QCOMPARE(listener.value("certificate"), s.listener.certificateSubject);
+        QCOMPARE(listener.value("not after"), iso(s.listener.certificateNotAfterMs));
+        QVERIFY(!listener.contains("warning")); // 60 days left
+        QCOMPARE(cloudly.value("connected since"), iso(s.cloudly.connectedSinceMs));
+        QCOMPARE(cloudly.value("last error"), s.cloudly.lastErrorClass);
+        QCOMPARE(cloudly.value("next retry"), QStringLiteral("-"));
+        const auto registration = fieldsOf(text, "REGISTRATION");
+        QCOMPARE(registration.value("last sequence"), QString::number(s.registration.lastSequence));
+        QCOMPARE(registration.value("last outcome"), s.registration.lastOutcome);
+        QCOMPARE(registration.value("when"), iso(s.registration.lastAtMs));
+        const auto overview = fieldsOf(text, "OVERVIEW");
+        QCOMPARE(overview.value("health"), QStringLiteral("HEALTHY"));
+        QCOMPARE(overview.value("next action"), QStringLiteral("nothing to do"));
+        QCOMPARE(overview.value("nodes"), QString::number(s.nodes.size()) + " carried");
+        QCOMPARE(overview.value("escrow"), QString::number(s.escrow.size()) + " runs held");
 
         const auto nodes = rowsOf(text, "NODES (" + QString::number(s.nodes.size()) + ")");
         QCOMPARE(nodes.size(), s.nodes.size() + 1);
-        QCOMPARE(nodes.first(), (QStringList{"NODE", "SINCE", "CARRIERS", "LAST METHOD", "LAST FORWARD", "IN FLIGHT", "LAST FRAME", "KEEPALIVE"}));
+        QCOMPARE(nodes.first(), (QStringList{"NODE", "ADDRESS", "RELEASE", "CONNECTED", "REGISTERED", "LAST SEEN", "IN FLIGHT", "BYTES IN",
+                                             "BYTES OUT", "CARRIER", "LAST METHOD", "LAST FORWARD", "KEEPALIVE"}));
         for (const status::CarriedNode &n : s.nodes) {
-            const QStringList expected{n.nodeId, iso(n.sinceMs), QString::number(n.carrierCount),
+            const QStringList expected{n.nodeId, n.remoteAddress, n.offeredRelease, iso(n.connectedAtMs), iso(n.sinceMs),
+                                       n.lastFrameAtMs ? iso(n.lastFrameAtMs) : "-", QString::number(n.forwardsInFlight),
+                                       QString::number(n.bytesReceived), QString::number(n.bytesSent), QString::number(n.carrierCount),
                                        n.lastMethod.isEmpty() ? "-" : n.lastMethod,
-                                       n.lastForwardAtMs ? iso(n.lastForwardAtMs) : "-", QString::number(n.forwardsInFlight),
-                                       n.lastFrameAtMs ? iso(n.lastFrameAtMs) : "-", n.keepalive.isEmpty() ? "-" : n.keepalive};
+                                       n.lastForwardAtMs ? iso(n.lastForwardAtMs) : "-", n.keepalive.isEmpty() ? "-" : n.keepalive};
             QVERIFY2(nodes.contains(expected), qPrintable(expected.join(" | ")));
         }
         const auto escrow = rowsOf(text, "ESCROW (" + QString::number(s.escrow.size()) + ")");
@@ -196,7 +217,8 @@ private Q_SLOTS:
             const QStringList expected{e.nodeId, e.projectionId, QString::number(e.projectionGeneration),
                                        QString::number(e.renewalCount),
                                        e.currentWindowStartMs ? iso(e.currentWindowStartMs) + ".." + iso(e.currentWindowEndMs) : "-",
-                                       iso(e.nextWindowStartMs), e.lastOfferResult.isEmpty() ? "-" : e.lastOfferResult};
+                                       iso(e.nextWindowStartMs), iso(e.authorityUntilMs),
+                                       e.lastOfferResult.isEmpty() ? "-" : e.lastOfferResult};
             QVERIFY2(escrow.contains(expected), qPrintable(expected.join(" | ")));
         }
         const auto ingress = fieldsOf(text, "INGRESS");
@@ -251,16 +273,51 @@ private Q_SLOTS:
         QVERIFY(TerminalView::renderText(other).contains(QStringLiteral("refusal             palletRuntime: something else")));
     }
 
+    // --watch on a small terminal: the compact layout fits its height and width, keeps the overview at
+    // the top and says how many nodes it left out; without a terminal the full view is shown.
+    void watchFitsASmallTerminal()
+    {
+        const status::RelayStatus s = fiftyNodesStatus();
+        QList<StatusEvent> events;
+        for (int i = 0; i < 20; ++i)
+            events.append({t0 + i * 1000, QStringLiteral("node"), QStringLiteral("node node-%1 joined").arg(i)});
+        const QString compact = TerminalView::renderWatch(QStringLiteral("/run/coreflow/status.sock"), QStringLiteral("connected (live)"),
+                                                          s, events, 10, QSize(100, 24));
+        const QStringList lines = compact.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QVERIFY2(compact.count(QLatin1Char('\n')) <= 24, qPrintable(compact));
+        for (const QString &line : lines)
+            QVERIFY2(line.size() <= 100, qPrintable(line));
+        QVERIFY(lines.value(0).startsWith(QStringLiteral("coreflow-console --watch")));
+        QCOMPARE(lines.value(1), QStringLiteral("OVERVIEW"));
+        QVERIFY(compact.contains(QStringLiteral("health              HEALTHY")));
+        QVERIFY(compact.contains(QStringLiteral("NODES (50)")));
+        QRegularExpression more(QStringLiteral("\u2026 (\\d+) more: coreflow-console --text shows all"));
+        const auto match = more.match(compact);
+        QVERIFY2(match.hasMatch(), qPrintable(compact));
+        QVERIFY(compact.contains(QStringLiteral("node node-19 joined"))); // the newest event
+        QVERIFY(!compact.contains(QStringLiteral("COUNTERS")));           // the long tail is left out
+        // The nodes shown plus the ones counted as left out are all 50.
+        int shown = 0;
+        for (const QString &line : lines)
+            shown += line.startsWith(QStringLiteral("  node-")) ? 1 : 0;
+        QCOMPARE(shown + match.captured(1).toInt(), 50);
+
+        const QString full = TerminalView::renderWatch(QStringLiteral("/s"), QStringLiteral("connected (live)"), s, events, 10, QSize());
+        QVERIFY(full.contains(QStringLiteral("COUNTERS")));
+        QVERIFY(full.contains(QStringLiteral("node-49")));
+        QVERIFY(!full.contains(QLatin1Char('\x1b')));
+    }
+
     void textLayoutIsStable()
     {
         const QString text = TerminalView::renderText(fiftyNodesStatus());
         // Section order, as documented.
         QStringList headings;
         for (const QString &line : text.split(QLatin1Char('\n')))
-            if (!line.isEmpty() && !line.startsWith(QLatin1Char(' ')))
+            if (!line.isEmpty() && !line.startsWith(QLatin1Char(' ')) && !line.startsWith(QLatin1Char('!')))
                 headings << line;
-        QCOMPARE(headings, (QStringList{"RELAY", "READINESS", "CLOUDLY SESSION", "LISTENER", "NODES (50)", "ESCROW (0)",
-                                        "INGRESS", "BINDINGS (0)", "VPN HUB", "CORESTORE", "COUNTERS"}));
+        QCOMPARE(headings, (QStringList{"OVERVIEW", "RELAY", "READINESS", "CLOUDLY SESSION", "REGISTRATION", "LISTENER", "NODES (50)",
+                                        "ESCROW (0)", "INGRESS", "BINDINGS (0)", "VPN HUB", "CORESTORE", "COUNTERS"}));
         QVERIFY(!text.contains(QStringLiteral(" \n"))); // no trailing blanks
         QVERIFY(text.contains(QStringLiteral("2023-11-14T22:13:20Z")));
         // Rendering is a pure function of the status: node order in the input does not matter.

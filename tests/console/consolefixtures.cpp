@@ -13,8 +13,10 @@ status::RelayStatus base()
     s.generatedAtMs = t0 + 3'600'000;
     s.ready = true;
     s.cloudly = {true, true, 4, t0 + 86'400'000, QStringLiteral("cred-8c1f"), 3, QStringLiteral("wss://cloudly.example.net/relay"),
-                 t0 + 3'599'000, QStringLiteral("live")};
-    s.listener = {true, QStringLiteral("0.0.0.0"), 8443, QStringLiteral("https://relay-fra-1.example.net"), QString()};
+                 t0 + 3'599'000, QStringLiteral("live"), t0 + 1'800'000, QStringLiteral("session-lost"), 0};
+    s.registration = {7, QStringLiteral("accepted"), t0 + 1'805'000};
+    s.listener = {true, QStringLiteral("0.0.0.0"), 8443, QStringLiteral("https://relay-fra-1.example.net"), QString(),
+                  QStringLiteral("relay-fra-1.example.net"), t0 + 3'600'000 + 60LL * 86'400'000};
     s.ingress = {true, 17, 12, 9};
     s.vpn = {true, QStringLiteral("10.70.0.1"), 4433, 5, 3};
     s.counters.forwards = 1234;
@@ -31,15 +33,17 @@ status::RelayStatus readyStatus()
     status::RelayStatus s = base();
     s.nodes = {
         {QStringLiteral("node-b"), t0 + 60'000, 2, QStringLiteral("pushContainerStatus"), t0 + 3'500'000, 1, t0 + 3'570'000,
-         QStringLiteral("awaiting-pong")},
+         QStringLiteral("awaiting-pong"), QStringLiteral("10.0.0.12:40112"), QStringLiteral("33.1.0"), t0 + 59'000, 48'213,
+         1'204'877},
         {QStringLiteral("node-a"), t0 + 30'000, 1, QStringLiteral("getServiceConfig"), t0 + 3'590'000, 0, t0 + 3'595'000,
-         QStringLiteral("live")},
-        {QStringLiteral("node-c"), t0 + 90'000, 5, QString(), 0, 0, 0, QStringLiteral("off")},
+         QStringLiteral("live"), QStringLiteral("10.0.0.11:51234"), QStringLiteral("33.1.0"), t0 + 29'500, 9'120, 88'004},
+        {QStringLiteral("node-c"), t0 + 90'000, 5, QString(), 0, 0, 0, QStringLiteral("off"), QStringLiteral("[fd00::13]:40001"),
+         QStringLiteral("33.0.2"), t0 + 89'000, 512, 1'024},
     };
     s.escrow = {
         {QStringLiteral("node-a"), QStringLiteral("proj-a1"), 4, 2, t0 + 3'000'000, t0 + 3'900'000, t0 + 3'900'000,
-         QStringLiteral("accepted")},
-        {QStringLiteral("node-b"), QStringLiteral("proj-b7"), 1, 0, 0, 0, t0 + 7'200'000, QString()},
+         QStringLiteral("admitted"), t0 + 4'500'000},
+        {QStringLiteral("node-b"), QStringLiteral("proj-b7"), 1, 0, 0, 0, t0 + 7'200'000, QString(), t0 + 8'100'000},
     };
     s.bindings = {{QStringLiteral("corestore-main"), QStringLiteral("corestore"), QStringLiteral("node-a"),
                    QStringLiteral("bound"), QString()}};
@@ -88,7 +92,9 @@ status::RelayStatus fiftyNodesStatus()
         s.nodes.append({QStringLiteral("node-%1").arg(i, 2, 10, QLatin1Char('0')), t0 + i * 1000, (i * 7) % 11,
                         i % 2 ? QStringLiteral("pushContainerStatus") : QStringLiteral("getServiceConfig"),
                         t0 + 3'000'000 + i * 500, i % 3, t0 + 3'590'000 + i * 100,
-                        i % 5 ? QStringLiteral("live") : QStringLiteral("awaiting-pong")});
+                        i % 5 ? QStringLiteral("live") : QStringLiteral("awaiting-pong"),
+                        QStringLiteral("10.0.1.%1:4%2").arg(i).arg(i, 4, 10, QLatin1Char('0')), QStringLiteral("33.1.0"),
+                        t0 + i * 1000 - 500, 1000 + i, 2000 + i});
     return s;
 }
 

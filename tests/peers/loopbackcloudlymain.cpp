@@ -1,13 +1,22 @@
 // coreflow-loopback-cloudly: LoopbackCloudly as a process, for the demo (resources/demo.sh).
 //
 //   coreflow-loopback-cloudly --bearer-file PATH [--port N] [--relay-origin https://host:port]
-//                             [--ca-dir DIR] [--nodes N] [--cluster-id ID] [--verbose]
+//                             [--ca-dir DIR] [--nodes N] [--cluster-id ID] [--relay-certificate-days N]
+//                             [--verbose]
 //
 // Prints one line per event on stdout. The first line is "cloudly listening at wss://localhost:PORT/".
 // After each node registers it pushes applyRuntimeAssignment { session, assignment: { id, image } } to
 // that node through the relay and prints "node <id> acknowledged applyRuntimeAssignment" per ack;
 // with --nodes N it prints "all N nodes acknowledged applyRuntimeAssignment" once N nodes have.
+// It answers getClusterRouteTable with a small demo table (revision 1, two routes; its certificate and
+// key are placeholders). Commands, one per line on stdin (the demo writes them into a FIFO):
+//   hold   hands the relay a DNS lease renewal run for every registered node
+//          (holdRuntimeNetworkDnsLeaseRenewals: 5 renewals on Cloudly's grid, the first window opened
+//          12 minutes ago; docs/contract.md §9) and prints "relay holds N renewals for node <id>"
+//   away   drops the relay's sockets and stops listening ("cloudly away"): reconnects are refused
+//   back   listens again on the same port ("cloudly back at wss://…")
 // Exits 0 on SIGTERM/SIGINT, 2 on bad arguments, 1 when it cannot listen.
+#include "tests/peers/dnsleaserenewalrunbuilder.h"
 #include "tests/peers/loopbackcloudly.h"
 #include "tests/peers/peercontractnames.h"
 #include "tests/peers/quitonsignal.h"
@@ -16,6 +25,9 @@
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QCryptographicHash>
+#include <QDateTime>
+#include <QJsonArray>
+#include <QSocketNotifier>
 #include <QDir>
 #include <QFile>
 #include <QJsonObject>
@@ -24,6 +36,7 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <unistd.h>
 #include <memory>
 
 using namespace coreflow;
@@ -69,7 +82,10 @@ int main(int argc, char **argv)
     const QCommandLineOption clusterOpt(QStringLiteral("cluster-id"), QStringLiteral("Cluster id."),
                                         QStringLiteral("id"), QStringLiteral("cluster-1"));
     const QCommandLineOption verboseOpt(QStringLiteral("verbose"), QStringLiteral("Log every frame to stderr."));
-    parser.addOptions({portOpt, bearerFileOpt, originOpt, caDirOpt, nodesOpt, clusterOpt, verboseOpt});
+    const QCommandLineOption certDaysOpt(QStringLiteral("relay-certificate-days"),
+                                         QStringLiteral("Lifetime of the relay listener certificates it issues, days."),
+                                         QStringLiteral("days"), QStringLiteral("90"));
+    parser.addOptions({portOpt, bearerFileOpt, originOpt, caDirOpt, nodesOpt, clusterOpt, verboseOpt, certDaysOpt});
     parser.process(app);
 
     if (!parser.isSet(verboseOpt))
@@ -111,6 +127,7 @@ int main(int argc, char **argv)
     options.clusterId = parser.value(clusterOpt);
     options.relayOrigin = parser.value(originOpt);
     options.port = quint16(port);
+    options.relayCertificateLifetimeMs = qMax(1, parser.value(certDaysOpt).toInt()) * 86'400'000LL;
     LoopbackCloudly cloudly(ca, options);
     if (!cloudly.listen())
         return fail(QStringLiteral("cannot listen on 127.0.0.1:%1").arg(port), 1);
@@ -175,6 +192,64 @@ int main(int argc, char **argv)
         const QString assignmentId = QStringLiteral("demo-assignment-%1").arg(++assignmentCounter);
         // Next turn of the event loop: the registration answer is on the wire before the push.
         QTimer::singleShot(0, &cloudly, [pushAssignment, binding, assignmentId] { (*pushAssignment)(binding, assignmentId, 1); });
+    });
+
+    // The route table the ingress pulls through the relay (docs/contract.md §10.5).
+    const QJsonObject target{{"nodeId", "node-a"}, {"address", "10.0.0.5"}, {"port", 30080}};
+    cloudly.setClusterRouteTable(QJsonObject{
+        {"clusterId", options.clusterId},
+        {"revision", 1},
+        {"computedAt", double(QDateTime::currentMSecsSinceEpoch())},
+        {"routes", QJsonArray{QJsonObject{{"hostname", "app.demo.example"}, {"certificateId", "cert-demo"}, {"targets", QJsonArray{target}}},
+                              QJsonObject{{"hostname", "api.demo.example"}, {"certificateId", "cert-demo"}, {"targets", QJsonArray{target}}}}},
+        {"certificates", QJsonArray{QJsonObject{{"id", "cert-demo"},
+                                                {"hostnames", QJsonArray{"app.demo.example", "api.demo.example"}},
+                                                {"certificatePem", "-----BEGIN CERTIFICATE-----\nZGVtbw==\n-----END CERTIFICATE-----\n"},
+                                                {"privateKeyPem", "-----BEGIN PRIVATE KEY-----\nZGVtbw==\n-----END PRIVATE KEY-----\n"}}}}});
+
+    QHash<QString, contract::SessionBinding> bindings; // node id -> its latest session
+    QObject::connect(&cloudly, &LoopbackCloudly::palletSessionRegistered,
+                     [&bindings](const contract::SessionBinding &binding) { bindings.insert(binding.nodeId, binding); });
+    QByteArray commandBuffer;
+    QSocketNotifier commands(0, QSocketNotifier::Read);
+    QObject::connect(&commands, &QSocketNotifier::activated, [&] {
+        char chunk[256];
+        const ssize_t n = ::read(0, chunk, sizeof(chunk));
+        if (n <= 0) {
+            commands.setEnabled(false); // stdin closed: no more commands
+            return;
+        }
+        commandBuffer.append(chunk, n);
+        qsizetype nl;
+        while ((nl = commandBuffer.indexOf('\n')) >= 0) {
+            const QByteArray command = commandBuffer.left(nl).trimmed();
+            commandBuffer.remove(0, nl + 1);
+            if (command == "away") {
+                cloudly.stopListening();
+                cloudly.dropRelaySockets();
+                say(QStringLiteral("cloudly away: listener closed, the relay's session dropped"));
+            } else if (command == "back") {
+                say(cloudly.listen() ? QStringLiteral("cloudly back at %1").arg(cloudly.url().toString())
+                                     : QStringLiteral("cloudly could not listen again"));
+            } else if (command == "hold") {
+                for (const contract::SessionBinding &binding : std::as_const(bindings)) {
+                    const QJsonObject projection = DnsLeaseRenewalRunBuilder::projection("demo-" + binding.nodeId, 1);
+                    const QJsonArray renewals = DnsLeaseRenewalRunBuilder::grid(
+                        binding, projection, QDateTime::currentMSecsSinceEpoch() - 12 * 60000, 5);
+                    const QString nodeId = binding.nodeId;
+                    cloudly.push(QStringLiteral("holdRuntimeNetworkDnsLeaseRenewals"),
+                                 DnsLeaseRenewalRunBuilder::holdRequest(binding, projection, renewals), [nodeId](const PeerFrame &answer) {
+                                     say(answer.hasError() ? QStringLiteral("relay did not hold renewals for node %1: %2")
+                                                                 .arg(nodeId, answer.errorRefusal().text())
+                                                           : QStringLiteral("relay holds %1 renewals for node %2")
+                                                                 .arg(answer.responseObject().value().value("held").toInt())
+                                                                 .arg(nodeId));
+                                 });
+                }
+            } else if (!command.isEmpty()) {
+                say(QStringLiteral("unknown command: %1").arg(QString::fromUtf8(command)));
+            }
+        }
     });
 
     const int rc = QCoreApplication::exec();

@@ -5,12 +5,15 @@
 //
 // Dials the relay, registers (registerPalletRuntimeSession), answers pushes ({ acknowledged: true,
 // nodeId }) and prints one line per event on stdout. Redials every second after a failed dial or a
-// lost connection. Exits 0 on SIGTERM/SIGINT, 2 on bad arguments.
+// lost connection. Takes the DNS lease renewals the relay's escrow offers when their window is current by
+// its clock. Exits 0 on SIGTERM/SIGINT, 2 on bad arguments.
+#include "tests/peers/dnsleaserenewalrunbuilder.h"
 #include "tests/peers/quitonsignal.h"
 #include "tests/peers/simulatedpalletnode.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QDateTime>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -144,6 +147,16 @@ int main(int argc, char **argv)
         say(assignment.isEmpty() ? QStringLiteral("node %1 received %2 and answered it").arg(id, method)
                                  : QStringLiteral("node %1 received %2 (assignment %3) and acknowledged it")
                                        .arg(id, method, assignment));
+    });
+
+    // DNS lease renewals the relay's escrow offers while Cloudly is away (docs/contract.md §9): admitted
+    // when the window is current by this node's clock.
+    node.setPushHandler(QStringLiteral("applyRuntimeNetworkDnsLeaseRenewal"), [id](const PeerFrame &, const QJsonObject &request) {
+        const Answer answer = DnsLeaseRenewalRunBuilder::acknowledge(request, QDateTime::currentMSecsSinceEpoch());
+        say(QStringLiteral("node %1 took DNS lease renewal sequence %2 from the relay's escrow")
+                .arg(id)
+                .arg(qint64(request.value(QStringLiteral("renewal")).toObject().value(QStringLiteral("sequence")).toDouble())));
+        return answer;
     });
 
     say(QStringLiteral("node %1 dialling %2").arg(id, url.toString()));

@@ -14,9 +14,11 @@
 #include <QLocalSocket>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QLoggingCategory>
 #include <QTest>
 #include <QTimer>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -96,7 +98,8 @@ status::RelayStatus makeStatus(int nodes, qint64 forwards)
     for (int i = 0; i < nodes; ++i)
         s.nodes.append({QStringLiteral("node-%1").arg(i, 4, 10, QLatin1Char('0')), 1'700'000'000'000 + i, 1,
                         QStringLiteral("pushContainerStatus"), 1'700'000'100'000 + i, 0, 1'700'000'200'000 + i,
-                        QStringLiteral("live")});
+                        QStringLiteral("live"), QStringLiteral("127.0.0.1:40000"), QStringLiteral("33.1.0"),
+                        1'700'000'000'000 + i, 0, 0});
     return s;
 }
 
@@ -293,6 +296,45 @@ private Q_SLOTS:
         QCOMPARE(client.types(), QStringList{QStringLiteral("refusal")});
         QCOMPARE(server.clientCount(), 0);
         QTRY_COMPARE(server.closingSocketCount(), 0);
+    }
+
+    // docs/contract.md §18: a client connecting is no info line each; the first admission after a quiet
+    // minute is one line, the admissions within each 60000 ms after it one summary line at its end.
+    void admissionsAreSummedUpOncePerMinute_Contract18()
+    {
+        g_logLines.clear();
+        g_previousHandler = qInstallMessageHandler(captureLog);
+        QLoggingCategory::setFilterRules(QStringLiteral("coreflow.status.debug=false"));
+        ManualClock clock;
+        StatusServer server({nextPath(), {}}, [] { return makeStatus(1, 0); }, clock);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        auto admissionLines = [] {
+            return int(std::count_if(g_logLines.cbegin(), g_logLines.cend(),
+                                     [](const QString &l) { return l.contains(QStringLiteral("status client")); }));
+        };
+        for (int i = 0; i < 30; ++i) {
+            LineClient c(server.socketPath());
+            QVERIFY(c.waitConnected());
+            QTRY_COMPARE(server.clientsAdmitted(), qint64(i + 1));
+        }
+        QTRY_COMPARE(server.clientCount(), 0);
+        QCOMPARE(admissionLines(), 1); // the first one only
+        QVERIFY(g_logLines.last().contains(QStringLiteral("status client admitted: uid")));
+        clock.advance(StatusServer::admissionSummaryIntervalMs - 1);
+        QCOMPARE(admissionLines(), 1);
+        clock.advance(1);
+        QCOMPARE(admissionLines(), 2);
+        QVERIFY2(g_logLines.last().contains(QStringLiteral("status clients: 29 more admitted in the last 60000 ms; 0 connected")),
+                 qPrintable(g_logLines.last()));
+        clock.advance(StatusServer::admissionSummaryIntervalMs); // a quiet minute: no line
+        QCOMPARE(admissionLines(), 2);
+        LineClient late(server.socketPath());
+        QVERIFY(late.waitConnected());
+        QTRY_COMPARE(server.clientsAdmitted(), qint64(31));
+        QCOMPARE(admissionLines(), 3); // after a quiet minute, the next admission is a line of its own
+        QLoggingCategory::setFilterRules(QString());
+        qInstallMessageHandler(g_previousHandler);
     }
 
     void slowConsumerIsDisconnectedAndRelayKeepsForwarding()

@@ -1,0 +1,119 @@
+#include "console/metricsexposition.h"
+
+#include <QStringList>
+
+namespace coreflow::console {
+
+namespace {
+
+class Writer {
+public:
+    void family(const char *name, const char *type, const char *help)
+    {
+        m_out += QByteArray("# HELP coreflow_relay_") + name + ' ' + help + '\n';
+        m_out += QByteArray("# TYPE coreflow_relay_") + name + ' ' + type + '\n';
+    }
+    void sample(const char *name, qint64 value, const QByteArray &labels = QByteArray())
+    {
+        m_out += QByteArray("coreflow_relay_") + name;
+        if (!labels.isEmpty())
+            m_out += '{' + labels + '}';
+        m_out += ' ' + QByteArray::number(value) + '\n';
+    }
+    void one(const char *name, const char *type, const char *help, qint64 value)
+    {
+        family(name, type, help);
+        sample(name, value);
+    }
+    QByteArray take() { return m_out; }
+
+private:
+    QByteArray m_out;
+};
+
+QByteArray label(const char *key, const QString &value)
+{
+    return QByteArray(key) + "=\"" + MetricsExposition::escapeLabelValue(value) + '"';
+}
+
+} // namespace
+
+QByteArray MetricsExposition::escapeLabelValue(const QString &value)
+{
+    QByteArray out;
+    for (const char c : value.toUtf8()) {
+        if (c == '\\')
+            out += "\\\\";
+        else if (c == '"')
+            out += "\\\"";
+        else if (c == '\n')
+            out += "\\n";
+        else
+            out += c;
+    }
+    return out;
+}
+
+QByteArray MetricsExposition::render(const std::optional<status::RelayStatus> &status)
+{
+    Writer w;
+    w.one("up", "gauge", "1 when the console read a status snapshot from the relay, else 0.", status ? 1 : 0);
+    if (!status)
+        return w.take();
+    const status::RelayStatus &s = *status;
+
+    w.family("build_info", "gauge", "The relay build and contract release (always 1).");
+    w.sample("build_info", 1, label("build", s.build) + ',' + label("contract_release", s.contractRelease));
+    w.one("start_time_seconds", "gauge", "When the relay process started, Unix seconds.", s.startedAtMs / 1000);
+    w.one("ready", "gauge", "1 when the relay is ready (no readiness refusal).", s.ready ? 1 : 0);
+    w.one("parked", "gauge", "1 while the relay registration is parked and needs an operator.", s.parked ? 1 : 0);
+
+    w.family("hop_ready", "gauge", "Readiness per hop: 0 while a refusal names the hop.");
+    for (const char *hop : {"cloudly", "registration", "palletRuntime", "clusterIngress", "relay"}) {
+        bool ok = true;
+        for (const auto &r : s.refusals)
+            ok = ok && r.hop != QLatin1String(hop);
+        w.sample("hop_ready", ok ? 1 : 0, label("hop", QString::fromLatin1(hop)));
+    }
+    const bool listenerOk = s.listener.origin.isEmpty() || s.listener.listening;
+    w.sample("hop_ready", listenerOk ? 1 : 0, label("hop", QStringLiteral("listener")));
+
+    qint64 inFlight = 0;
+    for (const auto &n : s.nodes)
+        inFlight += n.forwardsInFlight;
+    qint64 renewals = 0;
+    for (const auto &e : s.escrow)
+        renewals += e.renewalCount;
+    w.one("nodes_carried", "gauge", "Nodes whose sessions the relay carries now.", s.nodes.size());
+    w.one("requests_in_flight", "gauge", "Node requests forwarded to Cloudly and not answered yet.", inFlight);
+    w.one("escrow_runs_held", "gauge", "DNS lease renewal runs the relay holds for nodes.", s.escrow.size());
+    w.one("escrow_renewals_held", "gauge", "DNS lease renewals held in those runs.", renewals);
+    if (s.listener.certificateNotAfterMs != 0)
+        w.one("certificate_expiry_seconds", "gauge",
+              "Seconds until the listener certificate's notAfter (negative: expired; renewal needs a restart).",
+              (s.listener.certificateNotAfterMs - s.generatedAtMs) / 1000);
+    w.one("ingress_bound", "gauge", "1 while a cluster ingress connection is bound.", s.ingress.bound ? 1 : 0);
+    w.one("ingress_routes", "gauge", "Routes in the held cluster route table.", s.ingress.routeCount);
+
+    w.one("forwards_total", "counter", "Node requests forwarded to Cloudly.", s.counters.forwards);
+    w.one("pushes_total", "counter", "Cloudly requests routed to nodes.", s.counters.pushes);
+    w.family("refusals_total", "counter", "Refusals the relay authored, by refusal name.");
+    for (auto it = s.counters.refusalsByName.constBegin(); it != s.counters.refusalsByName.constEnd(); ++it)
+        w.sample("refusals_total", it.value(), label("name", it.key()));
+    w.one("cloudly_reconnects_total", "counter", "Cloudly sockets dialled again after a loss.", s.counters.reconnects);
+    w.one("reregistration_waves_total", "counter", "Re-registration waves started after the Cloudly session changed.",
+          s.counters.reregistrationWaves);
+    w.family("escrow_offers_total", "counter", "DNS lease renewals offered to nodes, by outcome.");
+    QMap<QString, qint64> offers = s.counters.escrowOffersByOutcome;
+    for (const QString &outcome : {QStringLiteral("delivered"), QStringLiteral("failed")})
+        if (!offers.contains(outcome))
+            offers.insert(outcome, 0);
+    for (auto it = offers.constBegin(); it != offers.constEnd(); ++it)
+        w.sample("escrow_offers_total", it.value(), label("outcome", it.key()));
+    w.one("registry_requests_total", "counter", "Image pull requests relayed to the registry.", s.counters.registryRequests);
+    w.one("registry_body_bytes_total", "counter", "Body bytes of registry answers handed to nodes.", s.counters.registryBodyBytes);
+    w.one("status_clients_total", "counter", "Status socket clients admitted.", s.counters.statusClients);
+    return w.take();
+}
+
+} // namespace coreflow::console

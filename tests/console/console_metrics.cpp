@@ -1,0 +1,235 @@
+// console_metrics: `coreflow-console --metrics` against a REAL relay (tests/integration/relayfixture.h)
+// that has carried nodes, held a DNS lease renewal run, lost Cloudly (an escrow offer, a reconnect) and
+// got it back (a re-registration wave). The exposition is parsed by an independent parser, Debian's
+// python3-prometheus-client (tests/console/parse_metrics.py), and every family docs/contract.md §18.3
+// lists is checked against the relay's own statusSnapshot() and against what the test did.
+// Rules: §18.3 (MX-01 families and values, MX-02 --output atomic, MX-03 a failed read writes up 0).
+#include "tests/integration/relayfixture.h"
+#include "tests/peers/dnsleaserenewalrunbuilder.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace coreflow;
+using coreflow::testing::RelayFixture;
+using Builder = coreflow::peers::DnsLeaseRenewalRunBuilder;
+
+namespace {
+
+constexpr qint64 minute = 60000;
+const char *const debianPython = "/usr/bin/python3";
+
+struct Run {
+    int exitCode = -1;
+    QByteArray out, err;
+};
+
+Run runProcess(const QString &program, const QStringList &args, const QByteArray &input = {})
+{
+    QProcess proc;
+    QSignalSpy finished(&proc, &QProcess::finished);
+    proc.start(program, args);
+    if (!input.isEmpty())
+        proc.write(input);
+    proc.closeWriteChannel();
+    if (!finished.wait(20000))
+        proc.kill();
+    return {proc.exitStatus() == QProcess::NormalExit ? proc.exitCode() : -1, proc.readAllStandardOutput(),
+            proc.readAllStandardError()};
+}
+
+// sample name + sorted labels -> value, from the independent parser; the family types beside.
+struct Parsed {
+    bool ok = false;
+    QString error;
+    QMap<QString, double> samples;
+    QMap<QString, QString> types; // family -> type
+    double value(const QString &name, const QString &labels = {}) const
+    {
+        return samples.value(labels.isEmpty() ? name : name + QLatin1Char('{') + labels + QLatin1Char('}'), -1e300);
+    }
+    bool has(const QString &key) const { return samples.contains(key); }
+};
+
+Parsed parse(const QByteArray &exposition)
+{
+    Parsed p;
+    const Run r = runProcess(QString::fromLatin1(debianPython), {QStringLiteral(COREFLOW_PARSE_METRICS)}, exposition);
+    if (r.exitCode != 0) {
+        p.error = QString::fromUtf8(r.err);
+        return p;
+    }
+    for (const QByteArray &line : r.out.split('\n')) {
+        if (line.isEmpty())
+            continue;
+        const QJsonObject o = QJsonDocument::fromJson(line).object();
+        p.types.insert(o.value("family").toString(), o.value("type").toString());
+        if (!o.contains("name"))
+            continue; // a family record
+        QStringList labels;
+        const QJsonObject l = o.value("labels").toObject();
+        for (auto it = l.constBegin(); it != l.constEnd(); ++it)
+            labels << it.key() + QStringLiteral("=") + it.value().toString();
+        labels.sort();
+        const QString name = o.value("name").toString();
+        p.samples.insert(labels.isEmpty() ? name : name + QLatin1Char('{') + labels.join(QLatin1Char(',')) + QLatin1Char('}'),
+                         o.value("value").toDouble());
+        p.types.insert(o.value("family").toString(), o.value("type").toString());
+    }
+    p.ok = true;
+    return p;
+}
+
+} // namespace
+
+class ConsoleMetricsTest : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        if (!QFile::exists(QString::fromLatin1(debianPython))
+            || runProcess(QString::fromLatin1(debianPython), {"-c", "import prometheus_client.parser"}).exitCode != 0)
+            QFAIL("Debian's python3-prometheus-client is required (/usr/bin/python3 -c 'import prometheus_client')");
+    }
+
+    void familiesMatchTheRelaysState_MX01()
+    {
+        RelayFixture f;
+        const peers::IssuedCertificate cert = f.ca.issueLocalhost();
+        f.cloudly->setRelayCertificate(cert);
+        RelayConfiguration config = f.configuration();
+        config.statusSocketPath = f.dir.filePath(QStringLiteral("status.sock"));
+        f.makeRelay(config);
+        QVERIFY(f.startRelay());
+        auto a = f.registeredNode(QStringLiteral("node-a"));
+        auto b = f.registeredNode(QStringLiteral("node-b"));
+        a->setPushHandler(QStringLiteral("applyRuntimeNetworkDnsLeaseRenewal"), [&f](const peers::PeerFrame &, const QJsonObject &request) {
+            return Builder::acknowledge(request, f.clock.nowMs());
+        });
+        const auto binding = *a->session();
+        const auto projection = Builder::projection("proj-1", 1);
+        bool held = false;
+        f.cloudly->push(QStringLiteral("holdRuntimeNetworkDnsLeaseRenewals"),
+                        Builder::holdRequest(binding, projection, Builder::grid(binding, projection, f.clock.nowMs() - 12 * minute, 5)),
+                        [&](const peers::PeerFrame &x) { held = !x.hasError(); });
+        QTRY_VERIFY(held);
+        // Cloudly goes away: the escrow offers node-a its current renewal (delivered); then it comes
+        // back: one reconnect and a re-registration wave for the nodes registered under the old carrier.
+        QVERIFY(f.takeCloudlySessionDown());
+        QTRY_COMPARE(a->pushCount(QStringLiteral("applyRuntimeNetworkDnsLeaseRenewal")), 1);
+        QTRY_COMPARE(f.relay->statusSnapshot().counters.escrowOffersByOutcome.value(QStringLiteral("delivered")), 1);
+        QVERIFY(f.bringCloudlySessionBack());
+        QTRY_COMPARE(f.relay->statusSnapshot().counters.reregistrationWaves, 1);
+
+        const Run r = runProcess(QStringLiteral(COREFLOW_CONSOLE_BINARY), {"--metrics", "--socket", config.statusSocketPath});
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(r.err, QByteArray());
+        const status::RelayStatus s = f.relay->statusSnapshot(); // the clock has not moved since
+        const Parsed p = parse(r.out);
+        QVERIFY2(p.ok, qPrintable(p.error));
+
+        // What the test did, written out.
+        QCOMPARE(p.value("coreflow_relay_up"), 1.0);
+        QCOMPARE(p.value("coreflow_relay_cloudly_reconnects_total"), 1.0);
+        QCOMPARE(p.value("coreflow_relay_reregistration_waves_total"), 1.0);
+        QCOMPARE(p.value("coreflow_relay_escrow_offers_total", "outcome=delivered"), 1.0);
+        QCOMPARE(p.value("coreflow_relay_escrow_offers_total", "outcome=failed"), 0.0);
+        QCOMPARE(p.value("coreflow_relay_escrow_runs_held"), 1.0);
+        QCOMPARE(p.value("coreflow_relay_escrow_renewals_held"), 5.0);
+        QVERIFY(p.value("coreflow_relay_status_clients_total") >= 1.0); // this console at least
+        QCOMPARE(p.value("coreflow_relay_certificate_expiry_seconds"),
+                 double((cert.cert.expiryDate().toMSecsSinceEpoch() - f.clock.nowMs()) / 1000));
+        QCOMPARE(p.value("coreflow_relay_build_info", "build=" + s.build + ",contract_release=33.1.0"), 1.0);
+
+        // The rest against the relay's own state.
+        QCOMPARE(p.value("coreflow_relay_ready"), s.ready ? 1.0 : 0.0);
+        QCOMPARE(p.value("coreflow_relay_parked"), 0.0);
+        QCOMPARE(p.value("coreflow_relay_nodes_carried"), double(s.nodes.size()));
+        qint64 inFlight = 0;
+        for (const auto &n : s.nodes)
+            inFlight += n.forwardsInFlight;
+        QCOMPARE(p.value("coreflow_relay_requests_in_flight"), double(inFlight));
+        QCOMPARE(p.value("coreflow_relay_forwards_total"), double(s.counters.forwards));
+        QVERIFY(s.counters.forwards >= 2); // the two node registrations were forwarded
+        QCOMPARE(p.value("coreflow_relay_pushes_total"), double(s.counters.pushes));
+        QCOMPARE(p.value("coreflow_relay_registry_requests_total"), double(s.counters.registryRequests));
+        QCOMPARE(p.value("coreflow_relay_registry_body_bytes_total"), double(s.counters.registryBodyBytes));
+        QCOMPARE(p.value("coreflow_relay_status_clients_total"), double(s.counters.statusClients));
+        QCOMPARE(p.value("coreflow_relay_start_time_seconds"), double(s.startedAtMs / 1000));
+        for (auto it = s.counters.refusalsByName.constBegin(); it != s.counters.refusalsByName.constEnd(); ++it)
+            QCOMPARE(p.value("coreflow_relay_refusals_total", "name=" + it.key()), double(it.value()));
+        QVERIFY(s.ready);
+        for (const char *hop : {"cloudly", "registration", "palletRuntime", "clusterIngress", "relay", "listener"})
+            QCOMPARE(p.value("coreflow_relay_hop_ready", QStringLiteral("hop=") + hop), 1.0);
+
+        // Counters are typed counter, the rest gauge (the parser strips _total from family names).
+        for (const char *c : {"forwards", "pushes", "refusals", "cloudly_reconnects", "reregistration_waves", "escrow_offers",
+                              "registry_requests", "registry_body_bytes", "status_clients"})
+            QCOMPARE(p.types.value(QStringLiteral("coreflow_relay_") + c), QStringLiteral("counter"));
+        for (const char *g : {"up", "ready", "parked", "hop_ready", "nodes_carried", "requests_in_flight", "escrow_runs_held",
+                              "certificate_expiry_seconds"})
+            QCOMPARE(p.types.value(QStringLiteral("coreflow_relay_") + g), QStringLiteral("gauge"));
+
+        // Not ready: the Cloudly hop reads 0, the others 1.
+        QVERIFY(f.takeCloudlySessionDown());
+        const Parsed down = parse(runProcess(QStringLiteral(COREFLOW_CONSOLE_BINARY), {"--metrics", "--socket", config.statusSocketPath}).out);
+        QVERIFY2(down.ok, qPrintable(down.error));
+        QCOMPARE(down.value("coreflow_relay_ready"), 0.0);
+        QCOMPARE(down.value("coreflow_relay_hop_ready", "hop=cloudly"), 0.0);
+        QCOMPARE(down.value("coreflow_relay_hop_ready", "hop=listener"), 1.0);
+        QCOMPARE(down.value("coreflow_relay_hop_ready", "hop=clusterIngress"), 1.0);
+        QVERIFY(f.stopRelay());
+    }
+
+    void outputIsWrittenAtomically_MX02_MX03()
+    {
+        RelayFixture f;
+        RelayConfiguration config = f.configuration();
+        config.statusSocketPath = f.dir.filePath(QStringLiteral("status.sock"));
+        f.makeRelay(config);
+        QVERIFY(f.startRelay());
+        QDir out(f.dir.filePath(QStringLiteral("textfile")));
+        QVERIFY(out.mkpath(QStringLiteral(".")));
+        const QString file = out.filePath(QStringLiteral("coreflow.prom"));
+        QFile stale(file);
+        QVERIFY(stale.open(QIODevice::WriteOnly));
+        stale.write("coreflow_relay_up 1\ncoreflow_relay_forwards_total 123456\n");
+        stale.close();
+
+        Run r = runProcess(QStringLiteral(COREFLOW_CONSOLE_BINARY), {"--metrics", "--output", file, "--socket", config.statusSocketPath});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.isEmpty());
+        QFile written(file);
+        QVERIFY(written.open(QIODevice::ReadOnly));
+        const Parsed p = parse(written.readAll());
+        QVERIFY2(p.ok, qPrintable(p.error));
+        QCOMPARE(p.value("coreflow_relay_up"), 1.0);
+        QCOMPARE(p.value("coreflow_relay_forwards_total"), double(f.relay->statusSnapshot().counters.forwards));
+        QCOMPARE(out.entryList(QDir::Files | QDir::Hidden), QStringList{QStringLiteral("coreflow.prom")}); // no temp file left
+
+        // No relay: the file says up 0 (no stale values) and the exit code is cannot-connect.
+        QVERIFY(f.stopRelay());
+        r = runProcess(QStringLiteral(COREFLOW_CONSOLE_BINARY), {"--metrics", "--output", file, "--socket", config.statusSocketPath});
+        QCOMPARE(r.exitCode, 3);
+        QFile after(file);
+        QVERIFY(after.open(QIODevice::ReadOnly));
+        const Parsed gone = parse(after.readAll());
+        QVERIFY2(gone.ok, qPrintable(gone.error));
+        QCOMPARE(gone.value("coreflow_relay_up"), 0.0);
+        QVERIFY(!gone.has("coreflow_relay_forwards_total"));
+
+        // A directory that cannot be written: exit 6, one line naming the file.
+        r = runProcess(QStringLiteral(COREFLOW_CONSOLE_BINARY),
+                       {"--metrics", "--output", f.dir.filePath(QStringLiteral("no-such-dir/x.prom")), "--socket", config.statusSocketPath});
+        QCOMPARE(r.exitCode, 3); // the read fails first (no relay); the up-0 write fails too and says so
+        QVERIFY2(r.err.contains("cannot write"), r.err.constData());
+    }
+};
+
+QTEST_MAIN(ConsoleMetricsTest)
+#include "console_metrics.moc"

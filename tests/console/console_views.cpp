@@ -1,0 +1,373 @@
+// console_views: the console's views of a REAL relay (tests/integration/relayfixture.h) in each state —
+// healthy, not ready (Cloudly away, with the escrow holding renewals), parked — read over the relay's
+// own status socket: `coreflow-console --text` as a process, compared field by field with what the test
+// set up (never with a golden of the console's own output), and the window (MainWindow on a live
+// StatusClient) with a screenshot of every tab written to build/artifacts/ (QWidget::grab(),
+// QT_QPA_PLATFORM=offscreen). Rules: §18.2 overview (CV-01 healthy, CV-02 Cloudly away + escrow,
+// CV-03 parked, CV-04 problem rows coloured and counted in tab titles).
+#include "tests/integration/relayfixture.h"
+#include "service/core/readinessboard.h"
+#include "tests/peers/dnsleaserenewalrunbuilder.h"
+#include "console/mainwindow.h"
+#include "console/rowtablemodel.h"
+#include "console/statusclient.h"
+#include "console/tablepane.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QMultiMap>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTest>
+
+using namespace coreflow;
+using namespace coreflow::console;
+using coreflow::testing::RelayFixture;
+using Builder = coreflow::peers::DnsLeaseRenewalRunBuilder;
+using peers::Answer;
+
+namespace {
+
+constexpr qint64 minute = 60000;
+
+QString iso(qint64 ms) { return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(QStringLiteral("yyyy-MM-dd'T'HH:mm:ss'Z'")); }
+
+QString consoleText(const QString &socket)
+{
+    QProcess proc;
+    QSignalSpy finished(&proc, &QProcess::finished);
+    proc.start(QStringLiteral(COREFLOW_CONSOLE_BINARY), {QStringLiteral("--text"), QStringLiteral("--socket"), socket});
+    if (!finished.wait(20000))
+        proc.kill();
+    if (proc.exitCode() != 0)
+        qWarning("console --text: exit %d: %s", proc.exitCode(), proc.readAllStandardError().constData());
+    return QString::fromUtf8(proc.readAllStandardOutput());
+}
+
+// One line of a section: its text without the two-column margin, and whether the margin was "! ".
+struct Line {
+    QString text;
+    bool problem = false;
+};
+
+QList<Line> section(const QString &text, const QString &heading)
+{
+    QList<Line> out;
+    bool inside = false;
+    for (const QString &line : text.split(QLatin1Char('\n'))) {
+        if (line.isEmpty())
+            continue;
+        if (line.at(0) != QLatin1Char(' ') && line.at(0) != QLatin1Char('!')) {
+            inside = line == heading || line.startsWith(heading + QStringLiteral(" ("));
+            continue;
+        }
+        if (inside)
+            out << Line{line.mid(2), line.at(0) == QLatin1Char('!')};
+    }
+    return out;
+}
+
+// key -> (value, problem) of a key/value section (the key is what precedes the first two blanks).
+QMap<QString, Line> fields(const QString &text, const QString &heading)
+{
+    QMap<QString, Line> out;
+    for (const Line &l : section(text, heading)) {
+        const qsizetype gap = l.text.indexOf(QStringLiteral("  "));
+        if (gap > 0 && !out.contains(l.text.left(gap)))
+            out.insert(l.text.left(gap), Line{l.text.mid(gap).trimmed(), l.problem});
+    }
+    return out;
+}
+
+// A table section as rows of column name -> cell (cells split at two or more blanks; no empty cells,
+// the console prints "-").
+QList<QMap<QString, QString>> table(const QString &text, const QString &heading, QList<bool> *problems = nullptr)
+{
+    const QList<Line> lines = section(text, heading);
+    QList<QMap<QString, QString>> rows;
+    if (lines.isEmpty())
+        return rows;
+    const QRegularExpression split(QStringLiteral("\\s{2,}"));
+    const QStringList header = lines.first().text.split(split, Qt::SkipEmptyParts);
+    for (qsizetype i = 1; i < lines.size(); ++i) {
+        const QStringList cells = lines[i].text.split(split, Qt::SkipEmptyParts);
+        QMap<QString, QString> row;
+        for (qsizetype c = 0; c < header.size() && c < cells.size(); ++c)
+            row.insert(header[c], cells[c]);
+        rows << row;
+        if (problems)
+            *problems << lines[i].problem;
+    }
+    return rows;
+}
+
+void screenshots(MainWindow &window, const QString &state)
+{
+    QDir().mkpath(QStringLiteral(COREFLOW_ARTIFACTS_DIR));
+    for (int i = 0; i < window.tabs()->count(); ++i) {
+        window.tabs()->setCurrentIndex(i);
+        QCoreApplication::processEvents();
+        const QString tab = window.tabs()->widget(i)->objectName().chopped(4);
+        const QString file = QStringLiteral(COREFLOW_ARTIFACTS_DIR "/relay-%1-%2.png").arg(state, tab);
+        QVERIFY2(window.grab().save(file), qPrintable(file));
+    }
+    window.tabs()->setCurrentIndex(0);
+}
+
+struct LiveWindow {
+    explicit LiveWindow(const QString &socket)
+        : clock(), client({socket, true, true, 250, 1000}, clock), window(socket)
+    {
+        window.attachClient(&client);
+        window.show();
+        client.start();
+    }
+    ~LiveWindow() { client.stop(); }
+    SystemClock clock;
+    StatusClient client;
+    MainWindow window;
+};
+
+QString overviewValue(MainWindow &w, const QString &key)
+{
+    const auto *model = w.pane(QStringLiteral("overview"))->model();
+    for (const auto &row : model->rows())
+        if (row.display.value(0) == key)
+            return row.display.value(1);
+    return QStringLiteral("<no %1>").arg(key);
+}
+
+bool overviewProblem(MainWindow &w, const QString &key)
+{
+    for (const auto &row : w.pane(QStringLiteral("overview"))->model()->rows())
+        if (row.display.value(0) == key)
+            return row.problem;
+    return false;
+}
+
+} // namespace
+
+class ConsoleViewsTest : public QObject {
+    Q_OBJECT
+private:
+    struct Relay {
+        RelayFixture f;
+        peers::IssuedCertificate cert;
+        QString socket;
+        std::unique_ptr<peers::SimulatedPalletNode> a, b;
+        qint64 gridStart = 0;
+    };
+
+    // A started relay with node-a and node-b registered; the listener certificate is one the test issued.
+    static void startRelay(Relay &r, qint64 certificateLifetimeMs = 60LL * 86'400'000)
+    {
+        r.cert = r.f.ca.issueForHost(QStringLiteral("localhost"), certificateLifetimeMs);
+        r.f.cloudly->setRelayCertificate(r.cert);
+        RelayConfiguration config = r.f.configuration();
+        config.statusSocketPath = r.f.dir.filePath(QStringLiteral("status.sock"));
+        r.socket = config.statusSocketPath;
+        r.f.makeRelay(config);
+        QVERIFY(r.f.startRelay());
+        r.a = r.f.registeredNode(QStringLiteral("node-a"));
+        r.b = r.f.registeredNode(QStringLiteral("node-b"));
+        QVERIFY(r.a->session() && r.b->session());
+    }
+
+private Q_SLOTS:
+    void healthy_CV01()
+    {
+        Relay r;
+        startRelay(r);
+        const QString text = consoleText(r.socket);
+        const auto overview = fields(text, QStringLiteral("OVERVIEW"));
+        QCOMPARE(overview.value("health").text, QStringLiteral("HEALTHY"));
+        QVERIFY(!overview.value("health").problem);
+        QCOMPARE(overview.value("next action").text, QStringLiteral("nothing to do"));
+        for (const char *key : {"cloudly", "registration", "listener", "node lane", "ingress lane", "start", "nodes", "escrow", "bindings"})
+            QVERIFY2(!overview.value(key).problem, key);
+        QVERIFY2(overview.value("cloudly").text.startsWith("ok"), qPrintable(overview.value("cloudly").text));
+        QCOMPARE(overview.value("listener").text, QStringLiteral("ok (127.0.0.1:%1)").arg(r.f.relayPort));
+        QCOMPARE(overview.value("nodes").text, QStringLiteral("2 carried"));
+        QCOMPARE(overview.value("escrow").text, QStringLiteral("0 runs held"));
+        QVERIFY(!text.contains(QStringLiteral("\n!"))); // no problem line anywhere
+
+        const auto listener = fields(text, QStringLiteral("LISTENER"));
+        QCOMPARE(listener.value("certificate").text, QStringLiteral("localhost"));
+        QCOMPARE(listener.value("not after").text, iso(r.cert.cert.expiryDate().toMSecsSinceEpoch()));
+        QVERIFY(!listener.contains("warning"));
+
+        const auto registration = fields(text, QStringLiteral("REGISTRATION"));
+        QCOMPARE(registration.value("last outcome").text, QStringLiteral("accepted"));
+        QCOMPARE(registration.value("last sequence").text, QStringLiteral("0"));
+
+        const auto cloudly = fields(text, QStringLiteral("CLOUDLY SESSION"));
+        QCOMPARE(cloudly.value("connected since").text, iso(r.f.clock.nowMs()));
+        QCOMPARE(cloudly.value("last error").text, QStringLiteral("-"));
+        QCOMPARE(cloudly.value("next retry").text, QStringLiteral("-"));
+
+        const auto nodes = table(text, QStringLiteral("NODES"));
+        QCOMPARE(nodes.size(), 2);
+        QCOMPARE(nodes[0].value("NODE"), QStringLiteral("node-a"));
+        for (const auto &n : nodes) {
+            QVERIFY2(n.value("ADDRESS").startsWith("127.0.0.1:"), qPrintable(n.value("ADDRESS")));
+            QCOMPARE(n.value("RELEASE"), QStringLiteral("33.1.0")); // the simulated node offers 33.1.0
+            QCOMPARE(n.value("CONNECTED"), iso(r.f.clock.nowMs()));
+            QVERIFY(n.value("BYTES IN").toLongLong() > 100);  // at least its registration request
+            QVERIFY(n.value("BYTES OUT").toLongLong() > 50);  // at least its registration answer
+        }
+
+        LiveWindow live(r.socket);
+        QTRY_COMPARE(live.window.pane(QStringLiteral("nodes"))->proxy()->rowCount(), 2);
+        QCOMPARE(live.window.tabs()->tabText(0), QStringLiteral("Overview"));
+        QCOMPARE(live.window.tabs()->tabText(2), QStringLiteral("Nodes (2)"));
+        QCOMPARE(overviewValue(live.window, "Health"), QStringLiteral("HEALTHY"));
+        screenshots(live.window, QStringLiteral("healthy"));
+        QVERIFY(r.f.stopRelay());
+    }
+
+    // A listener certificate inside the 14 days before its notAfter: ready, with a warning that says a
+    // restart is the operator's job.
+    void certificateWarning_CV05()
+    {
+        Relay r;
+        startRelay(r, 24 * 3600 * 1000);
+        const QString text = consoleText(r.socket);
+        const auto overview = fields(text, QStringLiteral("OVERVIEW"));
+        QCOMPARE(overview.value("health").text, QStringLiteral("READY, WITH WARNINGS"));
+        QVERIFY(overview.value("listener").problem);
+        const QString notAfter = iso(r.cert.cert.expiryDate().toMSecsSinceEpoch());
+        QVERIFY2(overview.value("listener").text.startsWith(QStringLiteral("certificate expires %1 (in ").arg(notAfter)),
+                 qPrintable(overview.value("listener").text));
+        QVERIFY2(overview.value("next action").text.contains("restart the relay"), qPrintable(overview.value("next action").text));
+        const auto listener = fields(text, QStringLiteral("LISTENER"));
+        QVERIFY(listener.value("warning").problem);
+        QVERIFY(listener.value("warning").text.contains("operator's job"));
+        LiveWindow live(r.socket);
+        QTRY_COMPARE(live.window.tabs()->tabText(0), QStringLiteral("Overview (1 problem)"));
+        QVERIFY(overviewProblem(live.window, "Certificate"));
+        QVERIFY(r.f.stopRelay());
+    }
+
+    void cloudlyAwayWithEscrowHeld_CV02_CV04()
+    {
+        Relay r;
+        startRelay(r);
+        // node-a takes renewals whose window is current by its clock; node-b refuses them.
+        r.a->setPushHandler(QStringLiteral("applyRuntimeNetworkDnsLeaseRenewal"), [&r](const peers::PeerFrame &, const QJsonObject &request) {
+            return Builder::acknowledge(request, r.f.clock.nowMs());
+        });
+        r.b->setPushAnswer(QStringLiteral("applyRuntimeNetworkDnsLeaseRenewal"),
+                           Answer::refuse(QLatin1StringView("dns-lease-clock-unqualified"), QStringLiteral("no NTS sample")));
+        r.gridStart = r.f.clock.nowMs() - 12 * minute;
+        for (auto *node : {r.a.get(), r.b.get()}) {
+            const auto binding = *node->session();
+            const auto projection = Builder::projection("proj-" + binding.nodeId, 1);
+            bool held = false;
+            r.f.cloudly->push(QStringLiteral("holdRuntimeNetworkDnsLeaseRenewals"),
+                              Builder::holdRequest(binding, projection, Builder::grid(binding, projection, r.gridStart, 5)),
+                              [&](const peers::PeerFrame &x) { held = !x.hasError(); });
+            QTRY_VERIFY(held);
+        }
+        QVERIFY(r.f.takeCloudlySessionDown());
+        QTRY_COMPARE(r.a->pushCount(QStringLiteral("applyRuntimeNetworkDnsLeaseRenewal")), 1);
+        QTRY_COMPARE(r.b->pushCount(QStringLiteral("applyRuntimeNetworkDnsLeaseRenewal")), 1);
+        QTRY_COMPARE(r.f.relay->statusSnapshot().counters.escrowOffersByOutcome.value(QStringLiteral("failed")), 1);
+
+        const QString text = consoleText(r.socket);
+        const auto overview = fields(text, QStringLiteral("OVERVIEW"));
+        QCOMPARE(overview.value("health").text, QStringLiteral("NOT READY"));
+        QVERIFY(overview.value("health").problem);
+        QVERIFY(overview.value("cloudly").problem);
+        QVERIFY2(overview.value("cloudly").text.contains("no Cloudly session"), qPrintable(overview.value("cloudly").text));
+        QVERIFY2(overview.value("cloudly").text.contains("last error: session-lost"), qPrintable(overview.value("cloudly").text));
+        // Five renewals from gridStart on Cloudly's grid: the last window ends at gridStart + 4*10 + 15 min.
+        const QString authority = iso(r.gridStart + 4 * 10 * minute + 15 * minute);
+        const QString action = overview.value("next action").text;
+        QVERIFY2(action.startsWith("Check that Cloudly (") && action.contains("reconnects by itself")
+                     && action.contains("the escrow holds DNS authority for 2 nodes until " + authority),
+                 qPrintable(action));
+        QCOMPARE(overview.value("escrow").text, QStringLiteral("2 runs held, 1 with a failed offer"));
+        QVERIFY(overview.value("escrow").problem);
+
+        const auto cloudly = fields(text, QStringLiteral("CLOUDLY SESSION"));
+        QCOMPARE(cloudly.value("connected").text, QStringLiteral("no"));
+        QCOMPARE(cloudly.value("connected since").text, QStringLiteral("-"));
+        QCOMPARE(cloudly.value("last error").text, QStringLiteral("session-lost"));
+        QVERIFY(cloudly.value("next retry").text != QStringLiteral("-"));
+
+        QList<bool> problems;
+        const auto escrow = table(text, QStringLiteral("ESCROW"), &problems);
+        QCOMPARE(escrow.size(), 2);
+        QCOMPARE(escrow[0].value("NODE"), QStringLiteral("node-a"));
+        QCOMPARE(escrow[0].value("LAST OFFER"), QStringLiteral("admitted"));
+        QCOMPARE(escrow[0].value("DNS AUTHORITY UNTIL"), authority);
+        QCOMPARE(escrow[0].value("RENEWALS"), QStringLiteral("5"));
+        QCOMPARE(escrow[1].value("NODE"), QStringLiteral("node-b"));
+        QCOMPARE(escrow[1].value("LAST OFFER"), QStringLiteral("refused dns-lease-clock-unqualified"));
+        QCOMPARE(problems, (QList<bool>{false, true})); // the failed offer's row is marked
+
+        const auto readiness = fields(text, QStringLiteral("READINESS"));
+        QCOMPARE(readiness.value("ready").text, QStringLiteral("no"));
+
+        LiveWindow live(r.socket);
+        QTRY_COMPARE(live.window.pane(QStringLiteral("escrow"))->proxy()->rowCount(), 2);
+        QCOMPARE(overviewValue(live.window, "Health"), QStringLiteral("NOT READY"));
+        QVERIFY(overviewProblem(live.window, "Cloudly"));
+        QCOMPARE(live.window.tabs()->tabText(3), QStringLiteral("Escrow (2 · 1 failed)"));
+        // The failed row is coloured, the admitted one is not.
+        auto *escrowModel = live.window.pane(QStringLiteral("escrow"))->model();
+        for (int row = 0; row < escrowModel->rowCount(); ++row) {
+            const QModelIndex index = escrowModel->index(row, 0);
+            const bool failed = escrowModel->index(row, 0).data().toString() == QLatin1String("node-b");
+            QCOMPARE(index.data(Qt::BackgroundRole).value<QColor>() == RowTableModel::problemBackground(), failed);
+        }
+        // Events with full timestamps: no column of the events table is cut (issue 24).
+        TablePane *events = live.window.pane(QStringLiteral("events"));
+        QTRY_VERIFY(events->proxy()->rowCount() >= 2);
+        live.window.tabs()->setCurrentIndex(7);
+        QCoreApplication::processEvents();
+        for (int column = 0; column < 2; ++column)
+            for (int row = 0; row < events->proxy()->rowCount(); ++row) {
+                const QString cellText = events->proxy()->index(row, column).data().toString();
+                QVERIFY2(events->view()->columnWidth(column) >= events->view()->fontMetrics().horizontalAdvance(cellText),
+                         qPrintable(cellText));
+            }
+        QVERIFY(QRegularExpression(QStringLiteral("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$"))
+                    .match(events->proxy()->index(0, 0).data().toString())
+                    .hasMatch());
+        screenshots(live.window, QStringLiteral("cloudly-away"));
+        QVERIFY(r.f.stopRelay());
+    }
+
+    void parked_CV03()
+    {
+        Relay r;
+        r.f.cloudly->setAnswer("registerClusterRelay", Answer::refuse(QLatin1StringView("relay-credential-generation-stale"), "rotated"));
+        startRelay(r);
+        QTRY_VERIFY(r.f.relay->readiness()->isParked());
+        const QString text = consoleText(r.socket);
+        const auto overview = fields(text, QStringLiteral("OVERVIEW"));
+        QCOMPARE(overview.value("health").text, QStringLiteral("PARKED"));
+        QVERIFY(overview.value("registration").problem);
+        QVERIFY2(overview.value("registration").text.startsWith("PARKED: "), qPrintable(overview.value("registration").text));
+        QCOMPARE(text.count(r.f.relay->readiness()->parkedLine()), 1); // the park line once, under READINESS
+        QVERIFY2(overview.value("next action").text.contains("restart the unit"), qPrintable(overview.value("next action").text));
+        const auto registration = fields(text, QStringLiteral("REGISTRATION"));
+        QCOMPARE(registration.value("last outcome").text, QStringLiteral("relay-credential-generation-stale"));
+        QCOMPARE(registration.value("when").text, iso(r.f.clock.nowMs()));
+
+        LiveWindow live(r.socket);
+        QTRY_COMPARE(overviewValue(live.window, "Health"), QStringLiteral("PARKED"));
+        QVERIFY(overviewProblem(live.window, "Registration"));
+        QVERIFY(live.window.tabs()->tabText(0).startsWith("Overview ("));
+        screenshots(live.window, QStringLiteral("parked"));
+        QVERIFY(r.f.stopRelay());
+    }
+};
+
+QTEST_MAIN(ConsoleViewsTest)
+#include "console_views.moc"
