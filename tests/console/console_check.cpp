@@ -124,7 +124,7 @@ private Q_SLOTS:
     void registrationRefusedIsTwelve_CK02()
     {
         RelayFixture f;
-        f.cloudly->setAnswer("registerClusterRelay", Answer::refuse(contract::Refusal{
+        f.cloudly->setAnswer("registerClusterRelay", Answer::refuse(peers::PeerRefusal{
                                  QStringLiteral("protocol-offer-refused"), QStringLiteral("Cloudly serves 34.x only"),
                                  QJsonObject{{"peerOffer", QJsonObject{{"sessionKind", "cloudlyClient"}, {"release", "33.1.0"}}},
                                              {"ownOffer", QJsonObject{{"sessionKind", "cloudlyClient"}, {"release", "34.0.0"}}}}}));

@@ -568,7 +568,9 @@ private Q_SLOTS:
         QTRY_COMPARE(started.size(), 1);
         QVERIFY(failed.isEmpty());
         QCOMPARE(f.cloudly->callCount("registerCloudlyClientSession"), 2);
-        QCOMPARE(f.cloudly->callCount("getClusterConfig"), 1);
+        // One read at start, then one after the relay's accepted registration (WD-08, contract §6.0).
+        QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), 1);
+        QTRY_COMPARE(f.cloudly->callCount("getClusterConfig"), 2);
         QVERIFY(f.relay->listenerPort() != 0);
         QCOMPARE(f.cloudly->totalConnections(), 1); // the same socket all along
     }

@@ -207,9 +207,9 @@ int main(int argc, char **argv)
                                                 {"certificatePem", "-----BEGIN CERTIFICATE-----\nZGVtbw==\n-----END CERTIFICATE-----\n"},
                                                 {"privateKeyPem", "-----BEGIN PRIVATE KEY-----\nZGVtbw==\n-----END PRIVATE KEY-----\n"}}}}});
 
-    QHash<QString, contract::SessionBinding> bindings; // node id -> its latest session
+    QHash<QString, PeerSessionBinding> bindings; // node id -> its latest session
     QObject::connect(&cloudly, &LoopbackCloudly::palletSessionRegistered,
-                     [&bindings](const contract::SessionBinding &binding) { bindings.insert(binding.nodeId, binding); });
+                     [&bindings](const PeerSessionBinding &binding) { bindings.insert(binding.nodeId, binding); });
     QByteArray commandBuffer;
     QSocketNotifier commands(0, QSocketNotifier::Read);
     QObject::connect(&commands, &QSocketNotifier::activated, [&] {
@@ -232,7 +232,7 @@ int main(int argc, char **argv)
                 say(cloudly.listen() ? QStringLiteral("cloudly back at %1").arg(cloudly.url().toString())
                                      : QStringLiteral("cloudly could not listen again"));
             } else if (command == "hold") {
-                for (const contract::SessionBinding &binding : std::as_const(bindings)) {
+                for (const PeerSessionBinding &binding : std::as_const(bindings)) {
                     const QJsonObject projection = DnsLeaseRenewalRunBuilder::projection("demo-" + binding.nodeId, 1);
                     const QJsonArray renewals = DnsLeaseRenewalRunBuilder::grid(
                         binding, projection, QDateTime::currentMSecsSinceEpoch() - 12 * 60000, 5);
