@@ -141,6 +141,21 @@ int main(int argc, char *argv[])
     if (!parser.positionalArguments().isEmpty())
         return usageError(QStringLiteral("unexpected argument %1").arg(parser.positionalArguments().first()));
 
+    // SIGTERM/SIGINT are caught from here on: a stop asked for while the configuration is read ends the
+    // start with exit 0 once the read returns (contract §19.3, UC-13), never with the default 143.
+    coreflow::SignalWatcher signalWatcher;
+    if (!signalWatcher.install())
+        return startFailed(QStringLiteral("cannot install signal handlers"));
+    bool stopAskedEarly = false;
+    const QMetaObject::Connection earlyStop =
+        QObject::connect(&signalWatcher, &coreflow::SignalWatcher::signalReceived, &app, [&stopAskedEarly](int) { stopAskedEarly = true; });
+    auto stoppedBeforeStart = [&] {
+        QCoreApplication::processEvents(); // delivers a signal that arrived during the read
+        if (stopAskedEarly)
+            qCInfo(logApp) << "stopped before the start";
+        return stopAskedEarly;
+    };
+
     // Launch facts: qenv.yml beside the executable; the working directory's .nogit overlay only when the
     // executable lies in a build tree (contract §19.1).
     auto configuration = [&environmentBearer] {
@@ -151,6 +166,8 @@ int main(int argc, char *argv[])
         environmentBearer.reset();
         return reader.read(); // the reader and its copy go here; the configuration holds the one bearer
     }();
+    if (stoppedBeforeStart())
+        return 0;
     if (!configuration)
         return startFailed(configuration.refusal().text());
     coreflow::RelayConfiguration config = std::move(configuration).value();
@@ -175,9 +192,9 @@ int main(int argc, char *argv[])
 
     coreflow::SystemClock clock;
     coreflow::Coreflow relay(std::move(config), clock);
-    coreflow::SignalWatcher signalWatcher;
-    if (!signalWatcher.install())
-        return startFailed(QStringLiteral("cannot install signal handlers"));
+    if (stoppedBeforeStart())
+        return 0;
+    QObject::disconnect(earlyStop);
     QObject::connect(&signalWatcher, &coreflow::SignalWatcher::signalReceived, &relay, [&relay](int) { relay.stop(); });
     QObject::connect(&relay, &coreflow::Coreflow::stopped, &app, [](bool ok) { QCoreApplication::exit(ok ? 0 : 1); });
     QObject::connect(&relay, &coreflow::Coreflow::startFailed, &app, [](const QString &reason) { QCoreApplication::exit(startFailed(reason)); });

@@ -1,6 +1,7 @@
 #include "service/app/configurationsources.h"
 
 #include <QDir>
+#include <QRegularExpression>
 #include <QFile>
 #include <QFileInfo>
 
@@ -19,8 +20,16 @@ namespace {
 const QString kRefusal = QStringLiteral("configuration-invalid");
 contract::Refusal invalid(const QString &reason) { return contract::Refusal{kRefusal, reason}; }
 
+// The largest configuration source file read (a credential, a Docker secret, qenv.yml, an overlay):
+// 1 MiB, far above any bearer or YAML the relay needs (contract §19.1).
+constexpr qsizetype kMaxSourceFileBytes = 1024 * 1024;
+
 QString errnoText(int error)
 {
+    if (error == EINVAL)
+        return QStringLiteral("not a regular file");
+    if (error == EFBIG)
+        return QStringLiteral("larger than %1 bytes").arg(kMaxSourceFileBytes);
     return QStringLiteral("%1 (errno %2)").arg(QString::fromLocal8Bit(std::strerror(error))).arg(error);
 }
 
@@ -29,7 +38,8 @@ QString errnoText(int error)
 int readWholeFile(const QString &path, QByteArray &out)
 {
     const QByteArray native = QFile::encodeName(path);
-    const int fd = ::open(native.constData(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO put where a file belongs must not block the start (it is refused below).
+    const int fd = ::open(native.constData(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return errno;
     struct stat st {};
@@ -41,6 +51,16 @@ int readWholeFile(const QString &path, QByteArray &out)
     if (S_ISDIR(st.st_mode)) {
         ::close(fd);
         return EISDIR;
+    }
+    // Only a regular file of bounded size (contract §19.1): a device (/dev/zero), FIFO or socket in
+    // its place would never end or block the start.
+    if (!S_ISREG(st.st_mode)) {
+        ::close(fd);
+        return EINVAL;
+    }
+    if (st.st_size > kMaxSourceFileBytes) {
+        ::close(fd);
+        return EFBIG;
     }
     // One allocation sized to the file: no reallocation leaves a partial copy behind.
     out.resize(qsizetype(st.st_size) + 1);
@@ -60,6 +80,11 @@ int readWholeFile(const QString &path, QByteArray &out)
         if (n == 0)
             break;
         used += n;
+        if (used > kMaxSourceFileBytes) { // grew while read
+            ::close(fd);
+            Secret::wipe(out);
+            return EFBIG;
+        }
     }
     ::close(fd);
     // Shrinking keeps the allocation (and wipe() later clears all of it).
@@ -118,7 +143,8 @@ contract::Result<ConfigurationSources> ConfigurationSources::open(Roots roots)
             return invalid(QStringLiteral("CREDENTIALS_DIRECTORY %1 cannot be read: %2").arg(sources.m_credentialsDirectory, errnoText(errno)));
         if (!S_ISDIR(st.st_mode))
             return invalid(QStringLiteral("CREDENTIALS_DIRECTORY %1 cannot be read: %2").arg(sources.m_credentialsDirectory, errnoText(ENOTDIR)));
-        if (::access(native.constData(), R_OK | X_OK) != 0)
+        // Searchable is enough: the relay opens files by name and never lists the directory (§19.1).
+        if (::access(native.constData(), X_OK) != 0)
             return invalid(QStringLiteral("CREDENTIALS_DIRECTORY %1 cannot be read: %2").arg(sources.m_credentialsDirectory, errnoText(errno)));
     }
 
@@ -134,7 +160,8 @@ contract::Result<ConfigurationSources> ConfigurationSources::open(Roots roots)
             if (!required.IsSequence())
                 return invalid(QStringLiteral("qenv.yml: required: in %1 is not a list of variable names").arg(sources.m_roots.qenvFile));
             for (const YAML::Node &entry : required) {
-                if (!entry.IsScalar() || entry.Scalar().empty())
+                static const QRegularExpression variableName(QStringLiteral("^[A-Z_][A-Z0-9_]*$"));
+                if (!entry.IsScalar() || !variableName.match(QString::fromStdString(entry.Scalar())).hasMatch())
                     return invalid(QStringLiteral("qenv.yml: required: in %1 holds an entry that is not a variable name").arg(sources.m_roots.qenvFile));
                 sources.m_qenvRequired << QString::fromStdString(entry.Scalar());
             }

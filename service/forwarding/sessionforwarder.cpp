@@ -73,7 +73,7 @@ void SessionForwarder::checkDrained()
     if (!m_drained || workInFlight() > 0)
         return;
     // From the event loop: the request that just ended is still on the stack.
-    QMetaObject::invokeMethod(this, [this, drained = std::exchange(m_drained, nullptr)] { drained(); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(this, [drained = std::exchange(m_drained, nullptr)] { drained(); }, Qt::QueuedConnection);
 }
 
 void SessionForwarder::nodeClosed(NodeConnection *connection)

@@ -6,6 +6,7 @@
 #include <QDir>
 #include <QTemporaryDir>
 #include <QTest>
+#include <sys/stat.h>
 
 using namespace coreflow;
 
@@ -229,6 +230,14 @@ private Q_SLOTS:
         QTest::newRow("CF-11 port with a sign") << "port+" << QStringList{"COREFLOW_RELAY_BIND_PORT"};
         QTest::newRow("overlay not YAML") << "overlay-broken" << QStringList{"overlay", "env.yml", "is not YAML"};
         QTest::newRow("overlay not flat") << "overlay-nested" << QStringList{"overlay", "NAME: value"};
+        // A credential that is not a regular file of bounded size is refused at once (contract §19.1):
+        // /dev/zero would grow the start without end, a FIFO would block it.
+        QTest::newRow("credential is a device (/dev/zero)")
+            << "cred-device" << QStringList{"SERVEZONE_CLUSTER_RELAY_AUTHORIZATION", "not a regular file"};
+        QTest::newRow("credential is a FIFO") << "cred-fifo" << QStringList{"SERVEZONE_CLUSTER_RELAY_AUTHORIZATION", "not a regular file"};
+        QTest::newRow("credential over 1 MiB") << "cred-huge" << QStringList{"SERVEZONE_CLUSTER_RELAY_AUTHORIZATION", "larger than 1048576 bytes"};
+        QTest::newRow("qenv.yml required: entry is not a variable name")
+            << "qenv-path" << QStringList{"qenv.yml", "not a variable name"};
     }
     void refusals()
     {
@@ -284,6 +293,19 @@ private Q_SLOTS:
             s.write("work/.nogit/env.yml", "CLOUDLY_URL: [\n");
         } else if (scenario == "overlay-nested") {
             s.write("work/.nogit/env.yml", "COREFLOW_NODE_ID:\n  nested: value\n");
+        } else if (scenario == "cred-device") {
+            s.environment.remove("SERVEZONE_CLUSTER_RELAY_AUTHORIZATION");
+            s.environment.insert("CREDENTIALS_DIRECTORY", s.path("creds"));
+            QVERIFY(QFile::link("/dev/zero", s.path("creds/SERVEZONE_CLUSTER_RELAY_AUTHORIZATION")));
+        } else if (scenario == "cred-fifo") {
+            s.environment.remove("SERVEZONE_CLUSTER_RELAY_AUTHORIZATION");
+            s.environment.insert("CREDENTIALS_DIRECTORY", s.path("creds"));
+            QCOMPARE(::mkfifo(QFile::encodeName(s.path("creds/SERVEZONE_CLUSTER_RELAY_AUTHORIZATION")).constData(), 0600), 0);
+        } else if (scenario == "cred-huge") {
+            s.environment.remove("SERVEZONE_CLUSTER_RELAY_AUTHORIZATION");
+            s.credential("SERVEZONE_CLUSTER_RELAY_AUTHORIZATION", QByteArray(1024 * 1024 + 1, 'b'));
+        } else if (scenario == "qenv-path") {
+            s.qenv("required:\n  - CLOUDLY_URL\n  - \"../../../../etc/hostname\"\n");
         }
         auto r = s.read();
         QVERIFY2(!r.ok(), qPrintable(scenario));
