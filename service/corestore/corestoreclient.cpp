@@ -214,15 +214,12 @@ void CorestoreClient::send(quint64 id, const Secret &token, quint64 generation)
     HttpClientRequest request;
     request.method = QByteArrayLiteral("GET");
     request.target = call.endpoint.targetFor(call.route);
-    QByteArray authorization = QByteArrayLiteral("Bearer ") + token.reveal().toByteArray();
-    request.headers.append(qMakePair(QByteArrayLiteral("Authorization"), authorization));
+    request.bearer = token; // the head carrying it is composed in guarded memory (§19.4)
     request.headers.append(qMakePair(QByteArrayLiteral("Accept"), QByteArrayLiteral("application/json")));
     auto *exchange = new CorestoreHttpExchange(poolFor(call.endpoint), m_clock, kCallTimeoutMs, kMaxAnswerBytes, this);
     call.exchange = exchange;
     connect(exchange, &CorestoreHttpExchange::finished, this, [this, id] { onFinished(id); });
     exchange->start(request);
-    Secret::wipe(authorization);
-    Secret::wipe(request.headers.first().second);
 }
 
 QString CorestoreClient::lineHead(const Call &call) const

@@ -6,6 +6,7 @@
 #include "shared/contract/methods.h"
 #include "shared/contract/refusalnames.h"
 #include "shared/contract/refusalquote.h"
+#include "shared/contract/secretstringtake.h"
 
 #include <QJsonDocument>
 #include <QPointer>
@@ -301,13 +302,17 @@ void CorestoreCredential::readMaterial()
                        Secret token;
                        bool readable = false;
                        if (opened == 0) {
+                           // The token goes from the opened bytes straight into its Secret (simdjson,
+                           // §19.4); QJsonDocument reads only a copy with it blanked, wiped afterwards.
+                           QByteArray blanked(plain, qsizetype(plainSize));
+                           std::optional<Secret> taken = takeSecretString(blanked, {"token"});
                            QJsonParseError error{};
-                           const QJsonDocument document = QJsonDocument::fromJson(QByteArray::fromRawData(plain, qsizetype(plainSize)), &error);
-                           if (error.error == QJsonParseError::NoError && document.isObject()) {
-                               QJsonObject object = document.object();
-                               const QJsonValue value = object.value(QStringLiteral("token"));
-                               if (object.size() == 1 && value.isString() && !value.toString().isEmpty()) {
-                                   token = Secret::fromText(value.toString());
+                           const QJsonDocument document = QJsonDocument::fromJson(blanked, &error);
+                           Secret::wipe(blanked);
+                           if (taken && !taken->isEmpty() && error.error == QJsonParseError::NoError && document.isObject()) {
+                               const QJsonObject object = document.object();
+                               if (object.size() == 1 && object.value(QStringLiteral("token")).isString()) {
+                                   token = std::move(*taken);
                                    readable = true;
                                }
                            }

@@ -60,8 +60,13 @@ void HttpClientConnection::send(const HttpClientRequest &request, HttpResponseRe
     m_leftover = false;
     m_parser->reset(request.method == "HEAD");
 
-    m_pendingRequest = httpRequestHead(request, m_origin.authority(QUrl::FullyEncoded | QUrl::RemoveUserInfo).toLatin1(),
-                                       "keep-alive");
+    const QByteArray host = m_origin.authority(QUrl::FullyEncoded | QUrl::RemoveUserInfo).toLatin1();
+    m_pendingRequest.clear();
+    m_pendingGuarded = Secret();
+    if (request.bearer.isEmpty())
+        m_pendingRequest = httpRequestHead(request, host, "keep-alive");
+    else
+        m_pendingGuarded = httpRequestHeadWithBearer(request, host, "keep-alive");
     ++m_requestsSent;
 
     if (m_ready) {
@@ -149,8 +154,13 @@ void HttpClientConnection::tlsClosed()
 
 void HttpClientConnection::writeRequest()
 {
-    if (m_pendingRequest.isEmpty() || !m_receiver || !m_connection)
+    if ((m_pendingRequest.isEmpty() && m_pendingGuarded.isEmpty()) || !m_receiver || !m_connection)
         return;
+    if (!m_pendingGuarded.isEmpty()) {
+        const Secret request = std::exchange(m_pendingGuarded, Secret());
+        m_connection->write(request.reveal()); // TLS wipes what it has to queue (§19.4)
+        return;
+    }
     const QByteArray request = std::exchange(m_pendingRequest, QByteArray());
     m_connection->write(request);
 }

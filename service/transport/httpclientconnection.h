@@ -6,7 +6,8 @@
 // docs/contract.md §17 (the relay's own HTTP client).
 //
 // Request: httpRequestHead(): "<method> <target> HTTP/1.1", Host (the origin's host[:port]), the
-// request's headers in order, "Connection: keep-alive", and nothing else (no body). Header values
+// request's headers in order, "Connection: keep-alive", and nothing else (no body); with a bearer
+// httpRequestHeadWithBearer(), the head in guarded memory, released (wiped) once handed to TLS. Header values
 // must hold no CR or LF (the lane checks what it forwards), so the lines cannot be split.
 // TLS for an https origin (the pool's TlsClientContext: system CAs plus the lane's extra CAs, peer
 // verified against the origin's host or IP, SNI for a name, ALPN http/1.1); a plaintext
@@ -105,6 +106,7 @@ private:
     std::unique_ptr<HttpResponseParser> m_parser;
     HttpResponseReceiver *m_receiver = nullptr;
     QByteArray m_pendingRequest; // written once the connection (and TLS) is up
+    Secret m_pendingGuarded;     // the same for a head that carries a bearer (guarded memory, §19.4)
     std::unique_ptr<ClockTimer> m_idleTimer;
     int m_idleTimeoutMs;
     qint64 m_answerBytes = 0;    // bytes of the current answer read so far

@@ -6,8 +6,11 @@
 // Shapes: method as sent ("GET", "HEAD", ...); target the request target (path and query,
 // percent-encoded, "/" at least); headers every header line to send except Host (and, for the HTTP
 // client, Connection), in order. Values must hold no CR or LF (the lane checks what it forwards):
-// the writer does not split or refuse lines.
+// the writer does not split or refuse lines. bearer: when not empty, an "Authorization: Bearer
+// <bearer>" line follows the headers; it is held only in guarded memory and the head that carries it
+// is composed there too (httpRequestHeadWithBearer, docs/contract.md §19.4).
 #include "service/transport/httpheaderpairs.h"
+#include "shared/secret.h"
 
 #include <QByteArray>
 
@@ -17,6 +20,7 @@ struct HttpClientRequest {
     QByteArray method;
     QByteArray target;
     HttpHeaderPairs headers;
+    Secret bearer{};
 };
 
 } // namespace coreflow

@@ -2,7 +2,9 @@
 
 namespace coreflow {
 
-QByteArray httpRequestHead(const HttpClientRequest &request, QByteArrayView host, QByteArrayView connection)
+namespace {
+
+QByteArray linesBeforeConnection(const HttpClientRequest &request, QByteArrayView host)
 {
     QByteArray head;
     head.reserve(256 + request.target.size());
@@ -11,13 +13,33 @@ QByteArray httpRequestHead(const HttpClientRequest &request, QByteArrayView host
     head += "\r\n";
     for (const auto &[name, value] : request.headers)
         head += name + ": " + value + "\r\n";
-    if (!connection.isEmpty()) {
-        head += "Connection: ";
-        head += connection;
-        head += "\r\n";
-    }
-    head += "\r\n";
     return head;
+}
+
+QByteArray linesFromConnection(QByteArrayView connection)
+{
+    QByteArray tail;
+    if (!connection.isEmpty()) {
+        tail += "Connection: ";
+        tail += connection;
+        tail += "\r\n";
+    }
+    tail += "\r\n";
+    return tail;
+}
+
+} // namespace
+
+QByteArray httpRequestHead(const HttpClientRequest &request, QByteArrayView host, QByteArrayView connection)
+{
+    return linesBeforeConnection(request, host) + linesFromConnection(connection);
+}
+
+Secret httpRequestHeadWithBearer(const HttpClientRequest &request, QByteArrayView host, QByteArrayView connection)
+{
+    const QByteArray before = linesBeforeConnection(request, host);
+    const QByteArray after = linesFromConnection(connection);
+    return Secret::concatenated({before, "Authorization: Bearer ", request.bearer.reveal(), "\r\n", after});
 }
 
 } // namespace coreflow

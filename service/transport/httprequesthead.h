@@ -8,7 +8,11 @@
 //   Connection: <connection>\r\n         only when connection is not empty
 //   \r\n
 // host: host[:port] as the Host header carries it. No body is written (the relay sends none).
+// httpRequestHead writes no bearer line (request.bearer is ignored); httpRequestHeadWithBearer writes
+// the same head with "Authorization: Bearer <bearer>\r\n" after the headers, composed in guarded
+// memory (a Secret: the bytes never lie in an ordinary buffer, §19.4).
 #include "service/transport/httpclientrequest.h"
+#include "shared/secret.h"
 
 #include <QByteArray>
 #include <QByteArrayView>
@@ -16,5 +20,6 @@
 namespace coreflow {
 
 QByteArray httpRequestHead(const HttpClientRequest &request, QByteArrayView host, QByteArrayView connection = {});
+Secret httpRequestHeadWithBearer(const HttpClientRequest &request, QByteArrayView host, QByteArrayView connection = {});
 
 } // namespace coreflow

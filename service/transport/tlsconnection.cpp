@@ -1,6 +1,7 @@
 #include "service/transport/tlsconnection.h"
 
 #include "service/core/logging.h"
+#include "shared/secret.h"
 
 #include <QSocketNotifier>
 #include <QTimerEvent>
@@ -55,7 +56,7 @@ void TlsConnection::finish()
     m_deferredFlush.stop();
     m_readNotifier->setEnabled(false);
     setWriteNotification(false);
-    m_out = QByteArray();
+    Secret::wipe(m_out); // the queue may hold a secret's bytes (a bearer's head, a frame; §19.4)
     m_outOffset = 0;
     ERR_clear_error();
     if (m_ssl) {
@@ -216,8 +217,21 @@ void TlsConnection::write(QByteArrayView bytes)
         updateWriteNotifier();
         return;
     }
-    m_out.append(bytes.data(), bytes.size());
+    queue(bytes);
     updateWriteNotifier();
+}
+
+void TlsConnection::queue(QByteArrayView bytes)
+{
+    // Grown by hand so that no realloc() frees an unwiped copy of queued bytes (§19.4).
+    if (!m_out.isEmpty() && m_out.capacity() - m_out.size() < bytes.size()) {
+        QByteArray grown;
+        grown.reserve(qMax(2 * m_out.size(), m_out.size() + bytes.size()));
+        grown.append(m_out.constData(), m_out.size());
+        Secret::wipe(m_out);
+        m_out = std::move(grown);
+    }
+    m_out.append(bytes.data(), bytes.size());
 }
 
 qsizetype TlsConnection::writeSome(const char *data, qsizetype size)
@@ -246,7 +260,7 @@ void TlsConnection::writeDeferred(QByteArrayView bytes)
         return;
     if (pendingBytes() == 0 && bytes.size() >= kDeferredFlushBytes)
         return write(bytes);
-    m_out.append(bytes.data(), bytes.size());
+    queue(bytes);
     if (m_state != State::Open)
         return;
     // Already waiting for the socket to take more: the write notifier sends these too.
@@ -288,10 +302,12 @@ void TlsConnection::drain(bool notify)
         return;
     }
     if (pendingBytes() == 0) {
-        m_out = QByteArray(); // the queue's allocation goes back while idle
+        Secret::wipe(m_out); // the queue's allocation goes back (wiped) while idle
         m_outOffset = 0;
     } else if (m_outOffset > (1 << 20) && m_outOffset > m_out.size() / 2) {
-        m_out.remove(0, m_outOffset);
+        QByteArray rest(m_out.constData() + m_outOffset, pendingBytes());
+        Secret::wipe(m_out);
+        m_out = std::move(rest);
         m_outOffset = 0;
     }
     updateWriteNotifier();

@@ -99,6 +99,8 @@ private:
     void drain(bool notify);
     // Hands bytes to TLS (or the socket, plaintext): > 0 taken, 0 would block, -1 failed.
     qsizetype writeSome(const char *data, qsizetype size);
+    // Appends to the queue; the queue is wiped whenever its allocation is released or replaced.
+    void queue(QByteArrayView bytes);
     void updateWriteNotifier();
     void finish();
     void setWriteNotification(bool enabled);

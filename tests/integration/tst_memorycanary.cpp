@@ -5,12 +5,18 @@
 // lie in a mapping the kernel marks "dd" (MADV_DONTDUMP, VmFlags in /proc/<pid>/smaps): the guarded
 // pages a Secret lives in. The bearer is searched as UTF-8 and as UTF-16 (a QString copy).
 // After an identity renewal the old token is nowhere, and after a park the bearer is nowhere.
-// Rules: OV-05 (the bearer only in memory), OC-11 (markers absent from a memory dump), RR-29 (park).
+// The Corestore control token (§12.1) is used for a few inventory calls and then lies only in guarded
+// pages too: not in the parsed material, not in the Authorization header the HTTP client wrote.
+// Rules: OV-05 (the bearer only in memory), OC-11 (markers absent from a memory dump), RR-29 (park),
+// CS-09 (the control token is never exposed).
 #include "tests/support/epolltestmain.h"
 #include "tests/peers/peerenvelope.h"
 #include "tests/peers/peerframe.h"
 #include "tests/integration/relayfixture.h"
 #include "tests/support/processwait.h"
+#ifdef COREFLOW_CORESTORE_PEER
+#include "tests/peers/loopbackcorestore.h"
+#endif
 
 #include "shared/contract/envelope.h"
 
@@ -287,6 +293,46 @@ private Q_SLOTS:
         // QJsonDocument reads only a wiped copy with them blanked (contract §19.4).
         QVERIFY2(outsideGuardedPages(hits).isEmpty(), qPrintable(describe(outsideGuardedPages(hits))));
     }
+
+#ifdef COREFLOW_CORESTORE_PEER
+    // The Corestore control token (CS-09, §12.1, §19.4): after it was opened and sent with a few
+    // inventory calls through the relay, it lies only in guarded pages (the held Secret).
+    void corestoreTokenLiesOnlyInGuardedPages_CS09_OC11()
+    {
+        RelayFixture f;
+        const QByteArray token = "corestoreTokenCanary-" + f.bearer.right(12);
+        peers::LoopbackCorestore corestore(f.ca);
+        QVERIFY(corestore.listen());
+        corestore.setAcceptedToken(token);
+        f.cloudly->corestoreRecipients().setToken(token);
+        f.cloudly->options().clusterNodes = QJsonArray{QJsonObject{{"id", "node-a"},
+                                                                   {"corestore", QJsonObject{{"endpoint", corestore.endpoint().toString()}}},
+                                                                   {"corestoreDatabase", QJsonValue::Null}}};
+        QTemporaryDir dir;
+        auto p = launch(f, dir, BearerSource::CredentialsFile);
+        QVERIFY(p);
+        QByteArray err;
+        QVERIFY2(waitForStderr(*p, "the relay is open for Cloudly dispatch", err), err.constData());
+        for (int i = 0; i < 3; ++i) {
+            bool inventoried = false;
+            f.cloudly->push(QStringLiteral("getClusterCorestoreInventory"), QByteArray(R"({"nodeId":"node-a"})"),
+                            [&](const peers::PeerFrame &x) {
+                                inventoried = !x.hasError() && x.response.toByteArray().contains("\"reachable\":true");
+                            });
+            QTRY_VERIFY_WITH_TIMEOUT(inventoried, 10000);
+        }
+        QCOMPARE(corestore.requestCount(peers::LoopbackCorestore::inventoryRoute), 3);
+        QCOMPARE(corestore.lastRequest(peers::LoopbackCorestore::inventoryRoute)->header("authorization"),
+                 QByteArrayLiteral("Bearer ") + token);
+        QVERIFY(f.settleCloudlyHop()); // the relay processed every frame Cloudly sent before this one
+        int mappingsRead = 0;
+        const QList<Hit> hits = find(p->processId(), token, &mappingsRead);
+        stop(*p);
+        QVERIFY(mappingsRead > 5);
+        QVERIFY2(!hits.isEmpty(), "the held control token was not found: the scan is blind");
+        QVERIFY2(outsideGuardedPages(hits).isEmpty(), qPrintable(describe(outsideGuardedPages(hits))));
+    }
+#endif
 
     // A renewed identity leaves no trace of the old token anywhere.
     void renewedTokenIsGone_OC11()

@@ -317,6 +317,14 @@ void TstHttpParsing::requestHeadBytes()
              QByteArray("GET /v2/x?y=1 HTTP/1.1\r\nHost: registry:5000\r\nAccept: a\r\nUser-Agent: u\r\n"
                         "Connection: keep-alive\r\n\r\n"));
     QCOMPARE(httpRequestHead({"HEAD", "/", {}}, "h"), QByteArray("HEAD / HTTP/1.1\r\nHost: h\r\n\r\n"));
+    // A bearer (contract §19.4): the plain writer never writes it; the guarded one writes its line
+    // after the headers, in guarded memory.
+    HttpClientRequest withBearer{"GET", "/v1/x", {{"Accept", "a"}}, Secret(QByteArrayView("tok-canary"))};
+    QVERIFY(!httpRequestHead(withBearer, "h").contains("tok-canary"));
+    const Secret head = httpRequestHeadWithBearer(withBearer, "h", "keep-alive");
+    QVERIFY(head.isGuarded());
+    QCOMPARE(head.reveal(), QByteArrayView("GET /v1/x HTTP/1.1\r\nHost: h\r\nAccept: a\r\nAuthorization: Bearer tok-canary\r\n"
+                                           "Connection: keep-alive\r\n\r\n"));
 }
 
 void TstHttpParsing::responseHeadBytes()
