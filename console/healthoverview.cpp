@@ -165,7 +165,27 @@ HealthOverview::HealthOverview(const status::RelayStatus &s)
                      m_escrowFailed > 0});
     m_counts.append({QStringLiteral("bindings"),
                      QStringLiteral("%1 failed of %2").arg(m_bindingsFailed).arg(s.bindings.size()), m_bindingsFailed > 0});
-    m_counts.append({QStringLiteral("refusals"), QStringLiteral("%1 authored since start").arg(refusals), false});
+    m_counts.append({QStringLiteral("refusals"),
+                     QStringLiteral("%1 in the last hour (%2 since start)").arg(s.counters.refusalsLastHour).arg(refusals),
+                     s.counters.refusalsLastHour > 0});
+    // Clock skew the escrow observed (§9.6, §18.1 clockSkew).
+    if (s.clockSkew.suspected) {
+        const bool nodeSaid = s.clockSkew.source == QLatin1String("node-not-yet-valid");
+        const QString what = nodeSaid
+            ? QStringLiteral("node %1 refused a DNS lease renewal as not yet valid %2 ms after its window opened by this relay's clock")
+                  .arg(s.clockSkew.nodeId)
+                  .arg(s.clockSkew.skewMs)
+            : QStringLiteral("Cloudly signed DNS lease renewal windows for node %1 opening %2 ms ahead of this relay's clock")
+                  .arg(s.clockSkew.nodeId)
+                  .arg(s.clockSkew.skewMs);
+        m_counts.append({QStringLiteral("clock"),
+                         QStringLiteral("SKEW SUSPECTED (%1 ms, %2, at %3)")
+                             .arg(s.clockSkew.skewMs)
+                             .arg(s.clockSkew.source, TerminalView::isoUtc(s.clockSkew.observedAtMs)),
+                         true});
+        actions << QStringLiteral("Clock skew suspected: %1: check NTP on this host (timedatectl, chronyc tracking)%2.")
+                       .arg(what, nodeSaid ? QStringLiteral(" and on the node") : QString());
+    }
     for (const auto &n : s.nodes)
         if (nodeRowTroubled(n)) {
             actions << QStringLiteral("Node %1 is silent (no frame within the keepalive deadline): check its network; the "

@@ -606,6 +606,8 @@ status::RelayStatus Coreflow::statusSnapshot() const
     s.counters.pushes = m_counters.pushes();
     s.counters.reconnects = m_cloudly->reconnects();
     s.counters.refusalsByName = m_counters.refusalsByName();
+    s.counters.refusalsLastHour = m_counters.refusalsLastHour();
+    s.clockSkew = m_escrow->clockSkew();
     s.counters.reregistrationWaves = m_counters.reregistrationWaves();
     s.counters.escrowOffersByOutcome = m_counters.escrowOffersByOutcome();
     if (m_registryProxy) {

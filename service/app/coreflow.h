@@ -110,7 +110,7 @@ private:
 
     MethodTable m_cloudlyMethods{QStringLiteral("the Cloudly session")};
     MethodTable m_nodeMethods{QStringLiteral("the relay listener")};
-    RelayCounters m_counters;
+    RelayCounters m_counters{&m_clock};
     // The one bound on log lines peers cause with refused input (docs/contract.md §3.1, D-70).
     RefusalLogBound m_refusalLogBound{m_clock};
 

@@ -72,6 +72,31 @@ void LeaseEscrow::say(const QString &line, bool warning)
     Q_EMIT eventLine(line);
 }
 
+bool LeaseEscrow::refusesAsNotYetValid(const QString &refusalName)
+{
+    return refusalName.endsWith(QLatin1String(refusal::notYetValidSuffix));
+}
+
+void LeaseEscrow::suspectSkew(const QString &source, const QString &nodeId, qint64 nowMs, qint64 windowStartMs, qint64 skewMs,
+                              const QString &line)
+{
+    // One line per node, source and window: a re-offer refused again every 30 s says it once.
+    const bool repeated = m_skew.suspected && m_skew.source == source && m_skew.nodeId == nodeId && m_skew.windowStartMs == windowStartMs;
+    m_skew = status::ClockSkew{true, source, nodeId, nowMs, windowStartMs, skewMs};
+    if (!repeated)
+        say(line, true);
+    Q_EMIT statusChanged();
+}
+
+void LeaseEscrow::skewNotSeen()
+{
+    if (!m_skew.suspected)
+        return;
+    m_skew.suspected = false;
+    qCInfo(logEscrow).noquote() << "clock skew no longer suspected: the last" << m_skew.source
+                                << "observation is superseded by one within the admission margin";
+}
+
 void LeaseEscrow::refuse(const MethodTable::Reply &reply, const Frame &frame, const Refusal &refusal)
 {
     if (m_counters)
@@ -160,6 +185,22 @@ void LeaseEscrow::apply(QueuedHold &item)
                 .arg(count)
                 .arg(projection.describe(), utc(lastEnd), replaced ? QStringLiteral(" (replaces the held run)") : QString()));
     item.reply(MethodTable::responseFor(frame, Envelope::compact(QJsonObject{{QStringLiteral("held"), count}})));
+    // Cloudly signs the window containing its now first: a first window opening beyond the admission
+    // margin after the relay's now says the two clocks disagree (§9.6, D-74).
+    if (count > 0) {
+        const qint64 opens = it->run.renewals().first().notBeforeMs;
+        const qint64 ahead = opens - now;
+        if (ahead > m_timing.escrowAdmissionMarginMs)
+            suspectSkew(QStringLiteral("run-signed-ahead"), item.nodeId, now, opens, ahead,
+                        QStringLiteral("clock-skew-suspected: node %1: Cloudly signed DNS lease renewal windows that open at %2; "
+                                       "this relay's clock reads %3, %4 ms earlier, beyond the %5 ms admission margin; "
+                                       "check NTP on this host")
+                            .arg(item.nodeId, utc(opens), utc(now))
+                            .arg(ahead)
+                            .arg(m_timing.escrowAdmissionMarginMs));
+        else
+            skewNotSeen();
+    }
     // A run handed over while the session is already lost is offered its current window at once (ES-28).
     if (m_releasing) {
         step(item.nodeId, it.value(), now);
@@ -403,6 +444,22 @@ void LeaseEscrow::offerAnswered(const QString &nodeId, quint64 token, int index,
     }
     e.outcome = ok ? Outcome::Delivered : Outcome::Failed;
     e.lastOfferResult = result;
+    const DnsLeaseRenewalRun::Renewal &offered = e.run.renewals().at(index);
+    if (ok) {
+        skewNotSeen();
+    } else if (answer && answer->hasError() && refusesAsNotYetValid(answer->errorRefusal().name)) {
+        // The relay offered it at notBefore + margin or later by its own clock (§9.4), so the node's
+        // clock is behind the relay's by at least that much (§9.6, D-74).
+        const qint64 now = m_clock.nowMs();
+        suspectSkew(QStringLiteral("node-not-yet-valid"), nodeId, now, offered.notBeforeMs, now - offered.notBeforeMs,
+                    QStringLiteral("clock-skew-suspected: node %1 refused DNS lease renewal sequence %2 as not yet valid; "
+                                   "this relay's clock reads %3, the window opens %4 (%5 ms earlier); "
+                                   "check NTP on this host and on the node")
+                        .arg(nodeId)
+                        .arg(offered.sequence)
+                        .arg(utc(now), utc(offered.notBeforeMs))
+                        .arg(now - offered.notBeforeMs));
+    }
     if (m_counters)
         m_counters->countEscrowOffer(ok ? QStringLiteral("delivered") : QStringLiteral("failed"));
     const qint64 sequence = e.run.renewals().at(index).sequence;

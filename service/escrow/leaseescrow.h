@@ -33,6 +33,13 @@
 // every release and before a hold for the node is judged); stop(). Every other registration answer
 // keeps custody (ES-36).
 //
+// Clock skew (§9.6, D-74). A non-empty run accepted whose first window opens more than
+// escrowAdmissionMarginMs after the relay's now (run-signed-ahead), or a node refusing an offer with a
+// name ending in "-not-yet-valid" (node-not-yet-valid; the relay offered it at notBefore + margin or
+// later by its clock), is logged as one warning line starting "clock-skew-suspected:" (once per node,
+// source and window) and kept as clockSkew() for the status. A later run accepted within the margin or
+// an offer the node admits clears `suspected`; the fields keep the last observation.
+//
 // stop() (and the destructor) answers every hold still queued with escrow-node-not-carried "... the
 // relay is stopping" (D-44), so each hold gets exactly one answer.
 #include "service/core/methodtable.h"
@@ -102,6 +109,10 @@ public:
     int queuedHolds() const { return int(m_queue.size()); }
     // Status: one row per held run, by nodeId; no renewal body.
     QList<status::EscrowRun> statusRuns() const;
+    // Status: the last clock skew observation (§18.1 clockSkew).
+    status::ClockSkew clockSkew() const { return m_skew; }
+    // Whether a node's refusal name says the renewal is not valid yet by the node's clock (D-74).
+    static bool refusesAsNotYetValid(const QString &refusalName);
 
 Q_SIGNALS:
     void statusChanged();
@@ -141,6 +152,9 @@ private:
     void armIfEarlier(qint64 atMs);
     void drop(const QString &nodeId, const QString &why);
     void say(const QString &line, bool warning = false);
+    void suspectSkew(const QString &source, const QString &nodeId, qint64 nowMs, qint64 windowStartMs, qint64 skewMs,
+                     const QString &line);
+    void skewNotSeen();
 
     EscrowCourier &m_courier;
     Clock &m_clock;
@@ -154,6 +168,7 @@ private:
     bool m_parked = false;
     bool m_stopped = false;
     quint64 m_nextToken = 1;
+    status::ClockSkew m_skew;
 };
 
 } // namespace coreflow

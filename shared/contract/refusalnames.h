@@ -51,6 +51,9 @@ inline bool statesThisRelayIsNotDispatchedTo(QStringView name) noexcept
 inline constexpr Name escrowCloudlyOnly{"escrow-cloudly-only"};
 inline constexpr Name escrowRunInvalid{"escrow-run-invalid"};
 inline constexpr Name escrowNodeNotCarried{"escrow-node-not-carried"};
+// A node refusal of an offered DNS lease renewal whose name ends so says the window is not open yet by
+// the node's clock (e.g. "dns-lease-renewal-not-yet-valid"): the escrow names clock skew (§9.6, D-74).
+inline constexpr Name notYetValidSuffix{"-not-yet-valid"};
 inline constexpr Name escrowRunForeignSession{"escrow-run-foreign-session"};
 inline constexpr Name escrowRunStale{"escrow-run-stale"};
 inline constexpr Name escrowRunUnordered{"escrow-run-unordered"};

@@ -129,11 +129,19 @@ QJsonObject RelayStatus::toJson() const
                      {QStringLiteral("recipientGeneration"), double(corestore.recipientGeneration)},
                      {QStringLiteral("enrolledAtMs"), double(corestore.enrolledAtMs)},
                      {QStringLiteral("nodes"), corestoreNodesJson}}},
+        {QStringLiteral("clockSkew"),
+         QJsonObject{{QStringLiteral("suspected"), clockSkew.suspected},
+                     {QStringLiteral("source"), clockSkew.source},
+                     {QStringLiteral("nodeId"), clockSkew.nodeId},
+                     {QStringLiteral("observedAtMs"), double(clockSkew.observedAtMs)},
+                     {QStringLiteral("windowStartMs"), double(clockSkew.windowStartMs)},
+                     {QStringLiteral("skewMs"), double(clockSkew.skewMs)}}},
         {QStringLiteral("counters"),
          QJsonObject{{QStringLiteral("forwards"), double(counters.forwards)},
                      {QStringLiteral("pushes"), double(counters.pushes)},
                      {QStringLiteral("reconnects"), double(counters.reconnects)},
                      {QStringLiteral("refusalsByName"), refusalCounts},
+                     {QStringLiteral("refusalsLastHour"), double(counters.refusalsLastHour)},
                      {QStringLiteral("reregistrationWaves"), double(counters.reregistrationWaves)},
                      {QStringLiteral("escrowOffersByOutcome"), offerCounts},
                      {QStringLiteral("registryRequests"), double(counters.registryRequests)},
@@ -207,6 +215,14 @@ RelayStatus RelayStatus::fromJson(const QJsonObject &o)
                                                n.contains(QStringLiteral("lastCallOutcome")) ? str(n, "lastCallOutcome") : QStringLiteral("none"),
                                                i64(n, "lastCallAtMs")});
     }
+    const QJsonObject skew = obj(o, "clockSkew");
+    s.clockSkew.suspected = bln(skew, "suspected");
+    if (skew.contains(QStringLiteral("source")))
+        s.clockSkew.source = str(skew, "source");
+    s.clockSkew.nodeId = str(skew, "nodeId");
+    s.clockSkew.observedAtMs = i64(skew, "observedAtMs");
+    s.clockSkew.windowStartMs = i64(skew, "windowStartMs");
+    s.clockSkew.skewMs = i64(skew, "skewMs");
     const QJsonObject cnt = obj(o, "counters");
     s.counters.forwards = i64(cnt, "forwards");
     s.counters.pushes = i64(cnt, "pushes");
@@ -214,6 +230,7 @@ RelayStatus RelayStatus::fromJson(const QJsonObject &o)
     const QJsonObject rbn = obj(cnt, "refusalsByName");
     for (auto it = rbn.constBegin(); it != rbn.constEnd(); ++it)
         s.counters.refusalsByName.insert(it.key(), qint64(it.value().toDouble()));
+    s.counters.refusalsLastHour = i64(cnt, "refusalsLastHour");
     s.counters.reregistrationWaves = i64(cnt, "reregistrationWaves");
     const QJsonObject offers = obj(cnt, "escrowOffersByOutcome");
     for (auto it = offers.constBegin(); it != offers.constEnd(); ++it)

@@ -128,11 +128,24 @@ struct CorestoreStatus {
     bool operator==(const CorestoreStatus &) const = default;
 };
 
+// The last clock skew observation of the escrow (docs/contract.md §9.6, §18.1 clockSkew, D-74).
+struct ClockSkew {
+    bool suspected = false;                    // the last observation stands (a later one within the margin clears it)
+    QString source = QStringLiteral("none");   // none | run-signed-ahead | node-not-yet-valid
+    QString nodeId;                            // the node whose run or offer showed it; "" for none
+    qint64 observedAtMs = 0;                   // the relay's clock at the observation
+    qint64 windowStartMs = 0;                  // the signed window's notBefore
+    qint64 skewMs = 0;                         // its size, ms: notBefore - relay now (run-signed-ahead) or
+                                               // relay now - notBefore, a lower bound (node-not-yet-valid)
+    bool operator==(const ClockSkew &) const = default;
+};
+
 struct Counters {
     qint64 forwards = 0;
     qint64 pushes = 0;
     qint64 reconnects = 0;
     QMap<QString, qint64> refusalsByName;
+    qint64 refusalsLastHour = 0;              // refusals authored in the last 60 one-minute buckets (D-74)
     qint64 reregistrationWaves = 0;           // §8.4 waves started (at least one node asked)
     QMap<QString, qint64> escrowOffersByOutcome; // §9.4 offers answered: "delivered" | "failed"
     qint64 registryRequests = 0;              // §17 image pull requests relayed to the registry
@@ -160,6 +173,7 @@ struct RelayStatus {
     QList<PlatformBinding> bindings;
     VpnHubStatus vpn;
     CorestoreStatus corestore;
+    ClockSkew clockSkew;
     Counters counters;
 
     QJsonObject toJson() const;

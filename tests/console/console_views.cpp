@@ -4,7 +4,7 @@
 // set up (never with a golden of the console's own output), and the window (MainWindow on a live
 // StatusClient) with a screenshot of every tab written to build/artifacts/ (QWidget::grab(),
 // QT_QPA_PLATFORM=offscreen). Rules: §18.2 overview (CV-01 healthy, CV-02 Cloudly away + escrow,
-// CV-03 parked, CV-04 problem rows coloured and counted in tab titles).
+// CV-03 parked, CV-04 problem rows coloured and counted in tab titles, CV-06 clock skew, §9.6 D-74).
 #include "tests/integration/relayfixture.h"
 #include "service/core/readinessboard.h"
 #include "tests/peers/dnsleaserenewalrunbuilder.h"
@@ -340,6 +340,79 @@ private Q_SLOTS:
                     .match(events->proxy()->index(0, 0).data().toString())
                     .hasMatch());
         screenshots(live.window, QStringLiteral("cloudly-away"));
+        QVERIFY(r.f.stopRelay());
+    }
+
+    // §9.6, §18.1 clockSkew (D-74): a run signed for windows ahead of the relay's clock by more than the
+    // admission margin, then a node refusing an offer as not yet valid, are a problem line in the
+    // overview naming the next action; the refusal count reads "in the last hour (... since start)".
+    void clockSkew_CV06_D74()
+    {
+        Relay r;
+        startRelay(r);
+        {
+            const QString text = consoleText(r.socket);
+            const auto overview = fields(text, QStringLiteral("OVERVIEW"));
+            QVERIFY2(!overview.contains("clock"), qPrintable(text));
+            QCOMPARE(overview.value("health").text, QStringLiteral("HEALTHY"));
+        }
+        const qint64 now = r.f.clock.nowMs();
+        {
+            const auto binding = *r.a->session();
+            const auto projection = Builder::projection("proj-a", 1);
+            bool held = false;
+            r.f.cloudly->push(QStringLiteral("holdRuntimeNetworkDnsLeaseRenewals"),
+                              Builder::holdRequest(binding, projection, Builder::grid(binding, projection, now + 5 * minute, 3)),
+                              [&](const peers::PeerFrame &x) { held = !x.hasError(); });
+            QTRY_VERIFY(held);
+        }
+        QTRY_VERIFY(r.f.relay->statusSnapshot().clockSkew.suspected);
+        {
+            const QString text = consoleText(r.socket);
+            const auto overview = fields(text, QStringLiteral("OVERVIEW"));
+            QCOMPARE(overview.value("health").text, QStringLiteral("READY, WITH WARNINGS"));
+            QVERIFY(overview.value("clock").problem);
+            QCOMPARE(overview.value("clock").text,
+                     QStringLiteral("SKEW SUSPECTED (%1 ms, run-signed-ahead, at %2)").arg(5 * minute).arg(iso(now)));
+            const QString action = overview.value("next action").text;
+            QVERIFY2(action.startsWith("Clock skew suspected: Cloudly signed DNS lease renewal windows for node node-a opening 300000 ms ahead")
+                         && action.contains("check NTP on this host"),
+                     qPrintable(action));
+            const auto s = r.f.relay->statusSnapshot();
+            qint64 since = 0;
+            for (const qint64 n : s.counters.refusalsByName)
+                since += n;
+            QCOMPARE(overview.value("refusals").text,
+                     QStringLiteral("%1 in the last hour (%2 since start)").arg(s.counters.refusalsLastHour).arg(since));
+        }
+        // node-b's clock is ten minutes behind the relay's: it refuses a window the relay holds open.
+        r.b->setPushHandler(QStringLiteral("applyRuntimeNetworkDnsLeaseRenewal"), [&r](const peers::PeerFrame &, const QJsonObject &request) {
+            return Builder::acknowledge(request, r.f.clock.nowMs() - 10 * minute);
+        });
+        {
+            const auto binding = *r.b->session();
+            const auto projection = Builder::projection("proj-b", 1);
+            bool held = false;
+            r.f.cloudly->push(QStringLiteral("holdRuntimeNetworkDnsLeaseRenewals"),
+                              Builder::holdRequest(binding, projection, Builder::grid(binding, projection, now - 2 * minute, 3)),
+                              [&](const peers::PeerFrame &x) { held = !x.hasError(); });
+            QTRY_VERIFY(held);
+        }
+        QVERIFY(r.f.takeCloudlySessionDown());
+        QTRY_COMPARE(r.b->pushCount(QStringLiteral("applyRuntimeNetworkDnsLeaseRenewal")), 1);
+        QTRY_COMPARE(r.f.relay->statusSnapshot().clockSkew.source, QStringLiteral("node-not-yet-valid"));
+        {
+            const QString text = consoleText(r.socket);
+            const auto overview = fields(text, QStringLiteral("OVERVIEW"));
+            QVERIFY(overview.value("clock").problem);
+            QVERIFY2(overview.value("clock").text.startsWith(QStringLiteral("SKEW SUSPECTED (%1 ms, node-not-yet-valid, at ").arg(2 * minute)),
+                     qPrintable(overview.value("clock").text));
+            // Cloudly is away, so its action comes first; the skew's is among the actions of the window.
+            LiveWindow live(r.socket);
+            QTRY_VERIFY(overviewProblem(live.window, "Clock"));
+            QVERIFY2(overviewValue(live.window, "Clock").startsWith("SKEW SUSPECTED"), qPrintable(overviewValue(live.window, "Clock")));
+            screenshots(live.window, QStringLiteral("clockskew"));
+        }
         QVERIFY(r.f.stopRelay());
     }
 

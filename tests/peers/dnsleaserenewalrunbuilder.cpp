@@ -53,7 +53,10 @@ Answer DnsLeaseRenewalRunBuilder::acknowledge(const QJsonObject &applyRequest, q
     const QJsonObject renewal = applyRequest.value(QStringLiteral("renewal")).toObject();
     const qint64 notBefore = qint64(renewal.value(QStringLiteral("notBefore")).toDouble());
     const qint64 expiresAt = qint64(renewal.value(QStringLiteral("expiresAt")).toDouble());
-    if (!(notBefore <= nodeNowMs && nodeNowMs < expiresAt))
+    if (nodeNowMs < notBefore)
+        return Answer::refuse(QLatin1StringView("dns-lease-renewal-not-yet-valid"),
+                              QStringLiteral("the renewal's window has not opened by this node's clock"));
+    if (nodeNowMs >= expiresAt)
         return Answer::refuse(QLatin1StringView("dns-lease-window-not-current"),
                               QStringLiteral("the renewal's window is not current by this node's clock"));
     return Answer::respond(QJsonObject{{QStringLiteral("projection"), renewal.value(QStringLiteral("projection"))},

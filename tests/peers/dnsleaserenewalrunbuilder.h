@@ -9,8 +9,9 @@
 //   holdRequest(binding, projection, renewals) -> the holdRuntimeNetworkDnsLeaseRenewals request body
 //   acknowledge(request, nodeNowMs) -> what a node answers an applyRuntimeNetworkDnsLeaseRenewal with:
 //                                      { projection, sequence, state: "admitted" } when the renewal's window
-//                                      is current by the node's clock (notBefore <= now < expiresAt), else
-//                                      the refusal dns-lease-window-not-current (a node's own name)
+//                                      is current by the node's clock (notBefore <= now < expiresAt); before
+//                                      it dns-lease-renewal-not-yet-valid (docs/contract.md §9.6 names the
+//                                      "-not-yet-valid" ending), after it dns-lease-window-not-current
 #include "tests/peers/answer.h"
 
 #include "tests/peers/peersessionbinding.h"

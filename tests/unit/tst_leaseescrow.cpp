@@ -60,7 +60,7 @@ public:
         QByteArray frame;
         if (mode == Mode::Refuse) {
             frame = Envelope::refusal(QString::fromLatin1(method), QStringLiteral("x"), raw,
-                                      Refusal{QStringLiteral("dns-lease-window-not-current"), QStringLiteral("not now")});
+                                      Refusal{refusalNames.value(nodeId, QStringLiteral("dns-lease-window-not-current")), QStringLiteral("not now")});
         } else {
             const QJsonObject renewal = QJsonDocument::fromJson(raw).object().value("renewal").toObject();
             frame = Envelope::response(QString::fromLatin1(method), QStringLiteral("x"), raw,
@@ -82,6 +82,7 @@ public:
 
     QHash<QString, SessionBinding> bindings;
     QHash<QString, Mode> modes;
+    QHash<QString, QString> refusalNames; // Mode::Refuse answers this name (default dns-lease-window-not-current)
     QList<Delivery> deliveries;
     QList<Delivered> pending;
 
@@ -370,6 +371,86 @@ private Q_SLOTS:
         }
         QVERIFY(offers.last().atMs < t0 + 15 * minute);
         QVERIFY(r.escrow.statusRuns().first().lastOfferResult.contains("dns-lease-window-not-current"));
+    }
+
+    // §9.6 (D-74): a run whose first window opens beyond the admission margin after the relay's clock
+    // names clock skew (log line and clockSkew); one opening within the margin does not.
+    void runSignedAheadNamesSkew_ES19_D74()
+    {
+        Rig r;
+        const auto b = r.carry("node-a");
+        const qint64 now = r.clock.nowMs();
+        QSignalSpy lines(&r.escrow, &LeaseEscrow::eventLine);
+        // Within the margin (exactly 30000 ms ahead): not skew.
+        QCOMPARE(held(r.holdGrid(b, Builder::projection("p", 1), now + 30000, 2)), 2);
+        QVERIFY(!r.escrow.clockSkew().suspected);
+        QCOMPARE(r.escrow.clockSkew().source, QStringLiteral("none"));
+        for (const auto &l : lines)
+            QVERIFY(!l.at(0).toString().contains("clock-skew"));
+        // 30001 ms ahead: beyond the margin.
+        QCOMPARE(held(r.holdGrid(b, Builder::projection("p", 2), now + 30001, 2)), 2);
+        const auto skew = r.escrow.clockSkew();
+        QVERIFY(skew.suspected);
+        QCOMPARE(skew.source, QStringLiteral("run-signed-ahead"));
+        QCOMPARE(skew.nodeId, QStringLiteral("node-a"));
+        QCOMPARE(skew.skewMs, 30001);
+        QCOMPARE(skew.windowStartMs, now + 30001);
+        QCOMPARE(skew.observedAtMs, now);
+        QStringList skewLines;
+        for (const auto &l : lines)
+            if (l.at(0).toString().startsWith("clock-skew-suspected: "))
+                skewLines << l.at(0).toString();
+        QCOMPARE(skewLines.size(), 1);
+        QVERIFY2(skewLines.first().contains(QDateTime::fromMSecsSinceEpoch(now, Qt::UTC).toString(Qt::ISODateWithMs))
+                     && skewLines.first().contains("check NTP on this host") && skewLines.first().contains("node node-a"),
+                 qPrintable(skewLines.first()));
+        // A later run within the margin clears the suspicion; the observation's fields stay.
+        r.advanceTo(now + minute);
+        QCOMPARE(held(r.holdGrid(b, Builder::projection("p", 3), r.clock.nowMs() - minute, 2)), 2);
+        QVERIFY(!r.escrow.clockSkew().suspected);
+        QCOMPARE(r.escrow.clockSkew().skewMs, 30001);
+    }
+
+    // §9.6 (D-74): a node refusing an offered renewal as not yet valid names skew, once per window even
+    // though the refused offer is made again every 30000 ms; another refusal name does not.
+    void nodeNotYetValidNamesSkew_ES24_D74()
+    {
+        Rig r;
+        const auto b = r.carry("node-a");
+        const auto c = r.carry("node-c");
+        r.courier.modes["node-a"] = FakeCourier::Mode::Refuse;
+        r.courier.refusalNames["node-a"] = QStringLiteral("dns-lease-renewal-not-yet-valid");
+        r.courier.modes["node-c"] = FakeCourier::Mode::Refuse; // dns-lease-window-not-current: not skew
+        const qint64 t0 = r.clock.nowMs() - minute; // window 1 opened a minute ago by the relay's clock
+        QSignalSpy lines(&r.escrow, &LeaseEscrow::eventLine);
+        r.holdGrid(c, Builder::projection("pc", 1), t0, 1);
+        r.escrow.sessionLost();
+        QCOMPARE(r.courier.to("node-c").size(), 1);
+        QVERIFY(!r.escrow.clockSkew().suspected);
+        r.holdGrid(b, Builder::projection("p", 1), t0, 1);
+        QCOMPARE(r.courier.to("node-a").size(), 1);
+        const auto skew = r.escrow.clockSkew();
+        QVERIFY(skew.suspected);
+        QCOMPARE(skew.source, QStringLiteral("node-not-yet-valid"));
+        QCOMPARE(skew.nodeId, QStringLiteral("node-a"));
+        QCOMPARE(skew.windowStartMs, t0);
+        QCOMPARE(skew.skewMs, minute); // at least the time the window has been open by the relay's clock
+        r.advanceTo(t0 + 3 * minute); // re-offered and refused again: said once
+        QVERIFY(r.courier.to("node-a").size() > 2);
+        QStringList skewLines;
+        for (const auto &l : lines)
+            if (l.at(0).toString().startsWith("clock-skew-suspected: "))
+                skewLines << l.at(0).toString();
+        QCOMPARE(skewLines.size(), 1);
+        QVERIFY2(skewLines.first().contains("node node-a refused DNS lease renewal sequence 1 as not yet valid")
+                     && skewLines.first().contains(QDateTime::fromMSecsSinceEpoch(t0, Qt::UTC).toString(Qt::ISODateWithMs)),
+                 qPrintable(skewLines.first()));
+        QCOMPARE(r.escrow.clockSkew().skewMs, r.courier.to("node-a").last().atMs - t0); // the last refusal's observation
+        // The node admits the next offer: the suspicion is cleared.
+        r.courier.modes["node-a"] = FakeCourier::Mode::Admit;
+        r.advanceTo(r.clock.nowMs() + 30000);
+        QVERIFY(!r.escrow.clockSkew().suspected);
+        QCOMPARE(r.escrow.clockSkew().source, QStringLiteral("node-not-yet-valid"));
     }
 
     // ES-25: for the renewal that opens the run, re-offers continue until its own end.
