@@ -138,8 +138,11 @@ private Q_SLOTS:
         node->callWithSession("reportRuntimeNetworkProtection", {{"protection", "on"}}, [&](const peers::PeerFrame &) { answered = true; });
         QTRY_VERIFY(answered);
         renewIdentity(f);
+        // A registration the renewal set off may still be in flight when the socket drops (then it is
+        // lost with it): what the check needs is one registration on the new socket, whatever came before.
+        const int registrationsBeforeReconnect = f.cloudly->callCount("registerClusterRelay");
         reconnectUntil(f, "registerCloudlyClientSession");
-        QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), 3);
+        QTRY_VERIFY_WITH_TIMEOUT(f.cloudly->callCount("registerClusterRelay") > registrationsBeforeReconnect, 15000);
         QVERIFY(f.settleCloudlyHop());
 
         int requests = 0;
