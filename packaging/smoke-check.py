@@ -108,7 +108,7 @@ def main():
     names = required_variables(root)
     if r.returncode != 1:
         fail(f"coreflow in an empty environment exited {r.returncode}, expected 1; stderr: {r.stderr.strip()}")
-    if not any(re.search(r"\bcoreflow\b", l) and re.search(r"\bstart", l) for l in lines):
+    if not any(re.search(r"\bcoreflow \S+ starting\b", l) for l in lines):
         fail(f"no start line on stderr: {r.stderr.strip()}")
     if not any(all(n in l for n in names) for l in lines):
         fail(f"no line names every missing launch fact ({', '.join(names)}): {r.stderr.strip()}")

@@ -141,6 +141,11 @@ int main(int argc, char *argv[])
     if (!parser.positionalArguments().isEmpty())
         return usageError(QStringLiteral("unexpected argument %1").arg(parser.positionalArguments().first()));
 
+    // The start line (contract §19.3): the first line of every start, before anything can refuse it.
+    qCInfo(logApp).noquote() << QStringLiteral("coreflow %1 starting (contract release %2, pid %3)")
+                                    .arg(QStringLiteral(COREFLOW_BUILD_VERSION), coreflow::contract::contractRelease())
+                                    .arg(QCoreApplication::applicationPid());
+
     // SIGTERM/SIGINT are caught from here on: a stop asked for while the configuration is read ends the
     // start with exit 0 once the read returns (contract §19.3, UC-13), never with the default 143.
     coreflow::SignalWatcher signalWatcher;
