@@ -227,6 +227,12 @@ QString CorestoreClient::lineHead(const Call &call) const
     return QStringLiteral("GET %1 on node %2").arg(QString::fromUtf8(call.endpoint.targetFor(call.route)), call.nodeId);
 }
 
+QString CorestoreClient::quotableCode(const QByteArray &body) const
+{
+    const QString code = errorCodeOf(body);
+    return m_credential.matchesToken(code.toUtf8()) ? QStringLiteral("withheld") : code;
+}
+
 void CorestoreClient::onFinished(quint64 id)
 {
     auto it = m_calls.find(id);
@@ -257,7 +263,7 @@ void CorestoreClient::onFinished(quint64 id)
     } else if (status >= 400 && status < 500) {
         outcome.kind = CorestoreCallOutcome::Kind::Refused;
         outcome.refusal = Refusal{QString(refusal::corestoreRefused),
-                                  lineHead(call) + QStringLiteral(" answered %1: %2").arg(status).arg(errorCodeOf(exchange->body()))};
+                                  lineHead(call) + QStringLiteral(" answered %1: %2").arg(status).arg(quotableCode(exchange->body()))};
     } else {
         outcome.kind = CorestoreCallOutcome::Kind::Unreachable;
         outcome.refusal = Refusal{QString(refusal::corestoreUnreachable), lineHead(call) + QStringLiteral(": %1").arg(status)};

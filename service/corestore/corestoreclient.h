@@ -102,6 +102,8 @@ private:
     HttpClientPool &poolFor(const CorestoreEndpoint &endpoint);
     void closeUnusedPools();
     QString lineHead(const Call &call) const; // "GET <path> on node <id>"
+    // Corestore's error.code to quote, "withheld" when it is the held token itself (CS-09).
+    QString quotableCode(const QByteArray &body) const;
 
     CorestoreCredential &m_credential;
     QList<QSslCertificate> m_extraCa;

@@ -389,4 +389,10 @@ void CorestoreCredential::settle()
     }
 }
 
+bool CorestoreCredential::matchesToken(QByteArrayView bytes) const
+{
+    const QByteArrayView token = m_token.reveal();
+    return !token.isEmpty() && token.size() == bytes.size() && sodium_memcmp(token.data(), bytes.data(), size_t(bytes.size())) == 0;
+}
+
 } // namespace coreflow

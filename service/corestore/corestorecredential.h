@@ -56,6 +56,9 @@ public:
     // A registration of the relay's own session succeeded (CloudlyConnector::dispatchable).
     void recipientStateChanged();
 
+    // True when bytes equal the held token (constant time): a Corestore that quotes the bearer back
+    // in its error code is not quoted on (contract §12, CS-09).
+    bool matchesToken(QByteArrayView bytes) const;
     State state() const { return m_state; }
     static QString stateWord(State state);
     QString failureCode() const { return m_state == State::Failed ? m_failureCode : QString(); }

@@ -277,7 +277,7 @@ private Q_SLOTS:
     }
 
     // D-72: a challenge that does not open to exactly 32 bytes is not answered.
-    void challengeOfAnotherLengthIsNotAnswered_D63_CS08()
+    void challengeOfAnotherLengthIsNotAnswered_D72_CS08()
     {
         Lane lane(log);
         lane.f.cloudly->corestoreRecipients().setChallengeBytes(64);
@@ -440,7 +440,7 @@ private Q_SLOTS:
     }
 
     // §15 "Bound": the 10000 ms bound is named, on the relay's clock.
-    void callTimeoutIsNamed_CS61()
+    void callTimeoutIsNamed_CS61_WD04()
     {
         Lane lane(log);
         QVERIFY(lane.f.startRelay());
@@ -489,6 +489,8 @@ private Q_SLOTS:
         QTest::newRow("bad-kind") << 4 << "unreadable answer (field answer.services[0].resources[0].kind is neither database nor bucket)";
         QTest::newRow("dropped") << 5 << "connection closed";
         QTest::newRow("409") << 6 << "answered 409 on";
+        // A Corestore that quotes the bearer back as its error code: the relay never quotes it on (CS-09).
+        QTest::newRow("409 quoting the token") << 7 << "answered 409: withheld";
     }
     void badAnswersAreRefusedByName_CS61_CS62()
     {
@@ -508,6 +510,7 @@ private Q_SLOTS:
         // transport's rule for GET, HttpClientPool): both drop.
         case 5: lane.a.script(route, Behaviour::dropConnection(), 2); break;
         case 6: lane.a.script(route, Behaviour::legacyConflict("legacy-adoption-conflict")); reasonEnd = "answered 409: legacy-adoption-conflict"; break;
+        case 7: lane.a.script(route, Behaviour::legacyConflict(lane.token)); break;
         }
         const QJsonObject answer = Lane::responseOf(lane.ask(kLegacy, "node-a", 20000));
         QCOMPARE(answer.value("reachable"), QJsonValue(false));
