@@ -102,6 +102,24 @@ bool RelayFixture::settleCloudlyHop()
     return answered;
 }
 
+bool RelayFixture::renewIdentity(bool mayPark)
+{
+    const qint64 due = relay->cloudly()->identityRenewalDueMs();
+    if (due <= 0) {
+        QTest::qFail("no identity renewal is armed", __FILE__, __LINE__);
+        return false;
+    }
+    const int before = cloudly->callCount(QStringLiteral("refreshClusterIdentity"));
+    clock.advance(due - clock.nowMs());
+    const bool renewed = QTest::qWaitFor([&] {
+        return cloudly->callCount(QStringLiteral("refreshClusterIdentity")) == before + 1
+               && (relay->cloudly()->identityRenewalDueMs() > due || (mayPark && relay->cloudly()->isParked()));
+    }, 5000);
+    if (!renewed)
+        QTest::qFail("the identity was not renewed (or the next renewal not armed) within 5 s", __FILE__, __LINE__);
+    return renewed;
+}
+
 std::optional<peers::PeerFrame> RelayFixture::dispatch(const QString &method, const QByteArray &rawRequest)
 {
     std::optional<peers::PeerFrame> answer;

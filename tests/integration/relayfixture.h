@@ -63,6 +63,11 @@ public:
     // to that node before answering (a push, an offered renewal) has arrived by then.
     static bool settleNodeHop(peers::SimulatedPalletNode &node);
 
+    // Moves the clock to the relay's identity renewal and waits until Cloudly saw one more
+    // refreshClusterIdentity and the relay armed the next renewal (or, when mayPark, parked instead).
+    // false (with a QTest failure) when either did not happen within 5 s.
+    bool renewIdentity(bool mayPark = false);
+
     // Cloudly -> relay: pushes `method` with the raw request body and returns the relay's answer once it
     // arrived (nullopt when none came within 5000 ms). The clock does not move meanwhile.
     std::optional<peers::PeerFrame> dispatch(const QString &method, const QByteArray &rawRequest);

@@ -54,15 +54,6 @@ class TstCloudlySessionRules : public QObject {
     Q_OBJECT
     LogCapture log;
 
-    static void renewIdentity(RelayFixture &f)
-    {
-        const qint64 due = f.relay->cloudly()->identityRenewalDueMs();
-        QVERIFY(due > 0);
-        const int before = f.cloudly->callCount("refreshClusterIdentity");
-        f.clock.advance(due - f.clock.nowMs());
-        QTRY_COMPARE(f.cloudly->callCount("refreshClusterIdentity"), before + 1);
-        QTRY_VERIFY(f.relay->cloudly()->identityRenewalDueMs() > due || f.relay->cloudly()->isParked());
-    }
 
     // Drops the session and moves the clock to each redial until `method` was called once more.
     static void reconnectUntil(RelayFixture &f, const QString &method)
@@ -137,7 +128,7 @@ private Q_SLOTS:
         bool answered = false;
         node->callWithSession("reportRuntimeNetworkProtection", {{"protection", "on"}}, [&](const peers::PeerFrame &) { answered = true; });
         QTRY_VERIFY(answered);
-        renewIdentity(f);
+        QVERIFY(f.renewIdentity(true));
         // A registration the renewal set off may still be in flight when the socket drops (then it is
         // lost with it): what the check needs is one registration on the new socket, whatever came before.
         const int registrationsBeforeReconnect = f.cloudly->callCount("registerClusterRelay");
@@ -228,12 +219,12 @@ private Q_SLOTS:
         // The unanswered call ends at its bound; a refusal is not an acceptance either.
         f.cloudly->setAnswer("registerClusterRelay", Answer::refuse(QLatin1StringView("relay-identity-unverified"), "not now"));
         f.clock.advance(8000);
-        renewIdentity(f);
+        QVERIFY(f.renewIdentity(true));
         QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), 2);
         QVERIFY(f.settleCloudlyHop());
         QCOMPARE(f.cloudly->callCount("getClusterRouteTable"), 0);
         f.cloudly->clearHandler("registerClusterRelay");
-        renewIdentity(f);
+        QVERIFY(f.renewIdentity(true));
         QTRY_COMPARE(f.cloudly->callCount("getClusterRouteTable"), 1);
 
         // WD-10: a lost session pauses the reads until the next socket's registration is accepted.
@@ -243,7 +234,7 @@ private Q_SLOTS:
         QCOMPARE(f.cloudly->callCount("getClusterRouteTable"), 1);
         f.cloudly->clearHandler("registerClusterRelay");
         f.clock.advance(8000);
-        renewIdentity(f);
+        QVERIFY(f.renewIdentity(true));
         QTRY_COMPARE(f.cloudly->callCount("getClusterRouteTable"), 2);
     }
 
@@ -270,7 +261,7 @@ private Q_SLOTS:
     {
         RelayFixture f(false);
         QVERIFY(f.startRelay());
-        renewIdentity(f);
+        QVERIFY(f.renewIdentity(true));
         reconnectUntil(f, "registerCloudlyClientSession");
         QTRY_VERIFY(f.relay->cloudly()->isDispatchable());
         QVERIFY(f.settleCloudlyHop());
@@ -296,7 +287,7 @@ private Q_SLOTS:
         QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), 1);
         QTRY_VERIFY(log.contains("listen address 127.0.0.1 cannot be published; fix COREFLOW_RELAY_BIND_HOSTNAME"));
         QVERIFY(log.contains("relay-endpoint-unpublishable"));
-        renewIdentity(f);
+        QVERIFY(f.renewIdentity(true));
         QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), 2);
         QVERIFY(f.settleNodeHop(*node)); // the refusal tore nothing down (RR-16)
         QVERIFY(node->isConnected());
