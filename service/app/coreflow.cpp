@@ -310,6 +310,7 @@ void Coreflow::startListener(const RelayCertificate &certificate)
     m_step = Step::Listener;
     m_listener = std::make_unique<RelayListener>();
     m_listener->setRefusalLog(&m_refusalLogBound);
+    m_listener->setClock(m_clock); // the accept-to-decision deadline (contract §3.4)
     // The listener's whole HTTP surface beside the upgrade is the image pull endpoint; the registry is
     // CLOUDLY_URL's origin (contract §17), which RegistryProxy derives from it.
     m_registryProxy = std::make_unique<RegistryProxy>(m_config.cloudlyUrl, m_clusterConfig->relay->origin,

@@ -6,18 +6,20 @@
 #include "shared/contract/httprefusal.h"
 #include "service/transport/httpresponsehead.h"
 
-#include <QTimerEvent>
+#include "shared/util/clock.h"
 
 namespace coreflow {
 
-ListenerHandshake::ListenerHandshake(TlsConnection *tls, qsizetype maxHeadLines, RefusalLogBound *refusalLog,
+ListenerHandshake::ListenerHandshake(TlsConnection *tls, Clock &clock, qsizetype maxHeadLines, RefusalLogBound *refusalLog,
                                      QObject *parent)
-    : QObject(parent), m_tls(tls), m_refusalLog(refusalLog), m_head(HttpMessageParser::Kind::Request, kMaxHeadBytes)
+    : QObject(parent), m_tls(tls), m_refusalLog(refusalLog), m_timeout(clock.createTimer(this)),
+      m_head(HttpMessageParser::Kind::Request, kMaxHeadBytes)
 {
     m_head.setMaxHeaderLines(maxHeadLines);
     m_tls->setParent(this);
     m_tls->setReceiver(this);
-    m_timeout.start(kTimeoutMs, this);
+    connect(m_timeout.get(), &ClockTimer::timeout, this, &ListenerHandshake::onTimeout);
+    m_timeout->start(kTimeoutMs);
 }
 
 void ListenerHandshake::tlsClosed()
@@ -28,11 +30,8 @@ void ListenerHandshake::tlsClosed()
 
 ListenerHandshake::~ListenerHandshake() = default;
 
-void ListenerHandshake::timerEvent(QTimerEvent *event)
+void ListenerHandshake::onTimeout()
 {
-    if (event->timerId() != m_timeout.timerId())
-        return QObject::timerEvent(event);
-    m_timeout.stop();
     if (m_done)
         return;
     m_done = true;
@@ -49,7 +48,7 @@ void ListenerHandshake::onReadyRead()
 void ListenerHandshake::decide()
 {
     m_done = true;
-    m_timeout.stop();
+    m_timeout->stop();
     const HttpMessageParser &head = m_head.parser();
     const QByteArray &bytes = m_head.bytes();
     const QByteArray upgrade = head.headers().last("upgrade");

@@ -12,17 +12,21 @@
 //    past it begins; D-60): emits
 //    httpRequest() with every byte read so far, for the listener's HTTP server loop
 //    (ListenerHttpConnection), which answers oversize or body-carrying requests by name.
-// A connection that has not reached a decision within kTimeoutMs (10000 ms, real time; TLS
-// handshake included) is dropped. After emitting, the handshake has handed the TlsConnection on
+// A connection that has not reached a decision within kTimeoutMs (10000 ms on the injected Clock,
+// counted from accept; TLS handshake included, bytes arriving do not extend it: a handshake or an
+// upgrade that drips is dropped at the same deadline) is dropped (contract §3.4 "Slow strangers"). After emitting, the handshake has handed the TlsConnection on
 // (reparented by the receiver) and deletes itself.
 #include "service/core/refusallogbound.h"
 #include "service/transport/httpheadreader.h"
 #include "service/transport/tlsconnection.h"
 
-#include <QBasicTimer>
 #include <QObject>
+#include <memory>
 
 namespace coreflow {
+
+class Clock;
+class ClockTimer;
 
 class ListenerHandshake : public QObject, private TlsConnection::Receiver {
     Q_OBJECT
@@ -33,7 +37,8 @@ public:
     // maxHeadLines: header lines the first request may have (negative: unbounded).
     // refusalLog: the relay's bound on refusal log lines (docs/contract.md §3.1); nullptr: every
     // refused upgrade is logged.
-    ListenerHandshake(TlsConnection *tls, qsizetype maxHeadLines, RefusalLogBound *refusalLog = nullptr,
+    // clock: runs the kTimeoutMs deadline.
+    ListenerHandshake(TlsConnection *tls, Clock &clock, qsizetype maxHeadLines, RefusalLogBound *refusalLog = nullptr,
                       QObject *parent = nullptr);
     ~ListenerHandshake() override;
 
@@ -42,10 +47,8 @@ Q_SIGNALS:
     void upgraded(coreflow::TlsConnection *tls, const QByteArray &rest);
     void httpRequest(coreflow::TlsConnection *tls, const QByteArray &bytesSoFar);
 
-protected:
-    void timerEvent(QTimerEvent *event) override;
-
 private:
+    void onTimeout();
     void tlsReadable() override { onReadyRead(); }
     void tlsClosed() override;
     void onReadyRead();
@@ -56,7 +59,7 @@ private:
 
     TlsConnection *m_tls;
     RefusalLogBound *m_refusalLog;
-    QBasicTimer m_timeout;
+    std::unique_ptr<ClockTimer> m_timeout;
     HttpHeadReader m_head; // the first request's header block, and every byte read so far
     bool m_done = false;
 };

@@ -75,7 +75,7 @@ void RelayListener::onDescriptor(int descriptor)
     // The first request is read with the HTTP handler's line bound: a block crossing it goes to the
     // HTTP loop at once, which refuses it by the handler's name (docs/contract.md §17, D-60).
     const qsizetype maxHeadLines = m_httpSide.handler ? m_httpSide.handler->headerLineBound().maxLines : -1;
-    auto *handshake = new ListenerHandshake(connection, maxHeadLines, m_httpSide.refusalLog, this);
+    auto *handshake = new ListenerHandshake(connection, *m_clock, maxHeadLines, m_httpSide.refusalLog, this);
     ++m_pendingHandshakes;
     connect(handshake, &QObject::destroyed, this, [this] { --m_pendingHandshakes; });
     connect(handshake, &ListenerHandshake::upgraded, this, [this](TlsConnection *tls, const QByteArray &rest) {

@@ -8,7 +8,8 @@
 //
 // TLS is the listener's own (TlsServerContext: one OpenSSL context for every connection, record
 // buffers released while idle); each accepted socket goes through a ListenerHandshake (TLS
-// handshake and first header block within 10000 ms) before it is a session or an HTTP exchange.
+// handshake and first header block within 10000 ms on the injected clock) before it is a session or an
+// HTTP exchange.
 //
 // The bind address and port are daemon-local facts (COREFLOW_RELAY_BIND_HOSTNAME/_PORT), never cluster
 // state. listen() failures are named (listener-bind-failed) with address, port and the socket error.
@@ -16,6 +17,7 @@
 #include "shared/contract/result.h"
 #include "service/listener/listenerhttpconnection.h"
 #include "service/transport/websocketsession.h"
+#include "shared/util/clock.h"
 
 #include <QObject>
 #include <QPointer>
@@ -43,6 +45,9 @@ public:
     // The relay's bound on log lines refused input causes (docs/contract.md §3.1, D-70): refused
     // upgrades and refused HTTP requests log under it. Without one every refusal is logged.
     void setRefusalLog(RefusalLogBound *refusalLog) { m_httpSide.refusalLog = refusalLog; }
+    // The clock of the accept-to-decision deadline (ListenerHandshake::kTimeoutMs, contract §3.4); the
+    // listener's own SystemClock unless set (before listen()).
+    void setClock(Clock &clock) { m_clock = &clock; }
     // The silence rule every WebSocket session accepted from now on joins (docs/contract.md §3.3,
     // D-56; nullptr: none). Accepted sockets get TCP keepalive and TCP_USER_TIMEOUT regardless.
     void setSessionKeepalive(std::shared_ptr<SessionKeepalive> keepalive) { m_keepalive = std::move(keepalive); }
@@ -107,6 +112,8 @@ private:
 
     QPointer<SocketHandoffServer> m_server;
     ListenerHttpSide m_httpSide;
+    SystemClock m_systemClock;
+    Clock *m_clock = &m_systemClock;
     std::shared_ptr<TlsServerContext> m_tls;
     std::shared_ptr<ReceiveBudget> m_receiveBudget = std::make_shared<ReceiveBudget>(kReceiveBudgetBytes);
     std::shared_ptr<ReceiveBudget> m_unregisteredBudget = std::make_shared<ReceiveBudget>(kUnregisteredReceiveBudgetBytes);

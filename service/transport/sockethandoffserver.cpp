@@ -14,6 +14,9 @@ namespace coreflow {
 
 SocketHandoffServer::SocketHandoffServer(QObject *parent) : QTcpServer(parent)
 {
+    // A reconnect wave brings every node at once (contract §3.4 "Count bounds"): Qt's default backlog
+    // of 50 would leave the rest in SYN retransmits (1 s, 3 s, 7 s ...) before the relay sees them.
+    setListenBacklogSize(kListenBacklog);
     openSpare();
     connect(this, &QTcpServer::acceptError, this, &SocketHandoffServer::onAcceptError);
 }

@@ -16,6 +16,9 @@ namespace coreflow {
 class SocketHandoffServer : public QTcpServer {
     Q_OBJECT
 public:
+    // Connections the kernel queues before accept (the listen backlog; capped by net.core.somaxconn).
+    static constexpr int kListenBacklog = 1024;
+
     explicit SocketHandoffServer(QObject *parent = nullptr);
     ~SocketHandoffServer() override;
     qint64 droppedAtDescriptorLimit() const { return m_dropped; }
