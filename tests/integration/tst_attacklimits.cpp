@@ -3,7 +3,7 @@
 // drips in one byte at a time are both dropped at the accept-to-decision deadline (10000 ms on the
 // injected clock, bytes arriving do not extend it); frames announcing 2^63 and 2^63 - 1 bytes are
 // refused from their header; a flood of connections past the pending-handshake bound costs the
-// flood only, while a carried node keeps forwarding. The bounds are the project's (§3.4, D-57, D-75);
+// flood only, while a carried node keeps forwarding. The bounds are the project's (§3.4, D-57, D-78);
 // no seed rule names them.
 #include "tests/support/epolltestmain.h"
 #include "tests/support/skiporfail.h"
