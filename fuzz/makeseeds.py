@@ -2,6 +2,8 @@
 """Writes the fuzz targets' seed corpora under fuzz/corpus/<target>/ (small, real frames and bodies of
 the contract's shapes, as the tests send them). Run from anywhere: python3 fuzz/makeseeds.py
 Each file is named by what it holds; rerunning rewrites the same bytes."""
+import base64
+import hashlib
 import json
 import os
 import struct
@@ -134,6 +136,29 @@ def main():
     write('fuzz_registration_acceptance', 'acceptance', json.dumps(
         {"offer": {"sessionKind": "cloudlyClient", "release": "33.1.0"}, "origin": "https://relay.example:8443",
          "credential": {"id": "cred-1", "generation": 2}, "registration": {"id": "reg-1", "generation": 5}}).encode())
+
+    chunk = bytes(range(256)) * 4
+    grant = "grant-0123456789abcdef"
+    manifest = {"objects": [{"key": "db/archive", "sizeBytes": 3145728, "sha256": hashlib.sha256(b'').hexdigest()}]}
+    controls = {
+        'prepare': (0, {"operation": "prepare", "restoreId": "r1", "grant": grant, "expectedRevision": None, "manifest": manifest}),
+        'stage': (1, {"operation": "stage", "restoreId": "r1", "grant": grant, "expectedRevision": 1,
+                      "chunk": {"objectKey": "db/archive", "offset": 0, "data": base64.b64encode(chunk).decode(),
+                                "chunkSha256": hashlib.sha256(chunk).hexdigest()}}),
+        'progress': (2, {"operation": "progress", "restoreId": "r1", "grant": grant, "expectedRevision": None}),
+        'execute': (3, {"operation": "execute", "restoreId": "r1", "grant": grant, "expectedRevision": 7}),
+        'cleanup': (4, {"operation": "cleanup", "restoreId": "r1", "grant": grant, "expectedRevision": 8}),
+    }
+    for name, (selector, control) in controls.items():
+        write('fuzz_isolated_restore_request', name,
+              bytes([selector]) + json.dumps({"nodeId": "node-a", "control": control}).encode())
+    progress = {"restoreId": "r1", "revision": 4, "phase": "staging",
+                "stagedObject": {"key": "db/archive", "nextOffset": 524288, "sizeBytes": 3145728},
+                "updatedAt": 1764547200000, "failure": None}
+    write('fuzz_isolated_restore_progress', 'staging', json.dumps(dict(progress, receivedObject={"key": "db/archive"})).encode())
+    write('fuzz_isolated_restore_progress', 'prepared', json.dumps(dict(progress, phase="prepared", stagedObject=None)).encode())
+    write('fuzz_isolated_restore_progress', 'cleaned', json.dumps(dict(progress, phase="cleaned", deletedStaging=True,
+                                                                       failure="none")).encode())
 
     write('fuzz_www_authenticate', 'bearer', b'Bearer realm="https://cloudly.example/v2/token",service="cloudly.example",scope="repository:a/b:pull"')
     write('fuzz_www_authenticate', 'several', b'Basic realm="registry", Bearer realm="https://CLOUDLY.example:443/token?x=1"\nBearer realm="https://auth.docker.io/token",service="registry.docker.io"')

@@ -5,6 +5,7 @@
 #include "service/corestore/corestoreclient.h"
 #include "service/corestore/corestorecredential.h"
 #include "service/corestore/corestoreinventory.h"
+#include "service/isolatedrestore/isolatedrestorecarrier.h"
 
 #include "service/core/logging.h"
 #include "service/core/readinessboard.h"
@@ -49,6 +50,12 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     m_corestoreCredential = std::make_unique<CorestoreCredential>(*m_cloudly, m_clock, m_timing);
     m_corestore = std::make_unique<CorestoreClient>(*m_corestoreCredential, m_config.extraCaCertificates, m_clock);
     m_corestoreInventory = std::make_unique<CorestoreInventory>(*m_corestore, m_cloudlyMethods, m_clock);
+    // Isolated restore (docs/contract.md §14): the five controls carried through the same client; the
+    // listener refuses them from construction on (they come from Cloudly's session only).
+    m_isolatedRestore = std::make_unique<IsolatedRestoreCarrier>(
+        *m_corestore, m_cloudlyMethods, m_nodeMethods,
+        [credential = m_corestoreCredential.get()](QByteArrayView bytes) { return credential->matchesToken(bytes); });
+    m_isolatedRestore->attachListenerRefusals();
     connect(m_corestoreCredential.get(), &CorestoreCredential::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_corestore.get(), &CorestoreClient::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_corestoreCredential.get(), &CorestoreCredential::eventLine, this,
@@ -141,6 +148,7 @@ Coreflow::~Coreflow()
     m_registryProxy.reset();
     m_cloudlyMethods.remove(QString(method::holdRuntimeNetworkDnsLeaseRenewals));
     m_cloudlyMethods.remove(QString(method::pushClusterConfig));
+    m_isolatedRestore.reset();
     m_corestoreInventory.reset();
     m_corestore.reset();
     m_corestoreCredential.reset();
@@ -337,6 +345,7 @@ void Coreflow::attachHandlers()
         servePushClusterConfig(frame, std::move(reply));
     });
     m_corestoreInventory->attach();
+    m_isolatedRestore->attach();
     if (m_listener) {
         m_forwarder->attachPushHandlers();
         m_ingress->attachCloudlyHandlers();
@@ -415,6 +424,7 @@ void Coreflow::teardown(std::function<void(bool)> done)
     m_cloudlyMethods.remove(QString(method::holdRuntimeNetworkDnsLeaseRenewals));
     m_cloudlyMethods.remove(QString(method::pushClusterConfig));
     m_corestoreInventory->detach();
+    m_isolatedRestore->detach();
     m_corestore->stop();
     m_escrow->stop();
     m_wave->stop();

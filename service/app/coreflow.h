@@ -40,6 +40,7 @@ class ListenerHttpHandler;
 class CorestoreCredential;
 class CorestoreClient;
 class CorestoreInventory;
+class IsolatedRestoreCarrier;
 
 struct Readiness {
     bool ready = false;
@@ -129,6 +130,7 @@ private:
     std::unique_ptr<CorestoreCredential> m_corestoreCredential;
     std::unique_ptr<CorestoreClient> m_corestore;
     std::unique_ptr<CorestoreInventory> m_corestoreInventory;
+    std::unique_ptr<IsolatedRestoreCarrier> m_isolatedRestore;
     std::unique_ptr<ClockTimer> m_stopDeadline;
     std::unique_ptr<ClockTimer> m_stopDrain; // the stop's drain bound (stopDrainMs, §19.3)
     ListenerHttpHandler *m_httpHandler = nullptr;

@@ -2,7 +2,8 @@
 // CorestoreCallOutcome: how one Corestore call of the relay ended (docs/contract.md §12's failure
 // classes, §15). Answered carries the 2xx status and body; every other kind carries the refusal line
 // the relay composed (value-free: method, path, node, status or failure class — never a header
-// value, the token or a body).
+// value, the token or a body). Refused also carries the status and Corestore's error body (at most
+// 16 MiB, never logged), for a lane whose refusal quotes Corestore's reason (§14).
 //   EndpointUnknown  CORESTORE_ENDPOINT_UNKNOWN (nothing dialled, nothing enrolled)
 //   Credential       CorestoreCredentialEnrollmentError / corestore-credential-missing (nothing sent)
 //   Unreachable      CORESTORE_UNREACHABLE (5xx, timeout, connection failure, bounds, unreadable)

@@ -114,7 +114,10 @@ void HttpClientPool::onFailed(HttpClientConnection *connection, HttpResponseRece
         return; // withdrawn meanwhile
     Running running = std::move(*it);
     m_running.erase(it);
-    if (retryable && !running.retried) {
+    // Only a request that is safe to repeat goes again (RFC 9110 §9.2.2): a POST may have been applied
+    // by a peer that closed before answering (an isolated-restore control, contract §14, IR-08).
+    const bool idempotent = running.request.method == "GET" || running.request.method == "HEAD";
+    if (retryable && idempotent && !running.retried) {
         Q_EMIT requestRetried(failure);
         m_waiting.push_front({receiver, std::move(running.request), true});
         QMetaObject::invokeMethod(this, &HttpClientPool::dispatch, Qt::QueuedConnection);

@@ -10,10 +10,10 @@
 // connection is idle or closed; a waiting request's own timeouts are the lane's.
 // Idle connections: at most limits.maxIdleConnections are kept (more are closed), each for
 // limits.idleTimeoutMs on the injected Clock.
-// Retry: a request that fails on a reused connection before any byte of its answer arrived (the peer
-// closed the idle connection meanwhile) is sent once more, on a new connection (requestRetried()
-// says so); the relay's requests (GET and HEAD, no body) are safe to repeat. Every other failure
-// reaches the receiver (responseFailed).
+// Retry: a GET or HEAD that fails on a reused connection before any byte of its answer arrived (the
+// peer closed the idle connection meanwhile) is sent once more, on a new connection (requestRetried()
+// says so). Any other method (a POST with a body) is never sent twice: the peer may have applied it
+// before closing, so that failure reaches the receiver like every other (responseFailed).
 //
 // Every call delivers its answer to the receiver given to submit() (see HttpResponseReceiver).
 // cancel() is the only way to withdraw a receiver before its answer is over; after it (or after
