@@ -5,6 +5,7 @@
 #include "service/corestore/corestoreclient.h"
 #include "service/corestore/corestorecredential.h"
 #include "service/corestore/corestoreinventory.h"
+#include "service/closures/closurestreams.h"
 
 #include "service/core/logging.h"
 #include "service/core/readinessboard.h"
@@ -49,6 +50,8 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     m_corestoreCredential = std::make_unique<CorestoreCredential>(*m_cloudly, m_clock, m_timing);
     m_corestore = std::make_unique<CorestoreClient>(*m_corestoreCredential, m_config.extraCaCertificates, m_clock);
     m_corestoreInventory = std::make_unique<CorestoreInventory>(*m_corestore, m_cloudlyMethods, m_clock);
+    // Database closures (docs/contract.md §13.4-§13.6) on the Cloudly session, through the Corestore client.
+    m_closures = std::make_unique<ClosureStreams>(*m_cloudly, *m_corestore, m_cloudlyMethods, m_clock, m_timing.cloudlyCallTimeoutMs);
     connect(m_corestoreCredential.get(), &CorestoreCredential::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_corestore.get(), &CorestoreClient::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_corestoreCredential.get(), &CorestoreCredential::eventLine, this,
@@ -142,6 +145,7 @@ Coreflow::~Coreflow()
     m_cloudlyMethods.remove(QString(method::holdRuntimeNetworkDnsLeaseRenewals));
     m_cloudlyMethods.remove(QString(method::pushClusterConfig));
     m_corestoreInventory.reset();
+    m_closures.reset();
     m_corestore.reset();
     m_corestoreCredential.reset();
     m_wave.reset();
@@ -336,6 +340,7 @@ void Coreflow::attachHandlers()
         servePushClusterConfig(frame, std::move(reply));
     });
     m_corestoreInventory->attach();
+    m_closures->attach();
     if (m_listener) {
         m_forwarder->attachPushHandlers();
         m_ingress->attachCloudlyHandlers();
@@ -414,6 +419,9 @@ void Coreflow::teardown(std::function<void(bool)> done)
     m_cloudlyMethods.remove(QString(method::holdRuntimeNetworkDnsLeaseRenewals));
     m_cloudlyMethods.remove(QString(method::pushClusterConfig));
     m_corestoreInventory->detach();
+    // Closures end before the Corestore pools they run on close (CS-73).
+    m_closures->detach();
+    m_closures->stop();
     m_corestore->stop();
     m_escrow->stop();
     m_wave->stop();

@@ -10,6 +10,7 @@
 // <bearer>" line follows the headers; it is held only in guarded memory and the head that carries it
 // is composed there too (httpRequestHeadWithBearer, docs/contract.md §19.4).
 #include "service/transport/httpheaderpairs.h"
+#include "service/transport/httprequestbodystream.h"
 #include "shared/secret.h"
 
 #include <QByteArray>
@@ -21,6 +22,9 @@ struct HttpClientRequest {
     QByteArray target;
     HttpHeaderPairs headers;
     Secret bearer{};
+    // A body sent as it becomes available (HttpRequestBodyStream; the lane's headers state its
+    // length). nullptr: no streamed body. Not owned; it must outlive the exchange.
+    HttpRequestBodyStream *bodyStream = nullptr;
 };
 
 } // namespace coreflow

@@ -31,6 +31,10 @@ ALLOWED_CROSS_LANE = {
     # the ingress asks them and hears their closes through ListenerSessions, and reads the connection.
     ('ingress', 'service/forwarding/listenersessions.h'),
     ('ingress', 'service/forwarding/nodeconnection.h'),
+    # The closure streams run their Corestore exports and restores on the Corestore lane's client
+    # (endpoint, credential, pool: CorestoreClient::prepareStream) and name failures with its words.
+    ('closures', 'service/corestore/corestoreclient.h'),
+    ('closures', 'service/corestore/corestorehttpexchange.h'),
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # Qt HttpServer (GPL-3 in Debian) may be included only by the loopback Corestore peer's files, which in
