@@ -113,11 +113,11 @@ void ClosureReceive::onDescriptor(const QByteArray &response)
         HttpClientRequest request = std::move(start.request);
         // Exactly the descriptor's length, identity encodings (no Transfer-Encoding, no Content-Encoding).
         request.headers.append({QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/octet-stream")});
-        request.headers.append({QByteArrayLiteral("Content-Length"), QByteArray::number(self->m_descriptor.sizeBytes)});
         request.headers.append({QByteArrayLiteral("X-Corestore-Closure-Sha256"), self->m_descriptor.sha256});
         request.headers.append({QByteArrayLiteral("X-Corestore-Closure-Receipt"), self->m_descriptor.corestoreReceipt});
         request.headers.append({QByteArrayLiteral("Accept"), QByteArrayLiteral("application/json")});
         request.bodyStream = self.data();
+        request.bodyStreamBytes = self->m_descriptor.sizeBytes;
         self->m_phase = Phase::Streaming;
         self->m_watch->start();
         self->m_pool->submit(self.data(), request);

@@ -87,9 +87,9 @@ void ClosureSend::start()
                                                              {QStringLiteral("backupId"), self->m_backupId}});
         HttpClientRequest request = std::move(start.request);
         request.headers.append({QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/json")});
-        request.headers.append({QByteArrayLiteral("Content-Length"), QByteArray::number(self->m_requestBody.size())});
         request.headers.append({QByteArrayLiteral("Accept"), QByteArrayLiteral("application/octet-stream")});
         request.bodyStream = self.data();
+        request.bodyStreamBytes = self->m_requestBody.size();
         self->m_phase = Phase::Exporting;
         self->m_pool->submit(self.data(), request);
     });

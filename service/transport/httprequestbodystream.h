@@ -1,8 +1,8 @@
 #pragma once
 // HttpRequestBodyStream: a request body the relay's HTTP client sends as it becomes available,
 // never collected whole (docs/contract.md §13.4 receive direction: a database closure restored into a
-// node's Corestore, D-75). The lane states the body's length itself (a Content-Length header of its
-// own, identity encodings); the connection writes the head, then pulls body bytes while its socket
+// node's Corestore, D-75). The request states the body's length (HttpClientRequest::bodyStreamBytes,
+// written as Content-Length; identity encodings); the connection writes the head, then pulls body bytes while its socket
 // has room (at most HttpClientConnection::kBodyQueueBytes handed to TLS and not yet taken by the
 // kernel) and the stream has bytes. A stream that has none now returns 0 and calls
 // HttpClientPool::resumeBody() once it has more. Calls come on the pool's thread, never re-entrantly.

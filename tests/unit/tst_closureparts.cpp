@@ -5,6 +5,7 @@
 #include "service/closures/closuredescriptor.h"
 #include "service/closures/closureprogresswatch.h"
 #include "service/closures/streamingsha256.h"
+#include "service/transport/httprequesthead.h"
 #include "shared/util/manualclock.h"
 
 #include <QCryptographicHash>
@@ -117,6 +118,26 @@ private Q_SLOTS:
         watch.stop();
         clock.advance(60000);
         QCOMPARE(quiet, 0);
+    }
+
+    // CS-68: a streamed body's head states exactly its length, once, and no Transfer-Encoding.
+    void streamedBodyHeadStatesItsLengthOnce_CS68()
+    {
+        struct NoBytes : HttpRequestBodyStream {
+            qsizetype requestBodyRead(char *, qsizetype) override { return 0; }
+        } stream;
+        HttpClientRequest request;
+        request.method = "POST";
+        request.target = "/corestore/control/database-closures/restore?serviceId=s&backupId=b";
+        request.headers.append({"X-Corestore-Closure-Sha256", QByteArray(64, 'a')});
+        request.bodyStream = &stream;
+        request.bodyStreamBytes = 6 * 1024 * 1024 + 777;
+        const QByteArray head = httpRequestHead(request, "127.0.0.1:7443", "keep-alive");
+        QCOMPARE(head.count("Content-Length:"), 1);
+        QVERIFY(head.contains("\r\nContent-Length: 6292233\r\n"));
+        QVERIFY(!head.contains("Transfer-Encoding"));
+        QVERIFY(!head.contains("Content-Encoding"));
+        QVERIFY(head.endsWith("\r\n\r\n")); // nothing of the body in the head
     }
 
     // §13.4 ClosureDescriptor, read exactly.
