@@ -6,6 +6,7 @@
 #include "service/corestore/corestorecredential.h"
 #include "service/corestore/corestoreinventory.h"
 #include "service/isolatedrestore/isolatedrestorecarrier.h"
+#include "service/closures/closurestreams.h"
 
 #include "service/core/logging.h"
 #include "service/core/readinessboard.h"
@@ -56,6 +57,8 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
         *m_corestore, m_cloudlyMethods, m_nodeMethods,
         [credential = m_corestoreCredential.get()](QByteArrayView bytes) { return credential->matchesToken(bytes); });
     m_isolatedRestore->attachListenerRefusals();
+    // Database closures (docs/contract.md §13.4-§13.6) on the Cloudly session, through the Corestore client.
+    m_closures = std::make_unique<ClosureStreams>(*m_cloudly, *m_corestore, m_cloudlyMethods, m_clock, m_timing.cloudlyCallTimeoutMs);
     connect(m_corestoreCredential.get(), &CorestoreCredential::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_corestore.get(), &CorestoreClient::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_corestoreCredential.get(), &CorestoreCredential::eventLine, this,
@@ -150,6 +153,7 @@ Coreflow::~Coreflow()
     m_cloudlyMethods.remove(QString(method::pushClusterConfig));
     m_isolatedRestore.reset();
     m_corestoreInventory.reset();
+    m_closures.reset();
     m_corestore.reset();
     m_corestoreCredential.reset();
     m_wave.reset();
@@ -346,6 +350,7 @@ void Coreflow::attachHandlers()
     });
     m_corestoreInventory->attach();
     m_isolatedRestore->attach();
+    m_closures->attach();
     if (m_listener) {
         m_forwarder->attachPushHandlers();
         m_ingress->attachCloudlyHandlers();
@@ -425,6 +430,9 @@ void Coreflow::teardown(std::function<void(bool)> done)
     m_cloudlyMethods.remove(QString(method::pushClusterConfig));
     m_corestoreInventory->detach();
     m_isolatedRestore->detach();
+    // Closures end before the Corestore pools they run on close (CS-73).
+    m_closures->detach();
+    m_closures->stop();
     m_corestore->stop();
     m_escrow->stop();
     m_wave->stop();

@@ -41,6 +41,7 @@ class CorestoreCredential;
 class CorestoreClient;
 class CorestoreInventory;
 class IsolatedRestoreCarrier;
+class ClosureStreams;
 
 struct Readiness {
     bool ready = false;
@@ -74,6 +75,8 @@ public:
     ReadinessBoard *readiness() const { return m_readiness.get(); }
     CorestoreCredential *corestoreCredential() const { return m_corestoreCredential.get(); }
     CorestoreClient *corestore() const { return m_corestore.get(); }
+    // The closure streams: the ClosureTransfer the backup lane calls (§13.4).
+    ClosureStreams *closures() const { return m_closures.get(); }
     const std::optional<contract::ClusterConfig> &clusterConfig() const { return m_clusterConfig; }
     MethodTable &cloudlyMethods() { return m_cloudlyMethods; }
     MethodTable &nodeMethods() { return m_nodeMethods; }
@@ -131,6 +134,7 @@ private:
     std::unique_ptr<CorestoreClient> m_corestore;
     std::unique_ptr<CorestoreInventory> m_corestoreInventory;
     std::unique_ptr<IsolatedRestoreCarrier> m_isolatedRestore;
+    std::unique_ptr<ClosureStreams> m_closures;
     std::unique_ptr<ClockTimer> m_stopDeadline;
     std::unique_ptr<ClockTimer> m_stopDrain; // the stop's drain bound (stopDrainMs, §19.3)
     ListenerHttpHandler *m_httpHandler = nullptr;
