@@ -40,6 +40,9 @@ class ListenerHttpHandler;
 class CorestoreCredential;
 class CorestoreClient;
 class CorestoreInventory;
+namespace vpn {
+class VpnHub;
+}
 
 struct Readiness {
     bool ready = false;
@@ -73,6 +76,9 @@ public:
     ReadinessBoard *readiness() const { return m_readiness.get(); }
     CorestoreCredential *corestoreCredential() const { return m_corestoreCredential.get(); }
     CorestoreClient *corestore() const { return m_corestore.get(); }
+    // The managed VPN hub (docs/contract.md §11): built with the listener on a relay configured with
+    // both VPN variables; nullptr otherwise.
+    vpn::VpnHub *vpnHub() const { return m_vpnHub.get(); }
     const std::optional<contract::ClusterConfig> &clusterConfig() const { return m_clusterConfig; }
     MethodTable &cloudlyMethods() { return m_cloudlyMethods; }
     MethodTable &nodeMethods() { return m_nodeMethods; }
@@ -102,6 +108,9 @@ private:
     void rereadClusterNodes();
     void noteRelayBlock(const std::optional<contract::ClusterRelayBlock> &read);
     void publishEvent(const QString &kind, const QString &line);
+    void startVpnHub(const class RelayCertificate &certificate);
+    void serveApplyClusterVpnNetwork(const contract::Frame &frame, MethodTable::Reply reply);
+    void pullVpnNetwork();
 
     RelayConfiguration m_config;
     Clock &m_clock;
@@ -129,6 +138,7 @@ private:
     std::unique_ptr<CorestoreCredential> m_corestoreCredential;
     std::unique_ptr<CorestoreClient> m_corestore;
     std::unique_ptr<CorestoreInventory> m_corestoreInventory;
+    std::unique_ptr<vpn::VpnHub> m_vpnHub;
     std::unique_ptr<ClockTimer> m_stopDeadline;
     std::unique_ptr<ClockTimer> m_stopDrain; // the stop's drain bound (stopDrainMs, §19.3)
     ListenerHttpHandler *m_httpHandler = nullptr;
