@@ -37,14 +37,15 @@ quint16 freeUdpPort()
 }
 
 QJsonObject networkJson(qint64 revision, const QList<Member> &members, const QList<QPair<QString, QString>> &grants, qint64 nowMs,
-                        const QString &authorityId = QStringLiteral("authority-1"), const QString &prefix = QStringLiteral("100.96.0.0/16"))
+                        const QString &authorityId = QStringLiteral("authority-1"), const QString &prefix = QStringLiteral("100.96.0.0/16"),
+                        const QHash<QString, qint64> &memberExpiry = {})
 {
     QJsonArray membersJson;
     for (const Member &m : members)
         membersJson.append(QJsonObject{{QStringLiteral("nodeId"), m.nodeId},
                                        {QStringLiteral("publicKey"), QString::fromLatin1(m.publicKey().toBase64())},
                                        {QStringLiteral("address"), m.address},
-                                       {QStringLiteral("expiresAt"), double(nowMs + 3600000)}});
+                                       {QStringLiteral("expiresAt"), double(memberExpiry.value(m.nodeId, nowMs + 3600000))}});
     QJsonArray grantsJson;
     for (const auto &g : grants)
         grantsJson.append(QJsonObject{{QStringLiteral("from"), g.first}, {QStringLiteral("to"), g.second}});
@@ -263,6 +264,31 @@ private slots:
         QTRY_COMPARE(f.relay->statusSnapshot().vpn.drops.value(QStringLiteral("unknown-destination")), 1);
         QCOMPARE(f.relay->statusSnapshot().vpn.membersConnected, 1);
         QCOMPARE(f.relay->statusSnapshot().vpn.memberCount, 1);
+    }
+
+    // §11.1/§11.7: a member whose expiresAt passes on the injected clock is cut with 0x102 and its
+    // packets stop; the others keep going.
+    void expiredMemberIsCutOnTheClock()
+    {
+        RelayFixture f;
+        QVERIFY(startRelayWithHub(f));
+        QTRY_COMPARE(f.cloudly->callCount(QStringLiteral("registerClusterRelay")), 1);
+        const qint64 now = f.clock.nowMs();
+        const Member a = member(1), b = member(2);
+        apply(f, networkJson(1, {a, b}, {{a.nodeId, b.nodeId}, {b.nodeId, a.nodeId}}, now, QStringLiteral("authority-1"),
+                             QStringLiteral("100.96.0.0/16"), {{b.nodeId, now + 60000}}));
+        auto peerA = connectMember(f, a);
+        auto peerB = connectMember(f, b);
+        QVERIFY(peerA && peerA->isHandshakeDone() && peerB && peerB->isHandshakeDone());
+        f.clock.advance(59999);
+        QVERIFY(f.settleCloudlyHop());
+        QVERIFY(!peerB->isClosed());
+        f.clock.advance(1);
+        QTRY_VERIFY(peerB->isClosed());
+        QCOMPARE(peerB->closeCode(), std::optional<quint64>(0x102));
+        peerA->sendPacket(packet(a, b));
+        QTRY_COMPARE(f.relay->statusSnapshot().vpn.drops.value(QStringLiteral("unknown-destination")), 1);
+        QVERIFY(!peerA->isClosed());
     }
 
     // VH-09, VH-11, VH-12, VH-13, VH-14: replay, foreign authority, moved prefix, stale revision.
