@@ -151,16 +151,25 @@ void VpnHub::streamReceived(VpnQuicServer::ConnectionId id, qint64 streamId, QBy
 void VpnHub::handshake(Session &session, qint64 streamId, QByteArrayView message1)
 {
     const VpnQuicServer::ConnectionId id = session.id;
-    auto outcome = m_responder.respond(message1, [this](const QByteArray &key) -> std::optional<VpnMemberRef> {
+    bool expiredMember = false;
+    auto outcome = m_responder.respond(message1, [this, &expiredMember](const QByteArray &key) -> std::optional<VpnMemberRef> {
         const ClusterVpnNetwork::Member *member = m_authority.liveMemberByKey(key);
-        if (!member)
+        if (!member) {
+            expiredMember = m_authority.held() && m_authority.held()->memberByKey(key);
             return std::nullopt;
+        }
         return VpnMemberRef{member->nodeId, member->address};
     });
     if (!outcome) {
         const NoiseHandshakeFailure failure = outcome.failure();
-        qCInfo(logVpn).noquote() << QStringLiteral("VPN handshake from %1 refused: %2").arg(session.remote, noiseHandshakeFailureName(failure));
-        return cutSession(id, failure == NoiseHandshakeFailure::MemberUnknown ? kVpnCloseMemberUnknown : kVpnCloseHandshakeFailed);
+        qCInfo(logVpn).noquote() << QStringLiteral("VPN handshake from %1 refused: %2%3")
+                                        .arg(session.remote, noiseHandshakeFailureName(failure),
+                                             expiredMember ? QStringLiteral(" (member expired)") : QString());
+        // §11.4: an unknown key 0x100, an expired member 0x102, anything else 0x103.
+        const quint64 code = failure != NoiseHandshakeFailure::MemberUnknown ? kVpnCloseHandshakeFailed
+                             : expiredMember                                 ? kVpnCloseMemberExpired
+                                                                             : kVpnCloseMemberUnknown;
+        return cutSession(id, code);
     }
     NoiseIkResponse &response = outcome.value();
     const QString nodeId = response.member.nodeId;
@@ -170,6 +179,8 @@ void VpnHub::handshake(Session &session, qint64 streamId, QByteArrayView message
     if (!session.nodeId.isEmpty() && session.nodeId != nodeId)
         return cutSession(id, kVpnCloseHandshakeFailed); // a rekey must name the same member
     session.nodeId = nodeId;
+    // A rekey keeps the previous keys for what is still in flight under them (§11.6).
+    session.previousOpener = std::move(session.opener);
     session.opener = std::make_unique<VpnDatagramOpener>(std::move(response.keys.receiveKey), m_clock);
     session.sealer = std::make_unique<VpnDatagramSealer>(std::move(response.keys.sendKey), m_clock);
     m_memberConnection.insert(nodeId, id);
@@ -190,7 +201,14 @@ void VpnHub::datagramReceived(VpnQuicServer::ConnectionId id, QByteArrayView pay
         return;
     }
     const QString &nodeId = session->nodeId;
-    const VpnDatagramOpener::Outcome opened = session->opener->open(payload, m_openBuffer);
+    VpnDatagramOpener::Outcome opened = session->opener->open(payload, m_openBuffer);
+    if (opened == VpnDatagramOpener::Outcome::AuthenticationFailed && session->previousOpener) {
+        const auto previous = session->previousOpener->open(payload, m_openBuffer);
+        if (previous == VpnDatagramOpener::Outcome::Opened)
+            opened = previous;
+        else if (previous == VpnDatagramOpener::Outcome::KeysExpired)
+            session->previousOpener.reset();
+    }
     if (opened != VpnDatagramOpener::Outcome::Opened) {
         drop(nodeId, VpnDatagramOpener::outcomeName(opened));
         if (opened == VpnDatagramOpener::Outcome::KeysExpired)

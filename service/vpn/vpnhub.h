@@ -84,6 +84,7 @@ private:
         QString remote;
         QHash<qint64, QByteArray> streamBytes;
         std::unique_ptr<VpnDatagramOpener> opener;
+        std::unique_ptr<VpnDatagramOpener> previousOpener; // the keys before a rekey, until they expire (§11.6)
         std::unique_ptr<VpnDatagramSealer> sealer;
     };
     struct MemberCounters {

@@ -229,6 +229,36 @@ private slots:
         QCOMPARE(statusB.drops.value(QStringLiteral("ungranted-pair")), 1);
     }
 
+    // §11.6: a rekey on a new stream of the same connection; packets flow under the new keys both ways.
+    void rekeyOnANewStreamKeepsPacketsFlowing()
+    {
+        RelayFixture f;
+        QVERIFY(startRelayWithHub(f));
+        QTRY_COMPARE(f.cloudly->callCount(QStringLiteral("registerClusterRelay")), 1);
+        const Member a = member(1), b = member(2);
+        apply(f, networkJson(1, {a, b}, {{a.nodeId, b.nodeId}, {b.nodeId, a.nodeId}}, f.clock.nowMs()));
+        auto peerA = connectMember(f, a);
+        auto peerB = connectMember(f, b);
+        QVERIFY(peerA && peerA->isHandshakeDone() && peerB && peerB->isHandshakeDone());
+        peerA->sendPacket(packet(a, b, 100, '1'));
+        QTRY_COMPARE(peerB->receivedPackets().size(), 1);
+        f.clock.advance(120000);
+        peerA->rekey();
+        QTRY_COMPARE(peerA->rekeyCount(), 1);
+        peerA->sendPacket(packet(a, b, 100, '2'));
+        QTRY_COMPARE(peerB->receivedPackets().size(), 2);
+        QCOMPARE(peerB->receivedPackets().last(), packet(a, b, 100, '2'));
+        peerB->sendPacket(packet(b, a, 100, '3'));
+        QTRY_COMPARE(peerA->receivedPackets().size(), 1);
+        QVERIFY(!peerA->isClosed());
+        // B never rekeyed: past 180000 ms its keys open nothing and it is told to rekey (0x104).
+        f.clock.advance(60000);
+        peerB->sendPacket(packet(b, a, 100, '4'));
+        QTRY_VERIFY(peerB->isClosed());
+        QCOMPARE(peerB->closeCode(), std::optional<quint64>(0x104));
+        QCOMPARE(f.relay->statusSnapshot().vpn.drops.value(QStringLiteral("keys-expired")), 1);
+    }
+
     // §11.4/§11.7: an unknown static key is closed with 0x100 and gets nothing on the stream.
     void unknownMemberIsClosedWith0x100()
     {

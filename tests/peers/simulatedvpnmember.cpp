@@ -183,7 +183,17 @@ void SimulatedVpnMember::handshake()
     QByteArray framed(2, '\0');
     qToBigEndian<quint16>(quint16(message.size()), framed.data());
     framed += message;
-    sendRawStream(0, framed);
+    m_awaitingMessage2 = true;
+    sendRawStream(m_handshakeStream, framed);
+}
+
+void SimulatedVpnMember::rekey()
+{
+    if (!m_handshakeDone)
+        return;
+    m_handshakeStream += 4;
+    m_handshakeStarted = false;
+    handshake();
 }
 
 void SimulatedVpnMember::sendRawStream(qint64 streamId, const QByteArray &bytes)
@@ -264,15 +274,19 @@ void SimulatedVpnMember::onStreamData(qint64 streamId, const QByteArray &bytes)
 {
     QByteArray &held = m_streamBytes[streamId];
     held += bytes;
-    if (!m_noise || m_handshakeDone || streamId != 0 || held.size() < 2)
+    if (!m_noise || !m_awaitingMessage2 || streamId != m_handshakeStream || held.size() < 2)
         return;
     const int length = qFromBigEndian<quint16>(held.constData());
     if (held.size() < 2 + length)
         return;
     if (!m_noise->readMessage2(held.mid(2, length)))
         return;
+    m_awaitingMessage2 = false;
+    if (m_handshakeDone)
+        ++m_rekeys;
     m_sendKey = m_noise->sendKey();
     m_receiveKey = m_noise->receiveKey();
+    m_sendCounter = 0;
     m_handshakeDone = true;
     QMetaObject::invokeMethod(this, [this] { Q_EMIT handshakeDone(); }, Qt::QueuedConnection);
 }

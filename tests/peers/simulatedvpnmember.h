@@ -41,6 +41,10 @@ public:
 
     bool dial();
     void handshake();
+    // §11.6: a new handshake on the next client bidirectional stream of the same connection; the new
+    // keys replace the old ones once message 2 arrived (rekeyCount() counts them).
+    void rekey();
+    int rekeyCount() const { return m_rekeys; }
     void sendPacket(const QByteArray &ipv4Packet);
     // The last datagram sent, verbatim (for a replay).
     QByteArray lastDatagram() const { return m_lastDatagram; }
@@ -109,6 +113,9 @@ private:
     bool m_closed = false;
     bool m_handshakeDone = false;
     bool m_handshakeStarted = false;
+    qint64 m_handshakeStream = 0;
+    bool m_awaitingMessage2 = false;
+    int m_rekeys = 0;
     std::optional<quint64> m_closeCode;
 };
 
