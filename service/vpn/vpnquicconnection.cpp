@@ -317,6 +317,7 @@ void VpnQuicConnection::flush()
         return;
     if (!writeStreams(ps, buf, sizeof(buf), ts))
         return;
+    ngtcp2_conn_update_pkt_tx_time(m_conn, ts);
     armTimer();
 }
 

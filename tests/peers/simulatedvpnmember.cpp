@@ -393,6 +393,7 @@ void SimulatedVpnMember::writeOut()
             break;
         (void)::send(m_fd, buf, size_t(n), 0);
     }
+    ngtcp2_conn_update_pkt_tx_time(conn, ts);
     const uint64_t expiry = ngtcp2_conn_get_expiry(conn);
     if (expiry != UINT64_MAX) {
         const uint64_t now = nowNs();
