@@ -480,6 +480,7 @@ void Coreflow::startVpnHub(const RelayCertificate &certificate)
     settings.port = m_config.vpnQuicPort->toUShort();
     settings.limits = vpn::VpnQueueBudget::limitsFor(vpn::VpnQueueBudget::memoryLimitBytes());
     m_vpnHub = std::make_unique<vpn::VpnHub>(settings, m_clock);
+    m_vpnHub->setRefusalLog(&m_refusalLogBound);
     if (auto problem = m_vpnHub->setCredentials(certificate.chainPem(), certificate.privateKeyPem()))
         qCWarning(logApp).noquote() << "VPN hub:" << *problem;
     connect(m_vpnHub.get(), &vpn::VpnHub::statusChanged, this, &Coreflow::notifyStatus);

@@ -162,9 +162,10 @@ void VpnHub::handshake(Session &session, qint64 streamId, QByteArrayView message
     });
     if (!outcome) {
         const NoiseHandshakeFailure failure = outcome.failure();
-        qCInfo(logVpn).noquote() << QStringLiteral("VPN handshake from %1 refused: %2%3")
-                                        .arg(session.remote, noiseHandshakeFailureName(failure),
-                                             expiredMember ? QStringLiteral(" (member expired)") : QString());
+        if (!m_refusalLog || m_refusalLog->admit(1))
+            qCInfo(logVpn).noquote() << QStringLiteral("VPN handshake from %1 refused: %2%3")
+                                            .arg(session.remote, noiseHandshakeFailureName(failure),
+                                                 expiredMember ? QStringLiteral(" (member expired)") : QString());
         // §11.4: an unknown key 0x100, an expired member 0x102, anything else 0x103.
         const quint64 code = failure != NoiseHandshakeFailure::MemberUnknown ? kVpnCloseHandshakeFailed
                              : expiredMember                                 ? kVpnCloseMemberExpired

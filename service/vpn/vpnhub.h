@@ -20,6 +20,7 @@
 //
 // Drops are counted by cause (the policy's names, the opener's names, `no-session`,
 // `destination-not-connected`, `datagram-too-large`, `queue-full`) in total and per sending member.
+#include "service/core/refusallogbound.h"
 #include "service/vpn/noiseikresponder.h"
 #include "service/vpn/vpnnetworkauthority.h"
 #include "service/vpn/vpnpacketpolicy.h"
@@ -64,6 +65,10 @@ public:
     const Settings &settings() const { return m_settings; }
     // The listener's certificate chain (PEM) and key, which the QUIC listener serves (§11.3).
     std::optional<QString> setCredentials(const QByteArray &certificateChainPem, const Secret &privateKeyPem);
+
+    // The relay's one bound on lines strangers cause (§3.1, D-70): a refused handshake's line goes
+    // through it (a stranger may dial the UDP port as often as it likes).
+    void setRefusalLog(RefusalLogBound *bound) { m_refusalLog = bound; }
 
     // A network read from applyClusterVpnNetwork's request or getClusterVpnNetwork's answer.
     contract::Result<ApplyAnswer> admit(const QJsonObject &network, const QString &path);
@@ -118,6 +123,7 @@ private:
     QHash<QString, MemberCounters> m_memberCounters;
     QMap<QString, quint64> m_drops;
     QString m_lastFailure; // the last bind failure's line; "" once bound
+    RefusalLogBound *m_refusalLog = nullptr;
     QByteArray m_sealBuffer;
     QByteArray m_openBuffer;
 };
