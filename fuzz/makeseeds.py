@@ -115,6 +115,18 @@ def main():
     write('fuzz_route_table', 'carrier', json.dumps({"routeTable": table}).encode())
     write('fuzz_route_table', 'carriernull', json.dumps({"routeTable": None}).encode())
 
+    import base64
+    def vpn_key(fill):
+        return base64.b64encode(bytes([fill]) * 32).decode()
+    vpn = {"authority": {"id": "cloudly-authority-1", "publicKey": vpn_key(0x41)}, "revision": 3,
+           "controlPrefix": "100.96.0.0/16", "expiresAt": 1764547200000,
+           "members": [{"nodeId": "node-%d" % i, "publicKey": vpn_key(0x61 + i), "address": "100.96.0.%d" % (2 + i),
+                        "expiresAt": 1764547200000 - i} for i in range(3)],
+           "grants": [{"from": "node-0", "to": "node-1"}, {"from": "node-1", "to": "node-0"}]}
+    write('fuzz_vpn_network', 'network', json.dumps(vpn).encode())
+    write('fuzz_vpn_network', 'carrier', json.dumps({"network": vpn}).encode())
+    write('fuzz_vpn_network', 'carriernull', json.dumps({"network": None}).encode())
+
     write('fuzz_ingress_registration', 'registration', json.dumps(
         {"offer": {"sessionKind": "clusterIngress", "release": "33.1.0"}, "ingressId": "ingress-1",
          "nodeId": "node-1", "authorization": "Bearer secret-bearer-0123456789"}).encode())

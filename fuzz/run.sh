@@ -28,7 +28,7 @@ cmake --build "$dir" -j"$(nproc)"
 
 dictionary() {
   case "$1" in
-    fuzz_envelope|fuzz_contract_types|fuzz_offers|fuzz_escrow_run|fuzz_route_table|fuzz_ingress_registration|fuzz_registration_acceptance|fuzz_status_lines)
+    fuzz_envelope|fuzz_contract_types|fuzz_offers|fuzz_escrow_run|fuzz_route_table|fuzz_vpn_network|fuzz_ingress_registration|fuzz_registration_acceptance|fuzz_status_lines)
       echo "-dict=fuzz/dict/json.dict" ;;
     fuzz_http_response|fuzz_http_request|fuzz_registry_headers|fuzz_www_authenticate|fuzz_listener_*|fuzz_http_*)
       echo "-dict=fuzz/dict/http.dict" ;;
