@@ -83,6 +83,9 @@ status=0
 if [ -f "$here/escrow/run.sh" ]; then
   bash "$here/escrow/run.sh" "$BUILD" || status=$?
 fi
+if [ -f "$here/vpn/run.sh" ]; then
+  bash "$here/vpn/run.sh" "$BUILD" || status=$?
+fi
 if [ -f "$here/registry/run.sh" ]; then
   bash "$here/registry/run.sh" "$BUILD" || status=$?
 fi

@@ -148,7 +148,10 @@ void MainWindow::applySnapshot(const status::RelayStatus &s)
                           {tr("Address"), s.vpn.address.isEmpty() ? QStringLiteral("-")
                                                                   : QStringLiteral("%1:%2").arg(s.vpn.address).arg(s.vpn.quicPort)},
                           {tr("Network revision"), optNumber(s.vpn.networkRevision)},
-                          {tr("Members"), QString::number(s.vpn.memberCount)}});
+                          {tr("Members"), QString::number(s.vpn.memberCount)},
+                          {tr("State"), s.vpn.lastFailure.isEmpty() ? s.vpn.state : QStringLiteral("%1 (%2)").arg(s.vpn.state, s.vpn.lastFailure)},
+                          {tr("Public key"), s.vpn.publicKey.isEmpty() ? QStringLiteral("-") : s.vpn.publicKey},
+                          {tr("Connected"), QStringLiteral("%1 of %2").arg(s.vpn.membersConnected).arg(s.vpn.memberCount)}});
 
     const HealthOverview overview(s);
     QList<KeyValueTableModel::Item> items{{tr("Health"), overview.verdict(), !overview.healthy()},

@@ -249,6 +249,22 @@ QString TerminalView::renderText(const status::RelayStatus &unfiltered)
        s.vpn.address.isEmpty() ? QStringLiteral("-") : QStringLiteral("%1:%2").arg(s.vpn.address).arg(s.vpn.quicPort));
     kv(out, QStringLiteral("network revision"), optNumber(s.vpn.networkRevision));
     kv(out, QStringLiteral("members"), QString::number(s.vpn.memberCount));
+    // docs/contract.md §18.1 vpn: the hub's public key only, never a private one.
+    kv(out, QStringLiteral("state"), s.vpn.lastFailure.isEmpty() ? s.vpn.state : QStringLiteral("%1 (%2)").arg(s.vpn.state, s.vpn.lastFailure));
+    kv(out, QStringLiteral("public key"), s.vpn.publicKey.isEmpty() ? QStringLiteral("-") : s.vpn.publicKey);
+    kv(out, QStringLiteral("connected"), QStringLiteral("%1 of %2").arg(s.vpn.membersConnected).arg(s.vpn.memberCount));
+    QStringList drops;
+    for (auto it = s.vpn.drops.constBegin(); it != s.vpn.drops.constEnd(); ++it)
+        drops << QStringLiteral("%1 %2").arg(it.key()).arg(it.value());
+    kv(out, QStringLiteral("drops"), drops.isEmpty() ? QStringLiteral("-") : drops.join(QStringLiteral(", ")));
+    for (const auto &m : s.vpn.members)
+        kv(out, QStringLiteral("member %1").arg(m.nodeId),
+           QStringLiteral("%1 %2, in %3 pkt/%4 B, out %5 pkt/%6 B")
+               .arg(m.address, m.connected ? QStringLiteral("connected") : QStringLiteral("not connected"))
+               .arg(m.packetsIn)
+               .arg(m.bytesIn)
+               .arg(m.packetsOut)
+               .arg(m.bytesOut));
     out << QString();
 
     // The Corestore lane (docs/contract.md §12.1, §18.1 corestore): value-free facts only.

@@ -26,6 +26,9 @@
 #include "service/listener/relaylistener.h"
 #include "service/registry/registryproxy.h"
 #include "service/statussocket/statusserver.h"
+#include "service/vpn/clustervpnnetwork.h"
+#include "service/vpn/vpnhub.h"
+#include "service/vpn/vpnqueuebudget.h"
 
 #include <QDateTime>
 #include <QJsonDocument>
@@ -68,6 +71,8 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
             [this](qint64, bool) { m_corestoreCredential->recipientStateChanged(); });
     // §15 "Endpoint": endpoints are adopted again after every accepted registration.
     connect(m_registration.get(), &RelayRegistration::accepted, this, &Coreflow::rereadClusterNodes);
+    // §6.8: the VPN network is pulled after every accepted registration (VH-15).
+    connect(m_registration.get(), &RelayRegistration::accepted, this, &Coreflow::pullVpnNetwork);
     // Negotiation on the Cloudly hop only changes what the relay says about itself (docs/contract.md §2).
     // A cluster peer's refused offer is that peer's: it is answered and counted (refusals by name),
     // never a readiness refusal (§2.2, D-62), so a stranger on the listener cannot flip readiness.
@@ -149,6 +154,8 @@ Coreflow::~Coreflow()
     // Parts are destroyed in reverse order of construction; the forwarder detaches its handlers first.
     m_listener.reset();
     m_registryProxy.reset();
+    m_cloudlyMethods.remove(QString(method::applyClusterVpnNetwork));
+    m_vpnHub.reset();
     m_cloudlyMethods.remove(QString(method::holdRuntimeNetworkDnsLeaseRenewals));
     m_cloudlyMethods.remove(QString(method::pushClusterConfig));
     m_isolatedRestore.reset();
@@ -335,6 +342,7 @@ void Coreflow::startListener(const RelayCertificate &certificate)
         m_listener.reset();
         return fail(refusal->text());
     }
+    startVpnHub(certificate);
     attachHandlers();
 }
 
@@ -351,6 +359,9 @@ void Coreflow::attachHandlers()
     m_corestoreInventory->attach();
     m_isolatedRestore->attach();
     m_closures->attach();
+    m_cloudlyMethods.add(QString(method::applyClusterVpnNetwork), [this](const Frame &frame, const Caller &, MethodTable::Reply reply) {
+        serveApplyClusterVpnNetwork(frame, std::move(reply));
+    });
     if (m_listener) {
         m_forwarder->attachPushHandlers();
         m_ingress->attachCloudlyHandlers();
@@ -367,9 +378,15 @@ void Coreflow::open()
     qCInfo(logApp) << "the relay is open for Cloudly dispatch";
     // Registering is not a start step: the relay registers once it is open (ST-04), and only when it
     // serves a listener (RR-04).
-    if (m_listener)
-        m_registration->start(RelayEndpoint{QStringLiteral(COREFLOW_BUILD_VERSION), m_config.nodeId, m_config.bindHostname,
-                                            m_listener->boundPort(), m_clusterConfig->relay->origin.toString()});
+    if (m_listener) {
+        RelayEndpoint endpoint{QStringLiteral(COREFLOW_BUILD_VERSION), m_config.nodeId, m_config.bindHostname,
+                               m_listener->boundPort(), m_clusterConfig->relay->origin.toString(), std::nullopt};
+        // relay.vpnHub from the first registration (D-04): the key exists since the hub was built.
+        if (m_vpnHub)
+            endpoint.vpnHub = RelayEndpoint::VpnHub{QString::fromLatin1(m_vpnHub->publicKey().toBase64()),
+                                                    m_vpnHub->settings().address.toString(), m_vpnHub->settings().port};
+        m_registration->start(endpoint);
+    }
     if (m_statusServer)
         m_statusServer->publishEvent(QStringLiteral("lifecycle"), QStringLiteral("the relay is open for Cloudly dispatch"));
     notifyStatus();
@@ -428,6 +445,9 @@ void Coreflow::teardown(std::function<void(bool)> done)
     // The escrow stops (timer cleared, runs dropped) before the forwarder empties its registry (ES-27).
     m_cloudlyMethods.remove(QString(method::holdRuntimeNetworkDnsLeaseRenewals));
     m_cloudlyMethods.remove(QString(method::pushClusterConfig));
+    m_cloudlyMethods.remove(QString(method::applyClusterVpnNetwork));
+    if (m_vpnHub)
+        m_vpnHub->stop();
     m_corestoreInventory->detach();
     m_isolatedRestore->detach();
     // Closures end before the Corestore pools they run on close (CS-73).
@@ -468,6 +488,88 @@ void Coreflow::publishEvent(const QString &kind, const QString &line)
 {
     if (m_statusServer)
         m_statusServer->publishEvent(kind, line);
+}
+
+void Coreflow::startVpnHub(const RelayCertificate &certificate)
+{
+    if (!m_config.vpnBindHostname || !m_config.vpnQuicPort)
+        return;
+    vpn::VpnHub::Settings settings;
+    settings.address = QHostAddress(*m_config.vpnBindHostname);
+    settings.port = m_config.vpnQuicPort->toUShort();
+    settings.limits = vpn::VpnQueueBudget::limitsFor(vpn::VpnQueueBudget::memoryLimitBytes());
+    m_vpnHub = std::make_unique<vpn::VpnHub>(settings, m_clock);
+    m_vpnHub->setRefusalLog(&m_refusalLogBound);
+    if (auto problem = m_vpnHub->setCredentials(certificate.chainPem(), certificate.privateKeyPem()))
+        qCWarning(logApp).noquote() << "VPN hub:" << *problem;
+    connect(m_vpnHub.get(), &vpn::VpnHub::statusChanged, this, &Coreflow::notifyStatus);
+    connect(m_vpnHub.get(), &vpn::VpnHub::eventLine, this, [this](const QString &line) { publishEvent(QStringLiteral("vpn"), line); });
+    qCInfo(logApp).noquote() << QStringLiteral("VPN hub configured for UDP %1:%2 (at most %3 members); it binds on the first admitted network")
+                                    .arg(settings.address.toString())
+                                    .arg(settings.port)
+                                    .arg(settings.limits.maxConnections);
+}
+
+void Coreflow::serveApplyClusterVpnNetwork(const Frame &frame, MethodTable::Reply reply)
+{
+    // docs/contract.md §11.2.
+    auto request = frame.requestObject();
+    if (!request)
+        return reply(MethodTable::refusalFor(frame, request.refusal()));
+    if (!m_vpnHub) {
+        const Refusal refusal{QString(refusal::vpnHubNotConfigured),
+                              QStringLiteral("this relay has no COREFLOW_VPN_BIND_HOSTNAME and COREFLOW_VPN_QUIC_PORT")};
+        m_counters.countRefusal(refusal.name);
+        return reply(MethodTable::refusalFor(frame, refusal));
+    }
+    auto carried = vpn::ClusterVpnNetwork::readCarrier(request.value(), QStringLiteral("request"), false);
+    if (!carried || !carried.value()) {
+        const Refusal refusal = carried ? Refusal{QString(refusal::requestInvalid), QStringLiteral("field request.network is required")} : carried.refusal();
+        m_counters.countRefusal(refusal.name);
+        return reply(MethodTable::refusalFor(frame, refusal));
+    }
+    auto answer = m_vpnHub->admit(*carried.value(), QStringLiteral("request.network"));
+    if (!answer) {
+        qCWarning(logApp).noquote() << "applyClusterVpnNetwork refused:" << answer.refusal().text();
+        m_counters.countRefusal(answer.refusal().name);
+        return reply(MethodTable::refusalFor(frame, answer.refusal()));
+    }
+    reply(MethodTable::responseFor(frame, Envelope::compact(answer->toJson())));
+}
+
+void Coreflow::pullVpnNetwork()
+{
+    if (!m_vpnHub)
+        return;
+    m_cloudly->call(QString(method::getClusterVpnNetwork), QByteArrayView("{}"), m_timing.cloudlyCallTimeoutMs,
+                    [this](const CloudlyConnector::CallResult &r) {
+                        if (m_step != Step::Open || !m_vpnHub)
+                            return;
+                        // D-26: a pulled network has no caller; its outcome is logged and shown in status.
+                        QString problem;
+                        if (!r.delivered)
+                            problem = r.refusal.text();
+                        else if (r.answer.hasError())
+                            problem = r.answer.errorRefusal().text();
+                        if (problem.isEmpty()) {
+                            auto response = r.answer.responseObject();
+                            if (!response) {
+                                problem = response.refusal().text();
+                            } else if (auto carried = vpn::ClusterVpnNetwork::readCarrier(response.value(), QStringLiteral("response"), true); !carried) {
+                                problem = carried.refusal().text();
+                            } else if (!carried.value()) {
+                                qCInfo(logApp) << "getClusterVpnNetwork: the cluster has no VPN network yet; nothing is bound";
+                                return;
+                            } else if (auto answer = m_vpnHub->admit(*carried.value(), QStringLiteral("response.network")); !answer) {
+                                problem = answer.refusal().text();
+                            } else {
+                                qCInfo(logApp).noquote() << "getClusterVpnNetwork:" << answer->state
+                                                         << (answer->reason.isEmpty() ? QString() : answer->reason);
+                                return;
+                            }
+                        }
+                        qCWarning(logApp).noquote() << "getClusterVpnNetwork: the pulled network was not applied:" << problem;
+                    });
 }
 
 void Coreflow::servePushClusterConfig(const Frame &frame, MethodTable::Reply reply)
@@ -615,6 +717,8 @@ status::RelayStatus Coreflow::statusSnapshot() const
     s.nodes = m_forwarder->carriedNodes();
     s.escrow = m_escrow->statusRuns();
     s.ingress = m_ingress->status();
+    if (m_vpnHub)
+        s.vpn = m_vpnHub->status();
     s.corestore.credential = CorestoreCredential::stateWord(m_corestoreCredential->state());
     s.corestore.failureCode = m_corestoreCredential->failureCode();
     s.corestore.recipientKeyId = m_corestoreCredential->keyId();

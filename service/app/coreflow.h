@@ -42,6 +42,9 @@ class CorestoreClient;
 class CorestoreInventory;
 class IsolatedRestoreCarrier;
 class ClosureStreams;
+namespace vpn {
+class VpnHub;
+}
 
 struct Readiness {
     bool ready = false;
@@ -77,6 +80,9 @@ public:
     CorestoreClient *corestore() const { return m_corestore.get(); }
     // The closure streams: the ClosureTransfer the backup lane calls (§13.4).
     ClosureStreams *closures() const { return m_closures.get(); }
+    // The managed VPN hub (docs/contract.md §11): built with the listener on a relay configured with
+    // both VPN variables; nullptr otherwise.
+    vpn::VpnHub *vpnHub() const { return m_vpnHub.get(); }
     const std::optional<contract::ClusterConfig> &clusterConfig() const { return m_clusterConfig; }
     MethodTable &cloudlyMethods() { return m_cloudlyMethods; }
     MethodTable &nodeMethods() { return m_nodeMethods; }
@@ -106,6 +112,9 @@ private:
     void rereadClusterNodes();
     void noteRelayBlock(const std::optional<contract::ClusterRelayBlock> &read);
     void publishEvent(const QString &kind, const QString &line);
+    void startVpnHub(const class RelayCertificate &certificate);
+    void serveApplyClusterVpnNetwork(const contract::Frame &frame, MethodTable::Reply reply);
+    void pullVpnNetwork();
 
     RelayConfiguration m_config;
     Clock &m_clock;
@@ -135,6 +144,7 @@ private:
     std::unique_ptr<CorestoreInventory> m_corestoreInventory;
     std::unique_ptr<IsolatedRestoreCarrier> m_isolatedRestore;
     std::unique_ptr<ClosureStreams> m_closures;
+    std::unique_ptr<vpn::VpnHub> m_vpnHub;
     std::unique_ptr<ClockTimer> m_stopDeadline;
     std::unique_ptr<ClockTimer> m_stopDrain; // the stop's drain bound (stopDrainMs, §19.3)
     ListenerHttpHandler *m_httpHandler = nullptr;

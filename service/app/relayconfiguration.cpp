@@ -56,7 +56,7 @@ std::optional<contract::Refusal> RelayConfiguration::vpnHubRefusal() const
     if (::inet_pton(AF_INET, host.constData(), &raw) != 1)
         return invalid(QStringLiteral("%1 is not an IPv4 address literal").arg(kVpnHost));
     const QHostAddress address(*vpnBindHostname);
-    if (address.isLoopback() || address.isMulticast() || address.isBroadcast() || address == QHostAddress(QHostAddress::AnyIPv4))
+    if ((address.isLoopback() && !vpnLoopbackForTests) || address.isMulticast() || address.isBroadcast() || address == QHostAddress(QHostAddress::AnyIPv4))
         return invalid(QStringLiteral("%1 is not a unicast address (not 0.0.0.0, loopback, multicast or broadcast)").arg(kVpnHost));
     if (!portNumber(*vpnQuicPort))
         return invalid(QStringLiteral("%1 is not a port number (1-65535)").arg(kVpnPort));

@@ -41,6 +41,9 @@ struct RelayConfiguration {
     QString statusSocketPath;
     QString operatorGroup;
     qint64 statusMaxQueuedBytes = 0; // per-client status queue bound; 0: StatusServerOptions' default (tests shrink it)
+    // In-process tests only (no variable, option or file sets it): admits a loopback VPN hub address,
+    // because the tests' network is loopback only. The environment's reader never sets it.
+    bool vpnLoopbackForTests = false;
 
     // The VPN pair on a boot with a relay block (§19.1, D-20): both or neither (one alone is refused
     // naming the missing one), the address a unicast IPv4 literal (not 0.0.0.0, loopback, multicast or

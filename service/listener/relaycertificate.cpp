@@ -144,6 +144,22 @@ QSslConfiguration RelayCertificate::serverConfiguration() const
     return config;
 }
 
+QByteArray RelayCertificate::chainPem() const
+{
+    QByteArray pem;
+    for (const QSslCertificate &certificate : m_chain)
+        pem += certificate.toPem();
+    return pem;
+}
+
+Secret RelayCertificate::privateKeyPem() const
+{
+    QByteArray pem = m_key.toPem();
+    Secret key{QByteArrayView(pem)};
+    Secret::wipe(pem);
+    return key;
+}
+
 qint64 RelayCertificate::notAfterMs() const
 {
     return m_chain.isEmpty() ? 0 : m_chain.first().expiryDate().toMSecsSinceEpoch();

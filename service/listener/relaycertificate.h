@@ -9,6 +9,7 @@
 // relay-certificate-invalid; the reason names the domain and the failed check, never the material.
 #include "shared/contract/result.h"
 #include "shared/contract/types.h"
+#include "shared/secret.h"
 
 #include <QSslCertificate>
 #include <QSslConfiguration>
@@ -30,6 +31,10 @@ public:
 
     const QList<QSslCertificate> &chain() const { return m_chain; }
     QSslConfiguration serverConfiguration() const;
+    // The same identity for the VPN hub's QUIC listener (docs/contract.md §11.3): the chain as PEM
+    // (leaf first) and the key as PEM in guarded memory (the intermediate QByteArray is wiped).
+    QByteArray chainPem() const;
+    Secret privateKeyPem() const;
     qint64 notAfterMs() const;
 
 private:

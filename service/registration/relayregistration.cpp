@@ -66,10 +66,15 @@ void RelayRegistration::send()
     const qint64 sequence = m_sequence++;
     m_lastSequence = sequence;
     noteOutcome(QStringLiteral("in-flight"));
-    const QJsonObject relay{{QStringLiteral("version"), m_endpoint.version},
-                            {QStringLiteral("nodeId"), m_endpoint.nodeId},
-                            {QStringLiteral("listenAddress"), m_endpoint.listenAddress},
-                            {QStringLiteral("listenPort"), int(m_endpoint.listenPort)}};
+    QJsonObject relay{{QStringLiteral("version"), m_endpoint.version},
+                      {QStringLiteral("nodeId"), m_endpoint.nodeId},
+                      {QStringLiteral("listenAddress"), m_endpoint.listenAddress},
+                      {QStringLiteral("listenPort"), int(m_endpoint.listenPort)}};
+    // Public facts only: key, address and port; no endpoint id, no TLS identity (RR-14).
+    if (m_endpoint.vpnHub)
+        relay.insert(QStringLiteral("vpnHub"), QJsonObject{{QStringLiteral("publicKey"), m_endpoint.vpnHub->publicKey},
+                                                           {QStringLiteral("address"), m_endpoint.vpnHub->address},
+                                                           {QStringLiteral("quicPort"), int(m_endpoint.vpnHub->quicPort)}});
     const QByteArray body = Envelope::compact(QJsonObject{{QStringLiteral("relay"), relay},
                                                           {QStringLiteral("registrationSequence"), double(sequence)},
                                                           {QStringLiteral("offer"), offerForCloudlySession().toJson()}});

@@ -40,6 +40,14 @@ struct RelayEndpoint {
     QString listenAddress;  // COREFLOW_RELAY_BIND_HOSTNAME as bound
     quint16 listenPort = 0; // the bound port
     QString servedOrigin;   // the relay block's origin this process serves (for RR-20)
+    // relay.vpnHub (docs/contract.md §6.6, RR-12..14, D-04): set on a relay configured with a VPN hub,
+    // from the first registration; absent otherwise (the key is then not sent at all, RR-13).
+    struct VpnHub {
+        QString publicKey; // base64 of the hub's 32-byte Noise static public key
+        QString address;   // COREFLOW_VPN_BIND_HOSTNAME
+        quint16 quicPort = 0;
+    };
+    std::optional<VpnHub> vpnHub;
 };
 
 class RelayRegistration : public QObject {

@@ -17,6 +17,20 @@ QString str(const QJsonObject &o, const char *k) { return o.value(QLatin1String(
 bool bln(const QJsonObject &o, const char *k) { return o.value(QLatin1String(k)).toBool(); }
 QJsonObject obj(const QJsonObject &o, const char *k) { return o.value(QLatin1String(k)).toObject(); }
 QJsonArray arr(const QJsonObject &o, const char *k) { return o.value(QLatin1String(k)).toArray(); }
+QJsonObject countsJson(const QMap<QString, qint64> &counts)
+{
+    QJsonObject out;
+    for (auto it = counts.constBegin(); it != counts.constEnd(); ++it)
+        out.insert(it.key(), double(it.value()));
+    return out;
+}
+QMap<QString, qint64> readCounts(const QJsonObject &o)
+{
+    QMap<QString, qint64> out;
+    for (auto it = o.constBegin(); it != o.constEnd(); ++it)
+        out.insert(it.key(), qint64(it.value().toDouble()));
+    return out;
+}
 } // namespace
 
 QJsonObject RelayStatus::toJson() const
@@ -60,6 +74,17 @@ QJsonObject RelayStatus::toJson() const
                                         {QStringLiteral("nodeId"), b.nodeId},
                                         {QStringLiteral("status"), b.status},
                                         {QStringLiteral("reason"), b.reason}});
+    QJsonArray vpnMembersJson;
+    for (const auto &m : vpn.members)
+        vpnMembersJson.append(QJsonObject{{QStringLiteral("nodeId"), m.nodeId},
+                                          {QStringLiteral("address"), m.address},
+                                          {QStringLiteral("connected"), m.connected},
+                                          {QStringLiteral("lastHandshakeAtMs"), double(m.lastHandshakeAtMs)},
+                                          {QStringLiteral("packetsIn"), double(m.packetsIn)},
+                                          {QStringLiteral("bytesIn"), double(m.bytesIn)},
+                                          {QStringLiteral("packetsOut"), double(m.packetsOut)},
+                                          {QStringLiteral("bytesOut"), double(m.bytesOut)},
+                                          {QStringLiteral("drops"), countsJson(m.drops)}});
     QJsonArray corestoreNodesJson;
     for (const auto &n : corestore.nodes)
         corestoreNodesJson.append(QJsonObject{{QStringLiteral("nodeId"), n.nodeId},
@@ -121,7 +146,14 @@ QJsonObject RelayStatus::toJson() const
                      {QStringLiteral("address"), vpn.address},
                      {QStringLiteral("quicPort"), vpn.quicPort},
                      {QStringLiteral("networkRevision"), optInt(vpn.networkRevision)},
-                     {QStringLiteral("memberCount"), vpn.memberCount}}},
+                     {QStringLiteral("memberCount"), vpn.memberCount},
+                     {QStringLiteral("publicKey"), vpn.publicKey},
+                     {QStringLiteral("state"), vpn.state},
+                     {QStringLiteral("lastFailure"), vpn.lastFailure},
+                     {QStringLiteral("networkExpiresAtMs"), double(vpn.networkExpiresAtMs)},
+                     {QStringLiteral("membersConnected"), vpn.membersConnected},
+                     {QStringLiteral("members"), vpnMembersJson},
+                     {QStringLiteral("drops"), countsJson(vpn.drops)}}},
         {QStringLiteral("corestore"),
          QJsonObject{{QStringLiteral("credential"), corestore.credential},
                      {QStringLiteral("failureCode"), corestore.failureCode},
@@ -200,8 +232,24 @@ RelayStatus RelayStatus::fromJson(const QJsonObject &o)
         s.bindings.append(PlatformBinding{str(b, "name"), str(b, "capability"), str(b, "nodeId"), str(b, "status"), str(b, "reason")});
     }
     const QJsonObject vpn = obj(o, "vpn");
-    s.vpn = VpnHubStatus{bln(vpn, "bound"), str(vpn, "address"), int(i64(vpn, "quicPort")),
-                         readOptInt(vpn.value(QStringLiteral("networkRevision"))), int(i64(vpn, "memberCount"))};
+    s.vpn.bound = bln(vpn, "bound");
+    s.vpn.address = str(vpn, "address");
+    s.vpn.quicPort = int(i64(vpn, "quicPort"));
+    s.vpn.networkRevision = readOptInt(vpn.value(QStringLiteral("networkRevision")));
+    s.vpn.memberCount = int(i64(vpn, "memberCount"));
+    s.vpn.publicKey = str(vpn, "publicKey");
+    if (vpn.contains(QStringLiteral("state")))
+        s.vpn.state = str(vpn, "state");
+    s.vpn.lastFailure = str(vpn, "lastFailure");
+    s.vpn.networkExpiresAtMs = i64(vpn, "networkExpiresAtMs");
+    s.vpn.membersConnected = int(i64(vpn, "membersConnected"));
+    s.vpn.drops = readCounts(obj(vpn, "drops"));
+    for (const auto &v : arr(vpn, "members")) {
+        const QJsonObject m = v.toObject();
+        s.vpn.members.append(VpnMemberStatus{str(m, "nodeId"), str(m, "address"), bln(m, "connected"), i64(m, "lastHandshakeAtMs"),
+                                             i64(m, "packetsIn"), i64(m, "bytesIn"), i64(m, "packetsOut"), i64(m, "bytesOut"),
+                                             readCounts(obj(m, "drops"))});
+    }
     const QJsonObject cs = obj(o, "corestore");
     if (cs.contains(QStringLiteral("credential")))
         s.corestore.credential = str(cs, "credential");

@@ -100,12 +100,31 @@ struct PlatformBinding {
     bool operator==(const PlatformBinding &) const = default;
 };
 
+// One admitted member of the managed VPN hub (docs/contract.md §18.1 vpn.members): value-free.
+struct VpnMemberStatus {
+    QString nodeId;
+    QString address;            // its IPv4 address inside the control prefix
+    bool connected = false;     // an authenticated connection is up
+    qint64 lastHandshakeAtMs = 0;
+    qint64 packetsIn = 0, bytesIn = 0;   // opened from this member (bytes: IPv4 packet bytes)
+    qint64 packetsOut = 0, bytesOut = 0; // relayed to this member
+    QMap<QString, qint64> drops;         // its packets dropped, by cause
+    bool operator==(const VpnMemberStatus &) const = default;
+};
+
 struct VpnHubStatus {
     bool bound = false;
     QString address;
     int quicPort = 0;
     std::optional<qint64> networkRevision;
-    int memberCount = 0;
+    int memberCount = 0;             // admitted members of the held network
+    QString publicKey;               // base64 of the hub's Noise static public key ("" without a hub)
+    QString state = QStringLiteral("none"); // none (no hub configured) | idle | bound | failed
+    QString lastFailure;             // the last bind failure's line; "" while none stands
+    qint64 networkExpiresAtMs = 0;   // 0: none held
+    int membersConnected = 0;
+    QList<VpnMemberStatus> members;
+    QMap<QString, qint64> drops;     // every dropped packet or datagram, by cause
     bool operator==(const VpnHubStatus &) const = default;
 };
 

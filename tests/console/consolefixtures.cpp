@@ -18,7 +18,16 @@ status::RelayStatus base()
     s.listener = {true, QStringLiteral("0.0.0.0"), 8443, QStringLiteral("https://relay-fra-1.example.net"), QString(),
                   QStringLiteral("relay-fra-1.example.net"), t0 + 3'600'000 + 60LL * 86'400'000};
     s.ingress = {true, 17, 12, 9};
-    s.vpn = {true, QStringLiteral("10.70.0.1"), 4433, 5, 3};
+    s.vpn.bound = true;
+    s.vpn.address = QStringLiteral("10.70.0.1");
+    s.vpn.quicPort = 4433;
+    s.vpn.networkRevision = 5;
+    s.vpn.memberCount = 3;
+    s.vpn.publicKey = QStringLiteral("q83vEjRWeJCrze8SNFZ4kKvN7xI0VniQq83vEjRWeJA=");
+    s.vpn.state = QStringLiteral("bound");
+    s.vpn.networkExpiresAtMs = t0 + 86'400'000;
+    s.vpn.membersConnected = 2;
+    s.vpn.drops.insert(QStringLiteral("ungranted-pair"), 4);
     s.counters.forwards = 1234;
     s.counters.pushes = 321;
     s.counters.reconnects = 2;
@@ -59,7 +68,7 @@ status::RelayStatus refusedStatus()
     s.cloudly.dispatchable = false;
     s.cloudly.carrierCount = 0;
     s.ingress = {false, std::nullopt, 0, 0};
-    s.vpn = {false, QString(), 0, std::nullopt, 0};
+    s.vpn = status::VpnHubStatus{};
     s.refusals = {
         {QStringLiteral("cloudly"), QStringLiteral("cloudlyClient@34.0.0"), QStringLiteral("cloudlyClient@33.1.0"),
          QStringLiteral("Cloudly answered with cloudlyClient@34.0.0, which this relay (cloudlyClient@33.1.0) cannot serve "

@@ -1,0 +1,306 @@
+#include "service/vpn/vpnquicserver.h"
+
+#include "service/vpn/vpnquicconnection.h"
+
+#include <ngtcp2/ngtcp2.h>
+
+#include <gnutls/gnutls.h>
+
+#include <QSocketNotifier>
+#include <arpa/inet.h>
+#include <cerrno>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace coreflow {
+
+namespace {
+
+constexpr int kBatch = 64;
+constexpr int kReceiveBuffer = 2048;
+constexpr size_t kServerCidLength = 18;
+
+QString bindFailureClass(int error)
+{
+    switch (error) {
+    case EADDRINUSE:
+        return QStringLiteral("AddressInUse");
+    case EADDRNOTAVAIL:
+        return QStringLiteral("AddressNotAvailable");
+    case EACCES:
+    case EPERM:
+        return QStringLiteral("PermissionDenied");
+    default:
+        return QStringLiteral("SocketError");
+    }
+}
+
+} // namespace
+
+VpnQuicServer::VpnQuicServer(Handler &handler, Limits limits, QObject *parent) : QObject(parent), m_handler(handler), m_limits(limits) {}
+
+VpnQuicServer::~VpnQuicServer()
+{
+    close();
+    if (m_credentials)
+        gnutls_certificate_free_credentials(static_cast<gnutls_certificate_credentials_t>(m_credentials));
+}
+
+std::optional<QString> VpnQuicServer::setCredentials(const QByteArray &certificateChainPem, const Secret &privateKeyPem)
+{
+    gnutls_certificate_credentials_t credentials = nullptr;
+    if (gnutls_certificate_allocate_credentials(&credentials) != 0)
+        return QStringLiteral("cannot allocate TLS credentials");
+    gnutls_datum_t certificate{reinterpret_cast<unsigned char *>(const_cast<char *>(certificateChainPem.constData())),
+                               unsigned(certificateChainPem.size())};
+    const QByteArrayView key = privateKeyPem.reveal();
+    gnutls_datum_t keyDatum{reinterpret_cast<unsigned char *>(const_cast<char *>(key.data())), unsigned(key.size())};
+    const int rv = gnutls_certificate_set_x509_key_mem(credentials, &certificate, &keyDatum, GNUTLS_X509_FMT_PEM);
+    if (rv < 0) {
+        gnutls_certificate_free_credentials(credentials);
+        return QStringLiteral("the listener certificate cannot serve QUIC: %1").arg(QString::fromLatin1(gnutls_strerror_name(rv)));
+    }
+    if (m_credentials)
+        gnutls_certificate_free_credentials(static_cast<gnutls_certificate_credentials_t>(m_credentials));
+    m_credentials = credentials;
+    return std::nullopt;
+}
+
+std::optional<QString> VpnQuicServer::bind(const QHostAddress &address, quint16 port)
+{
+    if (!m_credentials)
+        return QStringLiteral("NoCredentials");
+    if (m_fd >= 0)
+        return std::nullopt;
+    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return bindFailureClass(errno);
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons(port);
+    sin.sin_addr.s_addr = htonl(address.toIPv4Address());
+    if (::bind(fd, reinterpret_cast<const sockaddr *>(&sin), sizeof(sin)) != 0) {
+        const int error = errno;
+        ::close(fd);
+        return bindFailureClass(error);
+    }
+    // Room for a burst of packets between two turns of the event loop (the kernel caps it at rmem_max).
+    const int bufferBytes = 4 * 1024 * 1024;
+    (void)::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufferBytes, sizeof(bufferBytes));
+    (void)::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufferBytes, sizeof(bufferBytes));
+    socklen_t length = sizeof(sin);
+    ::getsockname(fd, reinterpret_cast<sockaddr *>(&sin), &length);
+    m_fd = fd;
+    m_port = ntohs(sin.sin_port);
+    m_local = QByteArray(reinterpret_cast<const char *>(&sin), sizeof(sin));
+    m_notifier = std::make_unique<QSocketNotifier>(fd, QSocketNotifier::Read);
+    connect(m_notifier.get(), &QSocketNotifier::activated, this, &VpnQuicServer::readReady);
+    return std::nullopt;
+}
+
+void VpnQuicServer::close()
+{
+    m_notifier.reset();
+    const auto connections = m_connections;
+    m_connections.clear();
+    m_byCid.clear();
+    m_dirty.clear();
+    qDeleteAll(connections);
+    qDeleteAll(m_finished);
+    m_finished.clear();
+    if (m_fd >= 0)
+        ::close(m_fd);
+    m_fd = -1;
+    m_port = 0;
+}
+
+void VpnQuicServer::readReady()
+{
+    if (m_fd < 0)
+        return;
+    static thread_local std::vector<uint8_t> buffers(size_t(kBatch) * kReceiveBuffer);
+    mmsghdr messages[kBatch];
+    iovec vectors[kBatch];
+    sockaddr_in addresses[kBatch];
+    m_inRead = true;
+    // A bounded number of batches per turn, so one busy socket cannot starve the relay's other work.
+    for (int round = 0; round < 16; ++round) {
+        for (int i = 0; i < kBatch; ++i) {
+            vectors[i] = iovec{buffers.data() + size_t(i) * kReceiveBuffer, kReceiveBuffer};
+            messages[i] = mmsghdr{};
+            messages[i].msg_hdr.msg_name = &addresses[i];
+            messages[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
+            messages[i].msg_hdr.msg_iov = &vectors[i];
+            messages[i].msg_hdr.msg_iovlen = 1;
+        }
+        const int count = ::recvmmsg(m_fd, messages, kBatch, MSG_DONTWAIT, nullptr);
+        if (count <= 0)
+            break;
+        for (int i = 0; i < count; ++i) {
+            ++m_counters.packetsReceived;
+            if ((messages[i].msg_hdr.msg_flags & MSG_TRUNC) || messages[i].msg_hdr.msg_namelen != sizeof(sockaddr_in)) {
+                ++m_counters.undecodable;
+                continue;
+            }
+            const QByteArray remote(reinterpret_cast<const char *>(&addresses[i]), sizeof(sockaddr_in));
+            uint8_t *data = buffers.data() + size_t(i) * kReceiveBuffer;
+            const size_t length = messages[i].msg_len;
+            ngtcp2_version_cid vc;
+            if (ngtcp2_pkt_decode_version_cid(&vc, data, length, kServerCidLength) != 0) {
+                ++m_counters.undecodable;
+                continue;
+            }
+            const QByteArray key(reinterpret_cast<const char *>(vc.dcid), qsizetype(vc.dcidlen));
+            VpnQuicConnection *connection = m_byCid.value(key);
+            if (!connection) {
+                ngtcp2_pkt_hd hd;
+                if (ngtcp2_accept(&hd, data, length) != 0) {
+                    ++m_counters.undecodable;
+                    continue;
+                }
+                if (int(m_connections.size()) >= m_limits.maxConnections) {
+                    ++m_counters.connectionLimit;
+                    continue;
+                }
+                auto created = std::make_unique<VpnQuicConnection>(*this, m_nextId++, remote);
+                if (!created->init(hd)) {
+                    ++m_counters.undecodable;
+                    // Forget the ids it may have registered.
+                    for (auto it = m_byCid.begin(); it != m_byCid.end();)
+                        it = it.value() == created.get() ? m_byCid.erase(it) : std::next(it);
+                    continue;
+                }
+                connection = created.release();
+                m_connections.insert(connection->id(), connection);
+                m_byCid.insert(key, connection);
+            }
+            if (connection->isFinished())
+                continue;
+            if (!connection->read(data, length)) {
+                connectionFinished(connection);
+                continue;
+            }
+            m_dirty.insert(connection);
+        }
+        if (count < kBatch)
+            break;
+    }
+    m_inRead = false;
+    flushDirty();
+}
+
+void VpnQuicServer::flushDirty()
+{
+    const QSet<VpnQuicConnection *> dirty = std::exchange(m_dirty, {});
+    for (VpnQuicConnection *connection : dirty) {
+        if (connection->isFinished())
+            continue;
+        connection->flush();
+        if (connection->isFinished())
+            connectionFinished(connection);
+    }
+    reapFinished();
+}
+
+void VpnQuicServer::sendPacket(const QByteArray &remote, const uint8_t *data, size_t length)
+{
+    if (m_fd < 0)
+        return;
+    ssize_t sent;
+    do {
+        sent = ::sendto(m_fd, data, length, 0, reinterpret_cast<const sockaddr *>(remote.constData()), socklen_t(remote.size()));
+    } while (sent < 0 && errno == EINTR);
+    if (sent >= 0)
+        ++m_counters.packetsSent;
+}
+
+bool VpnQuicServer::sendStream(ConnectionId id, qint64 streamId, QByteArrayView bytes)
+{
+    VpnQuicConnection *connection = m_connections.value(id);
+    if (!connection || connection->isFinished())
+        return false;
+    if (!connection->appendStream(streamId, bytes))
+        return false;
+    m_dirty.insert(connection);
+    if (!m_inRead)
+        flushDirty();
+    return true;
+}
+
+VpnQuicServer::DatagramOutcome VpnQuicServer::sendDatagram(ConnectionId id, QByteArrayView payload)
+{
+    VpnQuicConnection *connection = m_connections.value(id);
+    if (!connection || connection->isFinished() || !connection->isOpened())
+        return DatagramOutcome::NoConnection;
+    m_dirty.insert(connection);
+    if (!m_inRead && !m_flushScheduled) {
+        m_flushScheduled = true;
+        QMetaObject::invokeMethod(
+            this,
+            [this] {
+                m_flushScheduled = false;
+                flushDirty();
+            },
+            Qt::QueuedConnection);
+    }
+    switch (connection->sendDatagram(payload)) {
+    case 0:
+        return DatagramOutcome::Sent;
+    case 1:
+        return DatagramOutcome::Queued;
+    case -1:
+        ++m_counters.datagramTooLarge;
+        return DatagramOutcome::TooLarge;
+    default:
+        ++m_counters.queueFull;
+        return DatagramOutcome::QueueFull;
+    }
+}
+
+int VpnQuicServer::maxDatagramPayload(ConnectionId id) const
+{
+    const VpnQuicConnection *connection = m_connections.value(id);
+    return connection ? connection->maxDatagramPayload() : 0;
+}
+
+void VpnQuicServer::closeConnection(ConnectionId id, quint64 applicationCode)
+{
+    VpnQuicConnection *connection = m_connections.take(id);
+    if (!connection)
+        return;
+    m_dirty.remove(connection);
+    connection->closeWithApplicationCode(applicationCode);
+    for (auto it = m_byCid.begin(); it != m_byCid.end();)
+        it = it.value() == connection ? m_byCid.erase(it) : std::next(it);
+    m_finished.append(connection);
+    reapFinished();
+}
+
+void VpnQuicServer::registerConnectionId(const QByteArray &cid, VpnQuicConnection *connection) { m_byCid.insert(cid, connection); }
+
+void VpnQuicServer::unregisterConnectionId(const QByteArray &cid) { m_byCid.remove(cid); }
+
+void VpnQuicServer::connectionFinished(VpnQuicConnection *connection)
+{
+    if (!m_connections.contains(connection->id()) || m_connections.value(connection->id()) != connection)
+        return;
+    m_connections.remove(connection->id());
+    m_dirty.remove(connection);
+    for (auto it = m_byCid.begin(); it != m_byCid.end();)
+        it = it.value() == connection ? m_byCid.erase(it) : std::next(it);
+    m_finished.append(connection);
+    if (connection->isOpened())
+        m_handler.connectionClosed(connection->id());
+    reapFinished();
+}
+
+void VpnQuicServer::reapFinished()
+{
+    // Deleted on a later turn: the connection may be on the stack (its timer slot, a callback).
+    for (VpnQuicConnection *connection : std::as_const(m_finished))
+        connection->deleteLater();
+    m_finished.clear();
+}
+
+} // namespace coreflow

@@ -1,0 +1,135 @@
+#pragma once
+// VpnQuicServer: the managed VPN hub's QUIC v1 endpoint (docs/contract.md §11.3): one unprivileged UDP
+// socket, ngtcp2 server connections with GnuTLS TLS 1.3 (the listener's certificate and key, ALPN
+// coreflow-vpn/1 mandatory), QUIC DATAGRAM frames (RFC 9221, max_datagram_frame_size 65535 both
+// ways). It knows nothing of Noise, members or packets: it hands a connection's bidirectional stream
+// bytes and its datagrams to a Handler, and sends stream bytes, datagrams and application closes.
+//
+// Runs on the relay's thread (a QSocketNotifier on the socket, recvmmsg batches of up to 64 packets);
+// no extra thread. ngtcp2's own timers (loss recovery, ACK delay, idle timeout) run on the monotonic
+// clock and a QTimer per connection: they are transport timers, not contract rules (the hub's rules —
+// expiry, rekey — run on the injected Clock).
+//
+// Bounds: at most Limits::maxConnections connections (an Initial beyond it is dropped and counted
+// `connection-limit`); per connection at most Limits::maxQueuedDatagrams datagrams wait for
+// congestion window (more are dropped, `queue-full`) and at most 64 KiB of unsent stream bytes. A
+// datagram whose DATAGRAM frame would not fit the current path's UDP payload (ngtcp2's PMTUD, from
+// 1200 bytes up to 1452) is dropped and counted `datagram-too-large`. Bad packets cost only their
+// sender: they are dropped without a log line (counted `undecodable`).
+#include "shared/secret.h"
+
+#include <QByteArray>
+#include <QHash>
+#include <QSet>
+#include <QHostAddress>
+#include <QObject>
+#include <QString>
+#include <memory>
+#include <optional>
+
+class QSocketNotifier;
+
+namespace coreflow {
+
+class VpnQuicConnection;
+
+class VpnQuicServer : public QObject {
+    Q_OBJECT
+public:
+    using ConnectionId = quint64;
+
+    struct Limits {
+        int maxConnections = 1024;
+        int maxQueuedDatagrams = 256; // per connection, waiting for congestion window
+        qint64 idleTimeoutMs = 30000; // QUIC max_idle_timeout
+    };
+
+    // What the server hands up. Calls come from inside the socket's read (or a timer); a handler may
+    // call back into the server (send, close) from them.
+    class Handler {
+    public:
+        virtual ~Handler() = default;
+        // The TLS handshake completed (ALPN agreed). remote: "ip:port".
+        virtual void connectionOpened(ConnectionId id, const QString &remote) = 0;
+        // Bytes in order on a client bidirectional stream (stream 0 first).
+        virtual void streamReceived(ConnectionId id, qint64 streamId, QByteArrayView bytes) = 0;
+        virtual void datagramReceived(ConnectionId id, QByteArrayView payload) = 0;
+        // The connection is gone (closed by either side, idle, or a transport error). Not called for a
+        // connection the handler closed itself with closeConnection().
+        virtual void connectionClosed(ConnectionId id) = 0;
+    };
+
+    enum class DatagramOutcome { Sent, Queued, TooLarge, QueueFull, NoConnection };
+
+    struct Counters {
+        quint64 datagramTooLarge = 0;
+        quint64 queueFull = 0;
+        quint64 connectionLimit = 0;
+        quint64 undecodable = 0;
+        quint64 packetsReceived = 0;
+        quint64 packetsSent = 0;
+    };
+
+    VpnQuicServer(Handler &handler, Limits limits, QObject *parent = nullptr);
+    ~VpnQuicServer() override;
+
+    // The TLS identity: a PEM chain (leaf first) and its private key (PEM, in a Secret; the bytes go to
+    // GnuTLS only). Returns why it cannot be used, or nullopt.
+    std::optional<QString> setCredentials(const QByteArray &certificateChainPem, const Secret &privateKeyPem);
+
+    // Binds the UDP socket. Returns nullopt, or a value-free failure class: "AddressInUse",
+    // "AddressNotAvailable", "PermissionDenied", "SocketError", "NoCredentials".
+    std::optional<QString> bind(const QHostAddress &address, quint16 port);
+    bool isBound() const { return m_fd >= 0; }
+    quint16 boundPort() const { return m_port; }
+    // Closes every connection (no close frame) and the socket.
+    void close();
+
+    // Appends bytes to a server-side send on that stream (ordered, reliable). false when no such
+    // connection or the stream's unsent bytes would exceed 64 KiB.
+    bool sendStream(ConnectionId id, qint64 streamId, QByteArrayView bytes);
+    DatagramOutcome sendDatagram(ConnectionId id, QByteArrayView payload);
+    // The largest datagram payload the connection's current path carries now (bytes); 0 without one.
+    int maxDatagramPayload(ConnectionId id) const;
+    // Sends CONNECTION_CLOSE with an application error code (docs/contract.md §11.7) and forgets the
+    // connection at once; the handler is not told.
+    void closeConnection(ConnectionId id, quint64 applicationCode);
+
+    int connectionCount() const { return int(m_connections.size()); }
+    const Counters &counters() const { return m_counters; }
+
+    // --- used by VpnQuicConnection ---
+    void sendPacket(const QByteArray &remote, const uint8_t *data, size_t length);
+    void registerConnectionId(const QByteArray &cid, VpnQuicConnection *connection);
+    void unregisterConnectionId(const QByteArray &cid);
+    void connectionFinished(VpnQuicConnection *connection);
+    Handler &handler() { return m_handler; }
+    Counters &mutableCounters() { return m_counters; }
+    const Limits &limits() const { return m_limits; }
+    void *tlsCredentials() const { return m_credentials; }
+    const QByteArray &localAddress() const { return m_local; }
+
+private:
+    void readReady();
+    void handlePacket(const QByteArray &remote, uint8_t *data, size_t length);
+    void reapFinished();
+    void flushDirty();
+
+    Handler &m_handler;
+    Limits m_limits;
+    int m_fd = -1;
+    quint16 m_port = 0;
+    QByteArray m_local; // sockaddr_in of the bound socket
+    std::unique_ptr<QSocketNotifier> m_notifier;
+    void *m_credentials = nullptr; // gnutls_certificate_credentials_t
+    ConnectionId m_nextId = 1;
+    QHash<ConnectionId, VpnQuicConnection *> m_connections;
+    QHash<QByteArray, VpnQuicConnection *> m_byCid;
+    QList<VpnQuicConnection *> m_finished;
+    QSet<VpnQuicConnection *> m_dirty; // written to during a read: flushed (timers re-armed) at its end
+    bool m_inRead = false;
+    bool m_flushScheduled = false;
+    Counters m_counters;
+};
+
+} // namespace coreflow

@@ -1,0 +1,199 @@
+// The managed VPN hub's QUIC transport (docs/contract.md §11.3, §11.7) against the simulated member's
+// own ngtcp2 client: TLS 1.3 with the listener's certificate, ALPN coreflow-vpn/1 or nothing, stream
+// bytes both ways, DATAGRAM frames both ways, datagrams beyond the path payload dropped and counted
+// (datagram-too-large), application close codes reaching the member, the connection bound, and a
+// bind failure named by class (CF-19). Runs on the production dispatcher.
+#include "service/vpn/vpnquicserver.h"
+#include "tests/peers/simulatedvpnmember.h"
+#include "tests/peers/testcertificateauthority.h"
+#include "tests/support/epolltestmain.h"
+
+#include <QSignalSpy>
+#include <QTest>
+#include <QUdpSocket>
+
+using namespace coreflow;
+using coreflow::peers::SimulatedVpnMember;
+
+namespace {
+
+// Echoes stream bytes and datagrams back on the same connection; records what it saw.
+class EchoHandler : public VpnQuicServer::Handler {
+public:
+    VpnQuicServer *server = nullptr;
+    QList<VpnQuicServer::ConnectionId> opened;
+    QList<VpnQuicServer::ConnectionId> closedIds;
+    QList<VpnQuicServer::DatagramOutcome> echoOutcomes;
+    void connectionOpened(VpnQuicServer::ConnectionId id, const QString &) override { opened.append(id); }
+    void streamReceived(VpnQuicServer::ConnectionId id, qint64 streamId, QByteArrayView bytes) override
+    {
+        server->sendStream(id, streamId, bytes);
+    }
+    void datagramReceived(VpnQuicServer::ConnectionId id, QByteArrayView payload) override
+    {
+        echoOutcomes.append(server->sendDatagram(id, payload));
+    }
+    void connectionClosed(VpnQuicServer::ConnectionId id) override { closedIds.append(id); }
+};
+
+} // namespace
+
+class TestVpnQuicServer : public QObject {
+    Q_OBJECT
+
+    peers::TestCertificateAuthority m_ca;
+
+    std::unique_ptr<VpnQuicServer> makeServer(EchoHandler &handler, VpnQuicServer::Limits limits = {})
+    {
+        auto server = std::make_unique<VpnQuicServer>(handler, limits);
+        handler.server = server.get();
+        const auto leaf = m_ca.issueLocalhost();
+        const auto refusal = server->setCredentials(leaf.certPem, Secret(leaf.keyPem));
+        if (refusal)
+            qWarning() << *refusal;
+        return server;
+    }
+
+    static SimulatedVpnMember::Options memberOptions(quint16 port)
+    {
+        SimulatedVpnMember::Options options;
+        options.hubAddress = QHostAddress::LocalHost;
+        options.hubPort = port;
+        return options;
+    }
+
+private slots:
+    void handshakeStreamAndDatagramsBothWays()
+    {
+        EchoHandler handler;
+        auto server = makeServer(handler);
+        QCOMPARE(server->bind(QHostAddress::LocalHost, 0), std::nullopt);
+        QVERIFY(server->boundPort() != 0);
+        SimulatedVpnMember member(memberOptions(server->boundPort()));
+        QVERIFY(member.dial());
+        QTRY_VERIFY_WITH_TIMEOUT(member.isConnected(), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(handler.opened.size(), 1, 5000);
+        member.sendRawStream(0, QByteArrayLiteral("\x00\x05hello"));
+        QTRY_COMPARE_WITH_TIMEOUT(member.rawStreamBytes(0), QByteArrayLiteral("\x00\x05hello"), 5000);
+        member.sendRawDatagram(QByteArray(1000, 'd'));
+        QTRY_COMPARE_WITH_TIMEOUT(member.rawDatagrams().size(), 1, 5000);
+        QCOMPARE(member.rawDatagrams().first(), QByteArray(1000, 'd'));
+        QCOMPARE(server->connectionCount(), 1);
+    }
+
+    void wrongAlpnNeverOpens()
+    {
+        EchoHandler handler;
+        auto server = makeServer(handler);
+        QCOMPARE(server->bind(QHostAddress::LocalHost, 0), std::nullopt);
+        auto options = memberOptions(server->boundPort());
+        options.alpn = QByteArrayLiteral("h3");
+        SimulatedVpnMember member(options);
+        QVERIFY(member.dial());
+        QTRY_VERIFY_WITH_TIMEOUT(member.isClosed(), 10000);
+        QVERIFY(!member.isConnected());
+        QVERIFY(handler.opened.isEmpty());
+    }
+
+    // §11.3: a datagram beyond the path's payload is dropped and counted, never split or truncated.
+    void datagramBeyondThePathPayloadIsDroppedAndCounted()
+    {
+        EchoHandler handler;
+        auto server = makeServer(handler);
+        QCOMPARE(server->bind(QHostAddress::LocalHost, 0), std::nullopt);
+        SimulatedVpnMember member(memberOptions(server->boundPort()));
+        QVERIFY(member.dial());
+        QTRY_COMPARE_WITH_TIMEOUT(handler.opened.size(), 1, 10000);
+        const int limit = server->maxDatagramPayload(handler.opened.first());
+        QVERIFY2(limit >= 1100 && limit <= 1452, qPrintable(QString::number(limit)));
+        QCOMPARE(server->sendDatagram(handler.opened.first(), QByteArray(limit + 1, 'x')), VpnQuicServer::DatagramOutcome::TooLarge);
+        QCOMPARE(server->counters().datagramTooLarge, quint64(1));
+        QVERIFY(server->sendDatagram(handler.opened.first(), QByteArray(limit, 'y')) != VpnQuicServer::DatagramOutcome::TooLarge);
+        QTRY_COMPARE_WITH_TIMEOUT(member.rawDatagrams().size(), 1, 5000);
+        QCOMPARE(member.rawDatagrams().first().size(), limit);
+    }
+
+    // §11.7: the application close code reaches the member; the handler is not told of its own close.
+    void applicationCloseCodeReachesTheMember()
+    {
+        EchoHandler handler;
+        auto server = makeServer(handler);
+        QCOMPARE(server->bind(QHostAddress::LocalHost, 0), std::nullopt);
+        SimulatedVpnMember member(memberOptions(server->boundPort()));
+        QVERIFY(member.dial());
+        QTRY_COMPARE_WITH_TIMEOUT(handler.opened.size(), 1, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(member.isConnected(), 5000);
+        server->closeConnection(handler.opened.first(), 0x101);
+        QCOMPARE(server->connectionCount(), 0);
+        QTRY_VERIFY_WITH_TIMEOUT(member.closeCode().has_value(), 5000);
+        QCOMPARE(*member.closeCode(), quint64(0x101));
+        QVERIFY(handler.closedIds.isEmpty());
+    }
+
+    void memberCloseIsReported()
+    {
+        EchoHandler handler;
+        auto server = makeServer(handler);
+        QCOMPARE(server->bind(QHostAddress::LocalHost, 0), std::nullopt);
+        SimulatedVpnMember member(memberOptions(server->boundPort()));
+        QVERIFY(member.dial());
+        QTRY_COMPARE_WITH_TIMEOUT(handler.opened.size(), 1, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(member.isConnected(), 5000);
+        member.closeConnection();
+        QTRY_COMPARE_WITH_TIMEOUT(handler.closedIds.size(), 1, 5000);
+        QCOMPARE(server->connectionCount(), 0);
+    }
+
+    void connectionsAreBounded()
+    {
+        EchoHandler handler;
+        VpnQuicServer::Limits limits;
+        limits.maxConnections = 2;
+        auto server = makeServer(handler, limits);
+        QCOMPARE(server->bind(QHostAddress::LocalHost, 0), std::nullopt);
+        std::vector<std::unique_ptr<SimulatedVpnMember>> members;
+        for (int i = 0; i < 3; ++i) {
+            members.push_back(std::make_unique<SimulatedVpnMember>(memberOptions(server->boundPort())));
+            QVERIFY(members.back()->dial());
+            if (i < 2)
+                QTRY_VERIFY_WITH_TIMEOUT(members.back()->isConnected(), 10000);
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(server->counters().connectionLimit > 0, 5000);
+        QCOMPARE(server->connectionCount(), 2);
+        QVERIFY(!members.back()->isConnected());
+    }
+
+    // CF-19: a port the host refuses is named by class, value-free; the same server binds later.
+    void bindFailureIsNamedThenBindsWhenFree()
+    {
+        QUdpSocket holder;
+        QVERIFY(holder.bind(QHostAddress::LocalHost, 0));
+        EchoHandler handler;
+        auto server = makeServer(handler);
+        QCOMPARE(server->bind(QHostAddress::LocalHost, holder.localPort()), std::optional<QString>(QStringLiteral("AddressInUse")));
+        QVERIFY(!server->isBound());
+        const quint16 port = holder.localPort();
+        holder.close();
+        QCOMPARE(server->bind(QHostAddress::LocalHost, port), std::nullopt);
+        QCOMPARE(server->boundPort(), port);
+    }
+
+    void addressNotHeldIsNamed()
+    {
+        EchoHandler handler;
+        auto server = makeServer(handler);
+        QCOMPARE(server->bind(QHostAddress(QStringLiteral("192.0.2.1")), 0), std::optional<QString>(QStringLiteral("AddressNotAvailable")));
+    }
+
+    void unusableCertificateIsRefused()
+    {
+        EchoHandler handler;
+        VpnQuicServer server(handler, {});
+        const auto bad = m_ca.issueMismatchedForHost(QStringLiteral("localhost"));
+        QVERIFY(server.setCredentials(bad.certPem, Secret(bad.keyPem)).has_value());
+        QCOMPARE(server.bind(QHostAddress::LocalHost, 0), std::optional<QString>(QStringLiteral("NoCredentials")));
+    }
+};
+
+COREFLOW_EPOLL_TEST_MAIN(TestVpnQuicServer)
+#include "tst_vpnquicserver.moc"
