@@ -5,6 +5,8 @@
 #include "service/corestore/corestoreclient.h"
 #include "service/corestore/corestorecredential.h"
 #include "service/corestore/corestoreinventory.h"
+#include "service/backup/clusterbackup.h"
+#include "service/app/pendingclosuretransfer.h"
 
 #include "service/core/logging.h"
 #include "service/core/readinessboard.h"
@@ -49,6 +51,10 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     m_corestoreCredential = std::make_unique<CorestoreCredential>(*m_cloudly, m_clock, m_timing);
     m_corestore = std::make_unique<CorestoreClient>(*m_corestoreCredential, m_config.extraCaCertificates, m_clock);
     m_corestoreInventory = std::make_unique<CorestoreInventory>(*m_corestore, m_cloudlyMethods, m_clock);
+    // Backup, restore and pruning per node (§13.1–§13.3) on the same client; the restore's credential
+    // precondition (CS-80) asks the credential itself, which is the root's to hand out (D-76).
+    m_pendingClosures = std::make_unique<PendingClosureTransfer>(*m_cloudly);
+    setClosureTransfer(nullptr);
     connect(m_corestoreCredential.get(), &CorestoreCredential::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_corestore.get(), &CorestoreClient::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_corestoreCredential.get(), &CorestoreCredential::eventLine, this,
@@ -134,6 +140,22 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     });
 }
 
+void Coreflow::setClosureTransfer(ClosureTransfer *closures)
+{
+    if (m_step != Step::Idle)
+        return; // the backup lane is wired once, before start
+    ClosureTransfer &used = closures ? *closures : static_cast<ClosureTransfer &>(*m_pendingClosures);
+    CorestoreCredential *credential = m_corestoreCredential.get();
+    m_clusterBackup = std::make_unique<ClusterBackup>(
+        *m_corestore,
+        [credential](std::function<void(const Refusal *failure)> ready) {
+            credential->acquire([ready = std::move(ready)](const Secret *token, quint64, const Refusal &failure) {
+                ready(token ? nullptr : &failure);
+            });
+        },
+        used, m_cloudlyMethods, m_clock);
+}
+
 Coreflow::~Coreflow()
 {
     // Parts are destroyed in reverse order of construction; the forwarder detaches its handlers first.
@@ -141,6 +163,8 @@ Coreflow::~Coreflow()
     m_registryProxy.reset();
     m_cloudlyMethods.remove(QString(method::holdRuntimeNetworkDnsLeaseRenewals));
     m_cloudlyMethods.remove(QString(method::pushClusterConfig));
+    m_clusterBackup.reset();
+    m_pendingClosures.reset();
     m_corestoreInventory.reset();
     m_corestore.reset();
     m_corestoreCredential.reset();
@@ -336,6 +360,7 @@ void Coreflow::attachHandlers()
         servePushClusterConfig(frame, std::move(reply));
     });
     m_corestoreInventory->attach();
+    m_clusterBackup->attach();
     if (m_listener) {
         m_forwarder->attachPushHandlers();
         m_ingress->attachCloudlyHandlers();
@@ -414,6 +439,7 @@ void Coreflow::teardown(std::function<void(bool)> done)
     m_cloudlyMethods.remove(QString(method::holdRuntimeNetworkDnsLeaseRenewals));
     m_cloudlyMethods.remove(QString(method::pushClusterConfig));
     m_corestoreInventory->detach();
+    m_clusterBackup->detach();
     m_corestore->stop();
     m_escrow->stop();
     m_wave->stop();

@@ -40,6 +40,9 @@ class ListenerHttpHandler;
 class CorestoreCredential;
 class CorestoreClient;
 class CorestoreInventory;
+class ClusterBackup;
+class ClosureTransfer;
+class PendingClosureTransfer;
 
 struct Readiness {
     bool ready = false;
@@ -78,6 +81,10 @@ public:
     MethodTable &nodeMethods() { return m_nodeMethods; }
     // The /v2/ handler of the listener (set before start).
     void setListenerHttpHandler(ListenerHttpHandler *handler) { m_httpHandler = handler; }
+    // The database closure streams the backup lane uses (docs/contract.md §13.4; set before start, not
+    // owned); without one, PendingClosureTransfer refuses every closure by name.
+    void setClosureTransfer(ClosureTransfer *closures);
+    ClusterBackup *clusterBackup() const { return m_clusterBackup.get(); }
 
 Q_SIGNALS:
     void started();
@@ -129,6 +136,8 @@ private:
     std::unique_ptr<CorestoreCredential> m_corestoreCredential;
     std::unique_ptr<CorestoreClient> m_corestore;
     std::unique_ptr<CorestoreInventory> m_corestoreInventory;
+    std::unique_ptr<PendingClosureTransfer> m_pendingClosures;
+    std::unique_ptr<ClusterBackup> m_clusterBackup;
     std::unique_ptr<ClockTimer> m_stopDeadline;
     std::unique_ptr<ClockTimer> m_stopDrain; // the stop's drain bound (stopDrainMs, §19.3)
     ListenerHttpHandler *m_httpHandler = nullptr;
