@@ -110,8 +110,11 @@ void RestoreRun::runNext()
         return;
     }
     if (step.startsWith(QLatin1String("volume:"))) {
-        const qsizetype index = m_completed.size() - (m_request.replication ? 1 : 0);
-        return runVolume(m_request.volumes.at(index));
+        const QString name = step.mid(int(qstrlen("volume:")));
+        for (const RestoreRequest::Volume &volume : m_request.volumes)
+            if (volume.name == name)
+                return runVolume(volume);
+        return stepFailed(Refusal{QString(refusal::requestInvalid), QStringLiteral("the request names no volume %1").arg(name)});
     }
     if (step == QLatin1String("database")) {
         return runRestore(kRestoreDatabaseRoute.toByteArray(),
