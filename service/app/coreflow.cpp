@@ -6,7 +6,7 @@
 #include "service/corestore/corestorecredential.h"
 #include "service/corestore/corestoreinventory.h"
 #include "service/backup/clusterbackup.h"
-#include "service/app/pendingclosuretransfer.h"
+#include "service/closures/closurestreams.h"
 
 #include "service/core/logging.h"
 #include "service/core/readinessboard.h"
@@ -51,9 +51,11 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     m_corestoreCredential = std::make_unique<CorestoreCredential>(*m_cloudly, m_clock, m_timing);
     m_corestore = std::make_unique<CorestoreClient>(*m_corestoreCredential, m_config.extraCaCertificates, m_clock);
     m_corestoreInventory = std::make_unique<CorestoreInventory>(*m_corestore, m_cloudlyMethods, m_clock);
-    // Backup, restore and pruning per node (§13.1–§13.3) on the same client; the restore's credential
-    // precondition (CS-80) asks the credential itself, which is the root's to hand out (D-76).
-    m_pendingClosures = std::make_unique<PendingClosureTransfer>(*m_cloudly);
+    // Database closures (docs/contract.md §13.4-§13.6) on the Cloudly session, through the Corestore client.
+    m_closures = std::make_unique<ClosureStreams>(*m_cloudly, *m_corestore, m_cloudlyMethods, m_clock, m_timing.cloudlyCallTimeoutMs);
+    // Backup, restore and pruning per node (§13.1–§13.3) on the same client, the replicated closure
+    // through the closure streams; the restore's credential precondition (CS-80) asks the credential
+    // itself, which is the root's to hand out (D-76).
     setClosureTransfer(nullptr);
     connect(m_corestoreCredential.get(), &CorestoreCredential::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_corestore.get(), &CorestoreClient::statusChanged, this, &Coreflow::notifyStatus);
@@ -144,7 +146,7 @@ void Coreflow::setClosureTransfer(ClosureTransfer *closures)
 {
     if (m_step != Step::Idle)
         return; // the backup lane is wired once, before start
-    ClosureTransfer &used = closures ? *closures : static_cast<ClosureTransfer &>(*m_pendingClosures);
+    ClosureTransfer &used = closures ? *closures : static_cast<ClosureTransfer &>(*m_closures);
     CorestoreCredential *credential = m_corestoreCredential.get();
     m_clusterBackup = std::make_unique<ClusterBackup>(
         *m_corestore,
@@ -164,8 +166,8 @@ Coreflow::~Coreflow()
     m_cloudlyMethods.remove(QString(method::holdRuntimeNetworkDnsLeaseRenewals));
     m_cloudlyMethods.remove(QString(method::pushClusterConfig));
     m_clusterBackup.reset();
-    m_pendingClosures.reset();
     m_corestoreInventory.reset();
+    m_closures.reset();
     m_corestore.reset();
     m_corestoreCredential.reset();
     m_wave.reset();
@@ -360,6 +362,7 @@ void Coreflow::attachHandlers()
         servePushClusterConfig(frame, std::move(reply));
     });
     m_corestoreInventory->attach();
+    m_closures->attach();
     m_clusterBackup->attach();
     if (m_listener) {
         m_forwarder->attachPushHandlers();
@@ -440,6 +443,10 @@ void Coreflow::teardown(std::function<void(bool)> done)
     m_cloudlyMethods.remove(QString(method::pushClusterConfig));
     m_corestoreInventory->detach();
     m_clusterBackup->detach();
+    // Closures end before the Corestore pools they run on close (CS-73); a backup waiting for its
+    // closure then answers its snapshots (CS-78).
+    m_closures->detach();
+    m_closures->stop();
     m_corestore->stop();
     m_escrow->stop();
     m_wave->stop();

@@ -42,7 +42,7 @@ class CorestoreClient;
 class CorestoreInventory;
 class ClusterBackup;
 class ClosureTransfer;
-class PendingClosureTransfer;
+class ClosureStreams;
 
 struct Readiness {
     bool ready = false;
@@ -76,13 +76,15 @@ public:
     ReadinessBoard *readiness() const { return m_readiness.get(); }
     CorestoreCredential *corestoreCredential() const { return m_corestoreCredential.get(); }
     CorestoreClient *corestore() const { return m_corestore.get(); }
+    // The closure streams: the ClosureTransfer the backup lane calls (§13.4).
+    ClosureStreams *closures() const { return m_closures.get(); }
     const std::optional<contract::ClusterConfig> &clusterConfig() const { return m_clusterConfig; }
     MethodTable &cloudlyMethods() { return m_cloudlyMethods; }
     MethodTable &nodeMethods() { return m_nodeMethods; }
     // The /v2/ handler of the listener (set before start).
     void setListenerHttpHandler(ListenerHttpHandler *handler) { m_httpHandler = handler; }
     // The database closure streams the backup lane uses (docs/contract.md §13.4; set before start, not
-    // owned); without one, PendingClosureTransfer refuses every closure by name.
+    // owned); nullptr: the relay's own ClosureStreams (the default). Tests give a scripted one.
     void setClosureTransfer(ClosureTransfer *closures);
     ClusterBackup *clusterBackup() const { return m_clusterBackup.get(); }
 
@@ -136,7 +138,7 @@ private:
     std::unique_ptr<CorestoreCredential> m_corestoreCredential;
     std::unique_ptr<CorestoreClient> m_corestore;
     std::unique_ptr<CorestoreInventory> m_corestoreInventory;
-    std::unique_ptr<PendingClosureTransfer> m_pendingClosures;
+    std::unique_ptr<ClosureStreams> m_closures;
     std::unique_ptr<ClusterBackup> m_clusterBackup;
     std::unique_ptr<ClockTimer> m_stopDeadline;
     std::unique_ptr<ClockTimer> m_stopDrain; // the stop's drain bound (stopDrainMs, §19.3)

@@ -10,7 +10,7 @@
 //                      objectStorage: Snapshot | null } },  Snapshot = { snapshotId, sizeBytes }
 //       snapshotId a non-empty string of at most 256 characters, sizeBytes an integer ≥ 0. Against the
 //       request: database/objectStorage are null when not asked for (an asked-for one may be null: the
-//       service has none); the volumes are exactly the asked-for names, each once, in any order (D-75).
+//       service has none); the volumes are exactly the asked-for names, each once, in any order (D-76).
 //       Returns the snapshots object the relay answers Cloudly with, composed of the read members only.
 //   readVolume(body, name)        POST /control/volumes      { name: <the name asked>, created: boolean }
 //   readRestored(body)            POST /control/restores/*   { restored: true }

@@ -5,7 +5,7 @@
 //
 //   id       a non-empty plain name (RefusalQuote::isPlain: 1..64 of [A-Za-z0-9_.-]). Node, service,
 //            backup and volume names are written into log lines and refusal reasons (CS-78), so only
-//            plain names are accepted (D-75).
+//            plain names are accepted (D-76).
 //   opaque   a non-empty string of at most 256 characters, carried and never logged (snapshot ids).
 //   idList   an array of ids, no name twice (volume names).
 //   replication  `{ enabled: boolean }`, exactly that key.

@@ -5,7 +5,7 @@
 //   { nodeId: id, serviceId: id, backupId: id, database: boolean, volumes: id[] (no name twice),
 //     objectStorage: boolean, replication: { enabled: boolean } }
 //
-// Every member is required and no other is accepted; ids are BackupFields::id (plain names, D-75).
+// Every member is required and no other is accepted; ids are BackupFields::id (plain names, D-76).
 // A request failing the reader is refused request-invalid naming the field, and nothing is dialled.
 #include "shared/contract/result.h"
 

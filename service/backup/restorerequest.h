@@ -8,10 +8,10 @@
 //     objectStorage: { snapshotId: opaque } | null,
 //     replication: { enabled: boolean } }
 //
-// Every member is required and no other is accepted (BackupFields; ids are plain names, D-75).
+// Every member is required and no other is accepted (BackupFields; ids are plain names, D-76).
 //
 // steps(): with replication.enabled, "closure" first (the database comes from Cloudly's closure and
-// the node-local "database" step does not run, whatever `database` says: D-76); then "volume:<name>"
+// the node-local "database" step does not run, whatever `database` says: D-77); then "volume:<name>"
 // per volume in request order (each: the volume created, then restored into); then "database" (no
 // replication, database given); then "objectstorage" (objectStorage given). A request asking for no
 // step at all is valid and answers steps: [].

@@ -42,7 +42,7 @@ public:
     using Done = std::function<void(const contract::Result<QByteArray> &answer)>;
     // Makes sure the Corestore control credential is held (enrolling or re-reading it if need be) and
     // calls ready(nullptr) when it is, ready(&why) when none can be had. The composition root binds it
-    // to CorestoreCredential::acquire (D-76); the token itself never reaches this lane.
+    // to CorestoreCredential::acquire (D-77); the token itself never reaches this lane.
     using CredentialProbe = std::function<void(std::function<void(const contract::Refusal *failure)> ready)>;
 
     RestoreRun(RestoreRequest request, CorestoreClient &client, CredentialProbe credential, ClosureTransfer &closures,

@@ -131,9 +131,12 @@ void CloudlyConnector::connectNow()
     connect(m_socket.get(), &CloudlySocket::written, this, [this] {
         if (m_sendBacklogged && m_socket && m_socket->pendingBytes() <= kSendLowWaterBytes)
             setSendBacklogged(false);
+        Q_EMIT socketWritten();
     });
-    connect(m_socket.get(), &CloudlySocket::binaryMessage, this, [] {
-        qCWarning(logCloudly) << "ignored a binary frame on the Cloudly session (the contract uses text frames)";
+    // Binary messages are database closure chunks (§13.4); the closure lane reads them.
+    connect(m_socket.get(), &CloudlySocket::binaryMessage, this, [this](const QByteArray &payload) {
+        if (m_dispatchable)
+            Q_EMIT binaryFrame(payload);
     });
     qCInfo(logCloudly).noquote() << "connecting to Cloudly at" << m_url.toString(QUrl::RemoveUserInfo | QUrl::RemoveQuery);
     m_handshakeTimer->start(m_timing.cloudlyHandshakeTimeoutMs);
@@ -438,6 +441,18 @@ void CloudlyConnector::sendOnSocket(const QByteArray &frame)
     if (!m_sendBacklogged && m_socket->pendingBytes() >= kSendHighWaterBytes)
         setSendBacklogged(true);
 }
+
+bool CloudlyConnector::sendBinary(QByteArrayView payload)
+{
+    if (!m_dispatchable || m_stopping || !m_socket || !m_socket->isOpen())
+        return false;
+    m_socket->sendBinary(payload);
+    if (!m_sendBacklogged && m_socket->pendingBytes() >= kSendHighWaterBytes)
+        setSendBacklogged(true);
+    return true;
+}
+
+qsizetype CloudlyConnector::sendPendingBytes() const { return m_socket ? m_socket->pendingBytes() : 0; }
 
 void CloudlyConnector::setSendBacklogged(bool backlogged)
 {

@@ -102,6 +102,13 @@ public:
     qint64 sendBacklogEpisodes() const { return m_sendBacklogEpisodes; }
     void cancel(quint64 callId);
 
+    // Database closure chunks (docs/contract.md §13.4): one binary message on the dispatchable socket,
+    // queued behind what waits there. False (nothing sent) without a dispatchable socket.
+    bool sendBinary(QByteArrayView payload);
+    // Bytes framed for Cloudly that the current socket has not taken yet (0 without a socket); the
+    // closure sender paces its chunks by it. socketWritten() is emitted each time some left.
+    qsizetype sendPendingBytes() const;
+
     // Test hook: closes the current socket as if the network dropped it.
     void abortSocketForTest();
 
@@ -117,6 +124,10 @@ Q_SIGNALS:
     // false for an identity renewal on the unbroken socket.
     void dispatchable(qint64 carrierCount, bool newCarrier);
     void sessionLost();
+    // A binary message from Cloudly on the current socket (a closure chunk, §13.4).
+    void binaryFrame(const QByteArray &payload);
+    // The current socket took queued bytes (sendPendingBytes() fell).
+    void socketWritten();
     // Before the first dispatchable session: Cloudly refused the bearer or answered outside the
     // contract. The composition root fails the start with it.
     void startRefused(const contract::Refusal &refusal);

@@ -128,6 +128,12 @@ void CloudlySocket::sendText(QByteArrayView utf8)
         m_session->sendText(utf8);
 }
 
+void CloudlySocket::sendBinary(QByteArrayView payload)
+{
+    if (m_state == State::Open && m_session)
+        m_session->sendBinary(payload);
+}
+
 void CloudlySocket::closeNow(quint16 code, QByteArrayView reason)
 {
     if (m_state == State::Open && m_session)

@@ -51,6 +51,8 @@ public:
     // Frames one text message (UTF-8 bytes) and sends what the socket takes now; nothing on a socket
     // that is not open.
     void sendText(QByteArrayView utf8);
+    // Frames one binary message (a closure chunk, docs/contract.md §13.4); nothing when not open.
+    void sendBinary(QByteArrayView payload);
     // Bytes framed for Cloudly that the socket has not taken yet; written() each time some left.
     qsizetype pendingBytes() const { return m_session ? m_session->pendingBytes() : 0; }
     // Sends a Close frame (code, reason) and then closes the transport without waiting for the answer.
@@ -72,12 +74,12 @@ Q_SIGNALS:
     void connected();
     void disconnected();
     void textMessage(const QByteArray &utf8);
-    void binaryMessage();
+    void binaryMessage(const QByteArray &payload);
     void written();
 
 private:
     void sessionText(const QByteArray &utf8) override;
-    void sessionBinary() override { Q_EMIT binaryMessage(); }
+    void sessionBinary(const QByteArray &payload) override { Q_EMIT binaryMessage(payload); }
     void sessionClosed(quint16 code) override;
     void sessionWritten() override { Q_EMIT written(); }
     void onDialed(int fd);

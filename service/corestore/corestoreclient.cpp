@@ -12,6 +12,7 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QPointer>
 #include <QSet>
 
 namespace coreflow {
@@ -132,6 +133,8 @@ void CorestoreClient::closeUnusedPools()
             used.insert(node.endpoint->origin().toString());
     for (const auto &[id, call] : m_calls)
         used.insert(call.endpoint.origin().toString());
+    for (const auto &[ticket, origin] : m_streams)
+        used.insert(origin);
     for (auto it = m_pools.begin(); it != m_pools.end();) {
         if (used.contains(it->first)) {
             ++it;
@@ -337,6 +340,77 @@ void CorestoreClient::stop()
         finish(id, outcome);
     }
     m_pools.clear();
+}
+
+void CorestoreClient::prepareStream(const QString &nodeId, const QByteArray &method, const QByteArray &route, StreamReady ready)
+{
+    const auto node = m_nodes.find(nodeId);
+    if (m_stopped || node == m_nodes.end() || !node->endpoint) {
+        StreamStart start;
+        start.failure.kind = CorestoreCallOutcome::Kind::EndpointUnknown;
+        start.failure.refusal = Refusal{QString(refusal::corestoreEndpointUnknown), QStringLiteral("node %1 publishes no Corestore endpoint").arg(nodeId)};
+        ready(std::move(start));
+        return;
+    }
+    const CorestoreEndpoint endpoint = *node->endpoint;
+    const QPointer<CorestoreClient> self(this);
+    m_credential.acquire([self, nodeId, method, route, endpoint, ready = std::move(ready)](const Secret *token, quint64 generation,
+                                                                                           const Refusal &failure) {
+        if (!self)
+            return;
+        StreamStart start;
+        start.lineHead = QStringLiteral("%1 %2 on node %3")
+                             .arg(QString::fromLatin1(method), QString::fromUtf8(endpoint.targetFor(route)), nodeId);
+        if (self->m_stopped) {
+            start.failure.kind = CorestoreCallOutcome::Kind::Unreachable;
+            start.failure.refusal = Refusal{QString(refusal::corestoreUnreachable), start.lineHead + QStringLiteral(": the relay is stopping")};
+            return ready(std::move(start));
+        }
+        if (!token) {
+            start.failure.kind = CorestoreCallOutcome::Kind::Credential;
+            start.failure.refusal = failure.name.isEmpty()
+                ? Refusal{QString(refusal::corestoreCredentialMissing), QStringLiteral("no Corestore control credential is held")}
+                : failure;
+            return ready(std::move(start));
+        }
+        start.failure.kind = CorestoreCallOutcome::Kind::Answered;
+        start.pool = &self->poolFor(endpoint);
+        start.request.method = method;
+        start.request.target = endpoint.targetFor(route);
+        start.request.bearer = *token;
+        start.tokenGeneration = generation;
+        start.ticket = self->m_nextId++;
+        self->m_streams.emplace(start.ticket, endpoint.origin().toString());
+        ready(std::move(start));
+    });
+}
+
+void CorestoreClient::releaseStream(quint64 ticket)
+{
+    if (m_streams.erase(ticket))
+        closeUnusedPools();
+}
+
+void CorestoreClient::streamRefusedBearer(quint64 tokenGeneration)
+{
+    m_credential.reread(tokenGeneration, [](const Secret *, quint64, const Refusal &) {});
+}
+
+CorestoreCallOutcome CorestoreClient::streamOutcome(const QString &lineHead, int status, const QByteArray &errorBody) const
+{
+    CorestoreCallOutcome outcome;
+    outcome.status = status;
+    if (status >= 200 && status < 300) {
+        outcome.kind = CorestoreCallOutcome::Kind::Answered;
+    } else if (status >= 400 && status < 500) {
+        outcome.kind = CorestoreCallOutcome::Kind::Refused;
+        outcome.refusal = Refusal{QString(refusal::corestoreRefused),
+                                  lineHead + QStringLiteral(" answered %1: %2").arg(status).arg(quotableCode(errorBody))};
+    } else {
+        outcome.kind = CorestoreCallOutcome::Kind::Unreachable;
+        outcome.refusal = Refusal{QString(refusal::corestoreUnreachable), lineHead + QStringLiteral(": %1").arg(status)};
+    }
+    return outcome;
 }
 
 int CorestoreClient::endpointCount() const

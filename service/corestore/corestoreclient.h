@@ -24,9 +24,18 @@
 //
 // done() is called exactly once per get()/post(), never from inside the call for one that dials (it
 // may be for one refused at once).
+//
+// Streams (database closures, §13.4, D-75): prepareStream() judges the endpoint and acquires the
+// credential exactly as get() does, then hands the caller the node's pool and a request carrying the
+// target and the bearer; the caller runs it with a receiver of its own, without the 10000 ms total and
+// the 16 MiB answer bound (the closure lane bounds progress instead). The pool stays open, even when
+// the node's endpoint changes meanwhile, until releaseStream(). A 401/403 on a stream is not repeated
+// (its body cannot be sent twice): streamRefusedBearer() drops the token so the next call reads it
+// again, and the stream ends corestore-refused.
 #include "service/corestore/corestorecalloutcome.h"
 #include "service/corestore/corestoreendpoint.h"
 #include "service/transport/httpclientlimits.h"
+#include "service/transport/httpclientrequest.h"
 #include "shared/contract/types.h"
 #include "shared/status/relaystatus.h"
 
@@ -68,6 +77,20 @@ public:
     // Returns the number of nodes whose endpoint is now dialled.
     int adoptNodes(const QList<contract::ClusterNode> &nodes);
     void get(const QString &nodeId, const QByteArray &route, Done done);
+    struct StreamStart {
+        CorestoreCallOutcome failure;      // kind Answered when the stream may run
+        HttpClientPool *pool = nullptr;    // the node's pool, open until releaseStream(ticket)
+        HttpClientRequest request;         // method, target (endpoint path + route) and bearer set
+        QString lineHead;                  // "<METHOD> <path> on node <id>" for refusal lines
+        quint64 ticket = 0;
+        quint64 tokenGeneration = 0;
+    };
+    using StreamReady = std::function<void(StreamStart start)>;
+    void prepareStream(const QString &nodeId, const QByteArray &method, const QByteArray &route, StreamReady ready);
+    void releaseStream(quint64 ticket);
+    void streamRefusedBearer(quint64 tokenGeneration);
+    // The §15 refusal a stream's non-2xx answer is (status, Corestore's error body), as get() names it.
+    CorestoreCallOutcome streamOutcome(const QString &lineHead, int status, const QByteArray &errorBody) const;
     void post(const QString &nodeId, const QByteArray &route, const QByteArray &jsonBody, Done done);
     void post(const QString &nodeId, const QByteArray &route, const QByteArray &jsonBody, const Options &options, Done done);
     // Ends every call (CORESTORE_UNREACHABLE ... the relay is stopping) and closes every pool.
@@ -128,6 +151,7 @@ private:
     QHash<QString, Node> m_nodes;
     QStringList m_nodeOrder;
     std::map<quint64, Call> m_calls;
+    std::map<quint64, QString> m_streams; // ticket -> origin of the pool it pins
     std::map<QString, std::unique_ptr<HttpClientPool>> m_pools; // by origin
     quint64 m_nextId = 1;
     bool m_stopped = false;

@@ -12,7 +12,7 @@ NodeConnection::NodeConnection(WebSocketSession *session, quint64 connectionId, 
 }
 
 // The listener's lanes carry text frames only (docs/contract.md §3): a binary frame closes the socket.
-void NodeConnection::sessionBinary()
+void NodeConnection::sessionBinary(const QByteArray &)
 {
     m_session->close(QWebSocketProtocol::CloseCodeDatatypeNotSupported, "binary frames are not served here");
 }

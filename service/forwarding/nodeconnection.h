@@ -119,7 +119,7 @@ public:
 
 private:
     void sessionText(const QByteArray &utf8) override { m_owner.nodeFrame(this, utf8); }
-    void sessionBinary() override;
+    void sessionBinary(const QByteArray &payload) override;
     void sessionClosed(quint16 code) override;
 
     Owner &m_owner;

@@ -58,6 +58,8 @@ void HttpClientConnection::send(const HttpClientRequest &request, HttpResponseRe
     m_receiver = receiver;
     m_answerBytes = 0;
     m_leftover = false;
+    m_bodyStream = request.bodyStream;
+    m_bodyBytesPulled = 0;
     m_parser->reset(request.method == "HEAD");
 
     const QByteArray host = m_origin.authority(QUrl::FullyEncoded | QUrl::RemoveUserInfo).toLatin1();
@@ -159,10 +161,29 @@ void HttpClientConnection::writeRequest()
     if (!m_pendingGuarded.isEmpty()) {
         const Secret request = std::exchange(m_pendingGuarded, Secret());
         m_connection->write(request.reveal()); // TLS wipes what it has to queue (§19.4)
-        return;
+    } else {
+        const QByteArray request = std::exchange(m_pendingRequest, QByteArray());
+        m_connection->write(request);
     }
-    const QByteArray request = std::exchange(m_pendingRequest, QByteArray());
-    m_connection->write(request);
+    pumpBody();
+}
+
+void HttpClientConnection::pumpBody()
+{
+    if (!m_bodyStream || !m_receiver || !m_connection || !m_ready || m_closed || !m_pendingRequest.isEmpty()
+        || !m_pendingGuarded.isEmpty())
+        return;
+    char buffer[kBodyPullBytes];
+    bool drained = m_connection->pendingBytes() < kBodyQueueBytes;
+    while (m_bodyStream && m_connection && m_connection->pendingBytes() < kBodyQueueBytes) {
+        const qsizetype n = m_bodyStream->requestBodyRead(buffer, kBodyPullBytes);
+        if (n <= 0)
+            break;
+        m_bodyBytesPulled += n;
+        m_connection->write(QByteArrayView(buffer, n));
+    }
+    if (drained && m_bodyStream && m_bodyBytesPulled > 0)
+        m_bodyStream->requestBodyDrained();
 }
 
 void HttpClientConnection::resume()
@@ -173,6 +194,7 @@ void HttpClientConnection::resume()
 void HttpClientConnection::abort()
 {
     m_receiver = nullptr;
+    m_bodyStream = nullptr;
     closeForGood();
 }
 
@@ -235,7 +257,10 @@ void HttpClientConnection::process()
     }
     HttpResponseReceiver *receiver = m_receiver;
     m_receiver = nullptr;
-    const bool reusable = m_parser->keepAlive() && !m_leftover && !m_eof && !m_connection->hasBufferedInput()
+    // A connection that carried a streamed body is not kept: the answer may have come before the
+    // body's end.
+    const bool streamed = std::exchange(m_bodyStream, nullptr) != nullptr;
+    const bool reusable = !streamed && m_parser->keepAlive() && !m_leftover && !m_eof && !m_connection->hasBufferedInput()
         && m_connection->state() == TlsConnection::State::Open;
     if (reusable) {
         if (!m_connection->readEnabled())
@@ -252,7 +277,9 @@ void HttpClientConnection::failExchange(HttpClientFailure failure)
 {
     HttpResponseReceiver *receiver = m_receiver;
     m_receiver = nullptr;
-    const bool retryable = m_requestsSent > 1 && m_answerBytes == 0;
+    // A streamed body already pulled cannot be sent again.
+    const bool retryable = m_requestsSent > 1 && m_answerBytes == 0 && m_bodyBytesPulled == 0;
+    m_bodyStream = nullptr;
     if (receiver)
         Q_EMIT failed(this, receiver, failure, retryable);
     closeForGood();

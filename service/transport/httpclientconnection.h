@@ -59,6 +59,10 @@ class HttpClientConnection : public QObject, private TlsConnection::Receiver {
     Q_OBJECT
 public:
     static constexpr qint64 kReadChunkBytes = 64 * 1024; // bytes per read from the socket
+    // A streamed request body (HttpRequestBodyStream): pulled while less than this waits in the TLS
+    // queue, kBodyPullBytes per pull.
+    static constexpr qsizetype kBodyQueueBytes = 256 * 1024;
+    static constexpr qsizetype kBodyPullBytes = 64 * 1024;
 
     // origin: scheme (https or http), host, port. tls: used for https (nullptr: an https request
     // fails as TlsHandshake). limits: the owning pool's. clock: runs the idle bound.
@@ -71,6 +75,8 @@ public:
     void send(const HttpClientRequest &request, HttpResponseReceiver *receiver);
     // The receiver has room again: continue reading.
     void resume();
+    // The request's body stream has bytes again: continue writing.
+    void resumeBody() { pumpBody(); }
     // Drops the exchange in flight (if any) and closes the connection; emits closed().
     void abort();
 
@@ -89,6 +95,8 @@ private:
     void tlsReadable() override { process(); }
     void tlsClosed() override;
     void tlsOpen() override;
+    void tlsWritten() override { pumpBody(); }
+    void pumpBody();
 
     void onDialed(int fd);
     void onDialFailed();
@@ -111,6 +119,8 @@ private:
     int m_idleTimeoutMs;
     qint64 m_answerBytes = 0;    // bytes of the current answer read so far
     int m_requestsSent = 0;
+    HttpRequestBodyStream *m_bodyStream = nullptr; // the current request's streamed body, if any
+    qint64 m_bodyBytesPulled = 0;
     bool m_ready = false;        // connected (and encrypted for https)
     bool m_eof = false;          // the peer closed its side
     bool m_leftover = false;     // bytes after the answer's end

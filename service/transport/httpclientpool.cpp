@@ -59,6 +59,13 @@ void HttpClientPool::resume(HttpResponseReceiver *receiver)
         it->connection->resume();
 }
 
+void HttpClientPool::resumeBody(HttpResponseReceiver *receiver)
+{
+    const auto it = m_running.constFind(receiver);
+    if (it != m_running.constEnd())
+        it->connection->resumeBody();
+}
+
 void HttpClientPool::cancel(HttpResponseReceiver *receiver)
 {
     for (auto it = m_waiting.begin(); it != m_waiting.end(); ++it) {

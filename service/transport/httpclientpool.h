@@ -46,6 +46,8 @@ public:
     void submit(HttpResponseReceiver *receiver, const HttpClientRequest &request);
     // The receiver has room for body bytes again.
     void resume(HttpResponseReceiver *receiver);
+    // The request's HttpRequestBodyStream has bytes again.
+    void resumeBody(HttpResponseReceiver *receiver);
     // Withdraws the receiver: a waiting request is dropped, a running one aborted (its connection closed).
     void cancel(HttpResponseReceiver *receiver);
 

@@ -13,6 +13,7 @@
 // buffer (guarded too when a bearer is present). Empty: no body, and no Content-Length unless the
 // method is POST or PUT (then "Content-Length: 0"). Streamed bodies are not written here.
 #include "service/transport/httpheaderpairs.h"
+#include "service/transport/httprequestbodystream.h"
 #include "shared/secret.h"
 
 #include <QByteArray>
@@ -25,6 +26,11 @@ struct HttpClientRequest {
     HttpHeaderPairs headers;
     Secret bearer{};
     QByteArray body{};
+    // A body sent as it becomes available (HttpRequestBodyStream), exactly bodyStreamBytes long
+    // ("Content-Length: <bodyStreamBytes>", identity encodings; body stays empty). nullptr: no streamed
+    // body. Not owned; it must outlive the exchange.
+    HttpRequestBodyStream *bodyStream = nullptr;
+    qint64 bodyStreamBytes = 0;
 };
 
 } // namespace coreflow

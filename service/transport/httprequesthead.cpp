@@ -13,7 +13,9 @@ QByteArray linesBeforeConnection(const HttpClientRequest &request, QByteArrayVie
     head += "\r\n";
     for (const auto &[name, value] : request.headers)
         head += name + ": " + value + "\r\n";
-    if (!request.body.isEmpty() || request.method == "POST" || request.method == "PUT")
+    if (request.bodyStream) // a streamed body: its stated length (docs/contract.md §13.4)
+        head += "Content-Length: " + QByteArray::number(request.bodyStreamBytes) + "\r\n";
+    else if (!request.body.isEmpty() || request.method == "POST" || request.method == "PUT")
         head += "Content-Length: " + QByteArray::number(request.body.size()) + "\r\n";
     return head;
 }

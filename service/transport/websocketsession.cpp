@@ -131,8 +131,8 @@ void WebSocketSession::decode(QByteArrayView bytes)
                 Secret::wipe(payload);
         } else {
             if (m_receiver)
-                m_receiver->sessionBinary();
-            Q_EMIT binaryMessage();
+                m_receiver->sessionBinary(payload);
+            Q_EMIT binaryMessage(payload);
         }
     };
     sink.control = [this](WebSocketFrameDecoder::Opcode opcode, QByteArray payload) { onControl(opcode, payload); };
@@ -192,6 +192,13 @@ void WebSocketSession::sendText(QByteArrayView utf8)
         m_tls->writeDeferred(WebSocketFrameEncoder::text(utf8, maskKey()));
     else
         m_tls->write(WebSocketFrameEncoder::text(utf8, maskKey()));
+}
+
+void WebSocketSession::sendBinary(QByteArrayView payload)
+{
+    if (m_state != State::Open || !withinSendBound(payload.size()))
+        return;
+    m_tls->write(WebSocketFrameEncoder::frame(0x2, payload, maskKey()));
 }
 
 bool WebSocketSession::withinSendBound(qsizetype more)

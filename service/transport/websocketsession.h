@@ -58,7 +58,9 @@ public:
     public:
         virtual ~Receiver() = default;
         virtual void sessionText(const QByteArray &utf8) = 0;
-        virtual void sessionBinary() = 0;
+        // A whole binary message (fragments joined, unmasked): only the Cloudly session's database
+        // closure chunks use them (docs/contract.md §3.0, §13.4).
+        virtual void sessionBinary(const QByteArray &payload) = 0;
         virtual void sessionClosed(quint16 code) = 0;
         // Queued bytes left for the peer (pendingBytes() fell); for a holder applying backpressure.
         virtual void sessionWritten() {}
@@ -76,6 +78,9 @@ public:
 
     bool isOpen() const { return m_state == State::Open; }
     void sendText(QByteArrayView utf8);
+    // One binary message (a database closure chunk, docs/contract.md §13.4): framed and handed to the
+    // transport at once, behind whatever waits in its queue (never deferred). The same send bound.
+    void sendBinary(QByteArrayView payload);
     // Text messages leave at the end of the event-loop turn, together (TlsConnection::writeDeferred):
     // for the Cloudly session, which carries every forwarded request. Control frames are not deferred.
     void setWriteCoalescing(bool enabled) { m_coalesce = enabled; }
@@ -126,7 +131,7 @@ public:
 
 Q_SIGNALS:
     void textMessage(const QByteArray &utf8);
-    void binaryMessage();
+    void binaryMessage(const QByteArray &payload);
     void closed(quint16 code);
 
 protected:

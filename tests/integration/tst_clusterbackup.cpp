@@ -2,13 +2,16 @@
 // §15.1): Cloudly is the LoopbackCloudly (which also enrolls the Corestore control credential for
 // real), each node's Corestore a LoopbackCorestore (Qt HttpServer, HTTPS on 127.0.0.1) that records
 // what it received and in which order, both written from the contract. The database closure's
-// transfer (§13.4) is behind the ClosureTransfer seam; here it is a ScriptedClosureTransfer given to
-// the composition root, so the tests see when the relay asks for a closure and what it does with the
-// outcome. Rules: CS-63, CS-64, CS-74..CS-83, CS-09 (the control token appears nowhere).
+// transfer (§13.4) is behind the ClosureTransfer seam; most tests give the composition root a
+// ScriptedClosureTransfer, so they see when the relay asks for a closure and what it does with the
+// outcome; the end-to-end tests run the relay's own ClosureStreams against the loopback Cloudly's
+// closure side (LoopbackClosureStore). Rules: CS-63, CS-64, CS-74..CS-83, CS-09 (the control token
+// appears nowhere).
 #include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 #include "tests/integration/scriptedclosuretransfer.h"
+#include "tests/peers/loopbackclosurestore.h"
 #include "tests/peers/loopbackcorestore.h"
 
 #include <QJsonArray>
@@ -81,10 +84,12 @@ struct Lane {
         closures.corestoreRequests = [this] { return a.totalRequestCount() + b.totalRequestCount(); };
     }
 
-    bool start()
+    // scripted: the ScriptedClosureTransfer; otherwise the relay's own closure streams.
+    bool start(bool scripted = true)
     {
         f.makeRelay(f.configuration());
-        f.relay->setClosureTransfer(&closures);
+        if (scripted)
+            f.relay->setClosureTransfer(&closures);
         return f.startRelay();
     }
 
@@ -480,6 +485,90 @@ private Q_SLOTS:
         lane.a.setStanding(LoopbackCorestore::volumesRoute, Behaviour::answer(400, quoting));
         QVERIFY(lane.ask(kBackup, backupRequest("node-a", true))->hasError());
         QVERIFY(lane.ask(kRestore, restoreRequest("node-a", false))->hasError());
+        lane.verifyTokenNowhere();
+    }
+
+    // End to end with the relay's own closure streams (CS-74, CS-79, CS-66, CS-67): the replicated
+    // backup's closure crossed to Cloudly and Cloudly issued its receipt before the backup answered.
+    void replicatedBackupEndToEnd_CS74_CS79()
+    {
+        Lane lane(log);
+        peers::LoopbackClosureStore store(*lane.f.cloudly);
+        lane.a.setClosureSizeBytes(3 * 1024 * 1024 + 17);
+        QVERIFY(lane.start(false));
+        std::optional<peers::PeerFrame> answer;
+        int receiptsWhenAnswered = -1;
+        lane.f.cloudly->push(kBackup, backupRequest("node-a", true), [&](const peers::PeerFrame &frame) {
+            answer = frame;
+            receiptsWhenAnswered = 0;
+            for (const auto &in : store.incoming())
+                receiptsWhenAnswered += in.completed ? 1 : 0;
+        });
+        QTRY_VERIFY_WITH_TIMEOUT(answer.has_value(), 60000);
+        QVERIFY2(!answer->hasError(), answer->raw.constData());
+        QCOMPARE(receiptsWhenAnswered, 1); // the closure was stored before the answer (CS-79)
+        const auto incoming = store.incoming();
+        QCOMPARE(incoming.size(), 1);
+        QCOMPARE(incoming.first().backupId, QStringLiteral("b-1"));
+        QCOMPARE(incoming.first().receivedBytes, 3 * 1024 * 1024 + 17);
+        QCOMPARE(incoming.first().computedSha256, lane.a.closureSha256(QStringLiteral("svc-1"), QStringLiteral("b-1")));
+        QVERIFY(incoming.first().violation.isEmpty());
+        // The export came after the snapshots.
+        QCOMPARE(routesOf(lane.a.requestLog()), (QStringList{LoopbackCorestore::backupsRoute, LoopbackCorestore::closureExportRoute}));
+        QVERIFY(!Lane::responseOf(answer).contains("replication"));
+        QVERIFY(log.contains(QStringLiteral("backup b-1: the database closure of service svc-1 was accepted by Cloudly")));
+
+        // Cloudly refusing the completion: the backup still answers its snapshots (CS-78, CS-67).
+        store.refuseCompletions(true);
+        const auto refused = lane.ask(kBackup, backupRequest("node-a", true, QStringLiteral("b-2")), 60000);
+        QVERIFY(refused);
+        QVERIFY2(!refused->hasError(), refused->raw.constData());
+        QCOMPARE(Lane::responseOf(refused).value("snapshots").toObject().value("database").toObject().value("snapshotId").toString(),
+                 QStringLiteral("snap-b-2-database"));
+        QVERIFY(log.contains(QStringLiteral("backup b-2: the database closure of service svc-1 was refused: closure-refused")));
+
+        // A service without a database (Corestore's no-database): closure-absent, said as such (CS-76).
+        lane.a.setServiceWithoutDatabase(QStringLiteral("svc-1"));
+        QVERIFY(!lane.ask(kBackup, backupRequest("node-a", true, QStringLiteral("b-3")), 60000)->hasError());
+        QVERIFY(log.contains(QStringLiteral("backup b-3: service svc-1 has no database; no closure to carry")));
+        lane.verifyTokenNowhere();
+    }
+
+    // End to end (CS-75, CS-81): a replicated restore pulls the closure from Cloudly into the node's
+    // Corestore before any other step, then the volumes and object storage; no node-local database.
+    void replicatedRestoreEndToEnd_CS75_CS81()
+    {
+        Lane lane(log);
+        peers::LoopbackClosureStore store(*lane.f.cloudly);
+        const qint64 size = 2 * 1024 * 1024 + 5;
+        store.holdClosure(QStringLiteral("svc-1"), QStringLiteral("b-1"), QStringLiteral("node-a"), size, 11, "receipt:svc-1:b-1");
+        QVERIFY(lane.start(false));
+        const auto answer = lane.ask(kRestore, restoreRequest("node-a", true), 60000);
+        QVERIFY(answer);
+        QVERIFY2(!answer->hasError(), answer->raw.constData());
+        QCOMPARE(routesOf(lane.a.requestLog()),
+                 (QStringList{LoopbackCorestore::closureRestoreRoute, LoopbackCorestore::volumesRoute, LoopbackCorestore::restoreVolumeRoute,
+                              LoopbackCorestore::volumesRoute, LoopbackCorestore::restoreVolumeRoute,
+                              LoopbackCorestore::restoreObjectStorageRoute}));
+        const auto restored = lane.a.restoredClosures();
+        QCOMPARE(restored.size(), 1);
+        QCOMPARE(restored.first().sizeBytes, size);
+        QCOMPARE(restored.first().sha256, peers::LoopbackClosureStore::sha256Of(size, 11));
+        QStringList steps;
+        for (const QJsonValue &step : Lane::responseOf(answer).value("steps").toArray())
+            steps << step.toObject().value("step").toString();
+        QCOMPARE(steps, (QStringList{"closure", "volume:data", "volume:logs", "objectstorage"}));
+
+        // Cloudly holding no closure for the backup: the restore ends at its first step, nothing on the node ran.
+        lane.a.resetObservations();
+        QJsonObject other = restoreRequest("node-a", true);
+        other.insert("backupId", "b-missing");
+        const auto missing = lane.ask(kRestore, other, 60000);
+        QVERIFY(missing);
+        QCOMPARE(missing->errorRefusal().name, QStringLiteral("restore-step-failed"));
+        QCOMPARE(missing->errorRefusal().data.value("step").toString(), QStringLiteral("closure"));
+        QCOMPARE(missing->errorRefusal().data.value("completedSteps").toArray(), QJsonArray{});
+        QCOMPARE(routesOf(lane.a.requestLog()), QStringList{});
         lane.verifyTokenNowhere();
     }
 

@@ -31,6 +31,9 @@ ALLOWED_CROSS_LANE = {
     # the ingress asks them and hears their closes through ListenerSessions, and reads the connection.
     ('ingress', 'service/forwarding/listenersessions.h'),
     ('ingress', 'service/forwarding/nodeconnection.h'),
+    # The closure streams name a streamed exchange's transport failures with the Corestore lane's words
+    # (CorestoreHttpExchange::failureWord).
+    ('closures', 'service/corestore/corestorehttpexchange.h'),
 }
 # The lanes on Corestore (bindings §12.2, backups §13.1-13.3, closures §13.4, isolated restore §14)
 # call node Corestores through the Corestore lane's client; backups reach the closure streams only

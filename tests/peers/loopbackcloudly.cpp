@@ -165,7 +165,9 @@ void LoopbackCloudly::onNewConnection()
                                << socket->peerPort() << "path" << socket->requestUrl().path();
         connect(socket, &QWebSocket::textMessageReceived, this,
                 [this, socket](const QString &message) { onTextMessage(socket, message.toUtf8()); });
-        connect(socket, &QWebSocket::binaryMessageReceived, this, [socket](const QByteArray &) {
+        connect(socket, &QWebSocket::binaryMessageReceived, this, [this, socket](const QByteArray &payload) {
+            if (m_binaryHandler)
+                return m_binaryHandler(payload);
             qCWarning(lcPeersCloudly) << "binary frame received; closing with 1003";
             socket->close(QWebSocketProtocol::CloseCodeDatatypeNotSupported, QStringLiteral("text frames only"));
         });
@@ -574,6 +576,21 @@ QString LoopbackCloudly::push(const QString &method, const QByteArray &rawReques
 QString LoopbackCloudly::push(const QString &method, const QJsonObject &request, PushCallback onAnswer)
 {
     return push(method, PeerEnvelope::compact(request), std::move(onAnswer));
+}
+
+bool LoopbackCloudly::sendBinary(const QByteArray &payload)
+{
+    QWebSocket *socket = latestSocket();
+    if (!socket)
+        return false;
+    socket->sendBinaryMessage(payload);
+    return true;
+}
+
+qint64 LoopbackCloudly::bytesToWrite() const
+{
+    QWebSocket *socket = latestSocket();
+    return socket ? socket->bytesToWrite() : 0;
 }
 
 bool LoopbackCloudly::pushRaw(const QByteArray &frame)

@@ -196,6 +196,15 @@ public:
     QString push(const QString &method, const QJsonObject &request, PushCallback onAnswer = {});
     // Sends bytes verbatim as one text frame to the latest open socket. False when none is open.
     bool pushRaw(const QByteArray &frame);
+
+    // --- Binary frames (database closure chunks, §13.4) -------------------------------------------
+    // Without a binary handler a binary frame closes the socket with 1003 (text frames only). With
+    // one, every binary message from the relay is handed to it.
+    void setBinaryHandler(std::function<void(const QByteArray &payload)> handler) { m_binaryHandler = std::move(handler); }
+    // Sends one binary message to the latest open socket. False when none is open.
+    bool sendBinary(const QByteArray &payload);
+    // Bytes the latest open socket has not written yet (0 without one).
+    qint64 bytesToWrite() const;
     int pendingPushCount() const { return int(m_pendingPushes.size()); }
 
 Q_SIGNALS:
@@ -254,6 +263,7 @@ private:
     qint64 m_ingressGeneration = 0;
     std::optional<QJsonObject> m_certificateOverride; // { domain?, certificatePem, privateKeyPem }
     QHash<QString, PendingPush> m_pendingPushes;
+    std::function<void(const QByteArray &)> m_binaryHandler;
     std::unique_ptr<CloudlyCorestoreRecipients> m_corestoreRecipients;
     quint64 m_pushCounter = 0;
 };

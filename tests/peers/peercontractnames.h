@@ -40,6 +40,14 @@ inline constexpr Name registerClusterIngress{"registerClusterIngress"};         
 inline constexpr Name getClusterIngressRouteTable{"getClusterIngressRouteTable"};               // §10.3
 inline constexpr Name pushClusterIngressRouteTableChanged{"pushClusterIngressRouteTableChanged"}; // §10.4
 inline constexpr Name getClusterTrafficStatistics{"getClusterTrafficStatistics"};               // §10.6
+// Database closure streams (§13.4, relay -> Cloudly; abort both ways) and their dispatches (§13.5, §13.6).
+inline constexpr Name offerServiceDatabaseClosure{"offerServiceDatabaseClosure"};
+inline constexpr Name openServiceDatabaseClosure{"openServiceDatabaseClosure"};
+inline constexpr Name grantServiceDatabaseClosureCredit{"grantServiceDatabaseClosureCredit"};
+inline constexpr Name completeServiceDatabaseClosure{"completeServiceDatabaseClosure"};
+inline constexpr Name abortServiceDatabaseClosure{"abortServiceDatabaseClosure"};
+inline constexpr Name backupServiceDatabaseClosure{"backupServiceDatabaseClosure"};
+inline constexpr Name restoreServiceDatabaseClosure{"restoreServiceDatabaseClosure"};
 } // namespace method
 
 // Refusal names the peers send or read (§22).
@@ -52,6 +60,12 @@ inline constexpr Name relayClusterNotEnabled{"relay-cluster-not-enabled"}; // §
 inline constexpr Name relayNodeUnknown{"relay-node-unknown"};             // §6.6 (Cloudly)
 inline constexpr Name relayVpnHubAbsent{"relay-vpn-hub-absent"};          // §6.6 (Cloudly)
 inline constexpr Name nodeNotConnected{"node-not-connected"};             // §8.3 (relay)
+inline constexpr Name closureRefused{"closure-refused"};                  // §13.4 (Cloudly)
+inline constexpr Name notFound{"NOT_FOUND"};                              // §13.4 (Cloudly: no closure)
+inline constexpr Name closureStreamUnknown{"closure-stream-unknown"};     // §13.4 (abort reason)
+inline constexpr Name closureTransferStalled{"closure-transfer-stalled"}; // §13.4 (relay)
+inline constexpr Name closureDigestMismatch{"closure-digest-mismatch"};   // §13.4 (relay)
+inline constexpr Name closureAbsent{"closure-absent"};                    // §13.5 (relay)
 } // namespace refusal
 
 // ProtocolOffer session kinds (§2.1).

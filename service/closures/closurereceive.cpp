@@ -1,0 +1,371 @@
+#include "service/closures/closurereceive.h"
+
+#include "service/closures/closureprogresswatch.h"
+#include "service/cloudly/cloudlyconnector.h"
+#include "service/core/logging.h"
+#include "service/corestore/corestoreclient.h"
+#include "service/corestore/corestorehttpexchange.h"
+#include "service/transport/httpclientpool.h"
+#include "shared/contract/envelope.h"
+#include "shared/contract/exactkeyreader.h"
+#include "shared/contract/methods.h"
+#include "shared/contract/refusalnames.h"
+#include "shared/contract/refusalquote.h"
+
+#include <QJsonDocument>
+#include <QPointer>
+#include <QUrl>
+
+#include <cstring>
+
+namespace coreflow {
+
+using namespace contract;
+
+namespace {
+
+QString plainOr(const QString &name, const QString &otherwise) { return RefusalQuote::isPlain(name) ? name : otherwise; }
+
+} // namespace
+
+ClosureReceive::ClosureReceive(CloudlyConnector &cloudly, CorestoreClient &corestore, Clock &clock, qint64 cloudlyCallTimeoutMs,
+                               QString nodeId, QString serviceId, QString backupId, ClosureTransfer::RestoreDone done, QObject *parent)
+    : ClosureStream(parent), m_cloudly(cloudly), m_corestore(corestore), m_callTimeoutMs(cloudlyCallTimeoutMs),
+      m_nodeId(std::move(nodeId)), m_serviceId(std::move(serviceId)), m_backupId(std::move(backupId)), m_done(std::move(done)),
+      m_streamId(QUuid::createUuid()),
+      m_watch(std::make_unique<ClosureProgressWatch>(clock, [this] { quiet(); }))
+{
+}
+
+ClosureReceive::~ClosureReceive() { release(); }
+
+bool ClosureReceive::holdsResources() const
+{
+    return m_pool != nullptr || m_watch->isRunning() || m_ticket != 0 || !m_buffer.isEmpty();
+}
+
+void ClosureReceive::start()
+{
+    const QByteArray body = Envelope::compact(QJsonObject{{QStringLiteral("serviceId"), m_serviceId},
+                                                         {QStringLiteral("backupId"), m_backupId},
+                                                         {QStringLiteral("nodeId"), m_nodeId},
+                                                         {QStringLiteral("streamId"), ClosureDescriptor::idText(m_streamId)}});
+    const QPointer<ClosureReceive> self(this);
+    m_cloudly.call(QString(method::openServiceDatabaseClosure), body, m_callTimeoutMs, [self](const CloudlyConnector::CallResult &r) {
+        if (!self || self->m_ended)
+            return;
+        if (!r.delivered)
+            return self->fail(r.refusal, {}, {});
+        if (r.answer.hasError()) {
+            const Refusal theirs = r.answer.errorRefusal();
+            return self->fail(Refusal{QString(refusal::closureRefused),
+                                      QStringLiteral("Cloudly refused openServiceDatabaseClosure: %1")
+                                          .arg(plainOr(theirs.name, QStringLiteral("an unnamed refusal")))},
+                              {}, {});
+        }
+        self->onDescriptor(r.answer.response.toByteArray());
+    });
+}
+
+void ClosureReceive::onDescriptor(const QByteArray &response)
+{
+    m_opened = true;
+    ExactKeyReader r(QJsonDocument::fromJson(response).object(), QStringLiteral("response"));
+    const QJsonObject descriptorJson = r.requiredObject(QStringLiteral("descriptor"));
+    std::optional<Refusal> refused = r.finish();
+    if (!refused) {
+        auto descriptor = ClosureDescriptor::read(descriptorJson, QStringLiteral("response.descriptor"));
+        if (!descriptor)
+            refused = descriptor.refusal();
+        else if (descriptor->streamId != m_streamId)
+            refused = Refusal{QString(refusal::requestInvalid), QStringLiteral("field response.descriptor.streamId names another stream")};
+        else if (descriptor->serviceId != m_serviceId || descriptor->backupId != m_backupId || descriptor->nodeId != m_nodeId)
+            refused = Refusal{QString(refusal::requestInvalid), QStringLiteral("the descriptor names another service, backup or node")};
+        else
+            m_descriptor = std::move(descriptor).value();
+    }
+    if (refused)
+        return fail(Refusal{QString(refusal::closureRefused), QStringLiteral("Cloudly's descriptor is not the contract's: %1").arg(refused->reason)},
+                    QStringLiteral("relay"), QString(refusal::closureRefused));
+    if (m_descriptor.sizeBytes == 0) {
+        // Nothing will cross: the empty closure's digest is judged now.
+        if (m_sha.hexDigest() != m_descriptor.sha256)
+            return fail(Refusal{QString(refusal::closureDigestMismatch), QStringLiteral("an empty closure does not hash to the descriptor's SHA-256")},
+                        QStringLiteral("relay"), QString(refusal::closureDigestMismatch));
+        m_digestChecked = true;
+    }
+    m_phase = Phase::Preparing;
+    QByteArray route = QByteArrayLiteral("/control/database-closures/restore?serviceId=") + QUrl::toPercentEncoding(m_serviceId)
+        + QByteArrayLiteral("&backupId=") + QUrl::toPercentEncoding(m_backupId);
+    const QPointer<ClosureReceive> self(this);
+    m_corestore.prepareStream(m_nodeId, "POST", route, [self](CorestoreClient::StreamStart start) {
+        if (!self || self->m_ended) {
+            if (self && start.ticket)
+                self->m_corestore.releaseStream(start.ticket);
+            return;
+        }
+        if (start.failure.kind != CorestoreCallOutcome::Kind::Answered)
+            return self->fail(start.failure.refusal, QStringLiteral("node"), start.failure.refusal.name);
+        self->m_pool = start.pool;
+        self->m_ticket = start.ticket;
+        self->m_tokenGeneration = start.tokenGeneration;
+        self->m_lineHead = start.lineHead;
+        HttpClientRequest request = std::move(start.request);
+        // Exactly the descriptor's length, identity encodings (no Transfer-Encoding, no Content-Encoding).
+        request.headers.append({QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/octet-stream")});
+        request.headers.append({QByteArrayLiteral("X-Corestore-Closure-Sha256"), self->m_descriptor.sha256});
+        request.headers.append({QByteArrayLiteral("X-Corestore-Closure-Receipt"), self->m_descriptor.corestoreReceipt});
+        request.headers.append({QByteArrayLiteral("Accept"), QByteArrayLiteral("application/json")});
+        request.bodyStream = self.data();
+        request.bodyStreamBytes = self->m_descriptor.sizeBytes;
+        self->m_phase = Phase::Streaming;
+        self->m_watch->start();
+        self->m_pool->submit(self.data(), request);
+        if (self && !self->m_ended)
+            self->grantCredit();
+        if (self && !self->m_ended && self->m_descriptor.sizeBytes == 0)
+            self->m_phase = Phase::AwaitingCorestore;
+    });
+}
+
+void ClosureReceive::grantCredit()
+{
+    const qint64 outstanding = m_granted - m_consumed;
+    if (outstanding > kGrantBelowBytes || m_granted >= m_descriptor.sizeBytes)
+        return;
+    const qint64 grant = qMin(kMaxOutstandingCreditBytes - outstanding, m_descriptor.sizeBytes - m_granted);
+    if (grant <= 0)
+        return;
+    m_granted += grant;
+    const QByteArray body = Envelope::compact(QJsonObject{{QStringLiteral("streamId"), ClosureDescriptor::idText(m_streamId)},
+                                                         {QStringLiteral("creditBytes"), double(grant)}});
+    const QPointer<ClosureReceive> self(this);
+    m_cloudly.call(QString(method::grantServiceDatabaseClosureCredit), body, m_callTimeoutMs, [self](const CloudlyConnector::CallResult &r) {
+        if (!self || self->m_ended)
+            return;
+        if (!r.delivered)
+            return self->fail(r.refusal, {}, {});
+        if (r.answer.hasError()) {
+            const Refusal theirs = r.answer.errorRefusal();
+            self->fail(Refusal{QString(refusal::closureRefused), QStringLiteral("Cloudly refused grantServiceDatabaseClosureCredit: %1")
+                                                                    .arg(plainOr(theirs.name, QStringLiteral("an unnamed refusal")))},
+                       QStringLiteral("relay"), QString(refusal::closureRefused));
+        }
+    });
+}
+
+void ClosureReceive::chunkArrived(quint64 offset, QByteArrayView payload)
+{
+    if (m_ended)
+        return;
+    const auto invalid = [this](const QString &what) {
+        fail(Refusal{QString(refusal::closureDigestMismatch), what}, QStringLiteral("relay"), QString(refusal::closureDigestMismatch));
+    };
+    if (m_phase == Phase::Opening || m_phase == Phase::Preparing)
+        return invalid(QStringLiteral("Cloudly sent a chunk before the relay granted credit"));
+    if (offset != quint64(m_received))
+        return invalid(QStringLiteral("a chunk at offset %1 does not follow the %2 bytes received").arg(offset).arg(m_received));
+    if (m_received + payload.size() > m_descriptor.sizeBytes)
+        return invalid(QStringLiteral("Cloudly sent more than the descriptor's %1 bytes").arg(m_descriptor.sizeBytes));
+    if (m_received + payload.size() > m_granted)
+        return invalid(QStringLiteral("Cloudly sent %1 bytes beyond the credit granted").arg(m_received + payload.size() - m_granted));
+    m_watch->moved();
+    m_sha.update(payload);
+    m_received += payload.size();
+    if (m_bufferOffset > 0 && m_bufferOffset == m_buffer.size()) {
+        m_buffer.resize(0);
+        m_bufferOffset = 0;
+    }
+    m_buffer.append(payload.data(), payload.size());
+    if (m_received == m_descriptor.sizeBytes) {
+        // The last bytes reach Corestore only once the whole closure hashed to the descriptor's digest.
+        if (m_sha.hexDigest() != m_descriptor.sha256)
+            return invalid(QStringLiteral("the %1 bytes from Cloudly do not hash to the descriptor's SHA-256").arg(m_received));
+        m_digestChecked = true;
+    }
+    if (m_pool)
+        m_pool->resumeBody(this);
+}
+
+qsizetype ClosureReceive::requestBodyRead(char *out, qsizetype max)
+{
+    const qsizetype available = m_buffer.size() - m_bufferOffset;
+    const qsizetype n = qMin(max, available);
+    if (n <= 0)
+        return 0;
+    memcpy(out, m_buffer.constData() + m_bufferOffset, size_t(n));
+    m_bufferOffset += n;
+    m_consumed += n;
+    m_watch->moved();
+    if (m_bufferOffset == m_buffer.size()) {
+        m_buffer.resize(0);
+        m_bufferOffset = 0;
+    } else if (m_bufferOffset >= kGrantBelowBytes) {
+        m_buffer.remove(0, m_bufferOffset);
+        m_bufferOffset = 0;
+    }
+    if (m_consumed == m_descriptor.sizeBytes && m_phase == Phase::Streaming)
+        m_phase = Phase::AwaitingCorestore;
+    return n;
+}
+
+void ClosureReceive::requestBodyDrained()
+{
+    if (m_phase == Phase::Streaming)
+        grantCredit();
+}
+
+void ClosureReceive::responseHead(int status, const HttpHeaderPairs &)
+{
+    m_watch->moved();
+    m_status = status;
+}
+
+void ClosureReceive::responseBody(const char *data, qsizetype size)
+{
+    m_watch->moved();
+    m_answer.append(data, qMin(size, kMaxAnswerBytes - m_answer.size()));
+}
+
+void ClosureReceive::responseComplete()
+{
+    m_pool = nullptr;
+    if (m_ended)
+        return;
+    if (m_status < 200 || m_status >= 300) {
+        if (m_status == 401 || m_status == 403)
+            m_corestore.streamRefusedBearer(m_tokenGeneration);
+        const Refusal refusal = m_corestore.streamOutcome(m_lineHead, m_status, m_answer).refusal;
+        return fail(refusal, QStringLiteral("node"), refusal.name);
+    }
+    ExactKeyReader r(QJsonDocument::fromJson(m_answer).object(), QStringLiteral("answer"));
+    const bool restored = r.requiredBool(QStringLiteral("restored"));
+    const qint64 size = r.requiredInteger(QStringLiteral("sizeBytes"));
+    const QString sha = r.requiredString(QStringLiteral("sha256"));
+    std::optional<Refusal> refused = r.finish();
+    const auto unreadable = [this](const QString &what) {
+        const Refusal refusal{QString(refusal::corestoreUnreachable), m_lineHead + QStringLiteral(": unreadable answer (%1)").arg(what)};
+        fail(refusal, QStringLiteral("node"), refusal.name);
+    };
+    if (refused)
+        return unreadable(refused->reason);
+    if (!restored)
+        return unreadable(QStringLiteral("restored is false"));
+    if (m_consumed != m_descriptor.sizeBytes || !m_digestChecked)
+        return unreadable(QStringLiteral("answered after %1 of %2 bytes").arg(m_consumed).arg(m_descriptor.sizeBytes));
+    if (size != m_descriptor.sizeBytes || sha.toLatin1() != m_descriptor.sha256) {
+        const Refusal refusal{QString(refusal::closureDigestMismatch),
+                              QStringLiteral("node %1 restored another size or SHA-256 than the %2 bytes sent").arg(m_nodeId).arg(m_consumed)};
+        return fail(refusal, QStringLiteral("node"), refusal.name);
+    }
+    complete(m_descriptor.sha256);
+}
+
+void ClosureReceive::responseFailed(HttpClientFailure failure)
+{
+    m_pool = nullptr;
+    if (m_ended)
+        return;
+    const Refusal refusal{QString(refusal::corestoreUnreachable), m_lineHead + QStringLiteral(": ") + CorestoreHttpExchange::failureWord(failure)};
+    fail(refusal, QStringLiteral("node"), refusal.name);
+}
+
+void ClosureReceive::complete(const QByteArray &sha256)
+{
+    m_phase = Phase::Completing;
+    m_watch->stop();
+    m_buffer = QByteArray();
+    m_bufferOffset = 0;
+    if (m_ticket)
+        m_corestore.releaseStream(std::exchange(m_ticket, 0));
+    const QByteArray body = Envelope::compact(QJsonObject{{QStringLiteral("streamId"), ClosureDescriptor::idText(m_streamId)},
+                                                         {QStringLiteral("sizeBytes"), double(m_descriptor.sizeBytes)},
+                                                         {QStringLiteral("sha256"), QString::fromLatin1(sha256)},
+                                                         {QStringLiteral("outcome"), QStringLiteral("restored")}});
+    const QPointer<ClosureReceive> self(this);
+    m_cloudly.call(QString(method::completeServiceDatabaseClosure), body, m_callTimeoutMs, [self](const CloudlyConnector::CallResult &r) {
+        if (!self || self->m_ended)
+            return;
+        if (!r.delivered)
+            return self->fail(r.refusal, {}, {});
+        if (r.answer.hasError()) {
+            const Refusal theirs = r.answer.errorRefusal();
+            return self->fail(Refusal{QString(refusal::closureRefused), QStringLiteral("Cloudly did not accept the restore's completion: %1")
+                                                                           .arg(plainOr(theirs.name, QStringLiteral("an unnamed refusal")))},
+                              {}, {});
+        }
+        ClosureRestored restored;
+        restored.restoredBytes = self->m_descriptor.sizeBytes;
+        restored.sha256 = QString::fromLatin1(self->m_descriptor.sha256);
+        self->release();
+        qCInfo(logClosures).noquote() << "closure" << ClosureDescriptor::idText(self->m_streamId) << "of backup" << self->m_backupId << "restored into node"
+                                      << self->m_nodeId << ":" << restored.restoredBytes << "bytes";
+        auto done = std::move(self->m_done);
+        if (done)
+            done(restored);
+        if (self)
+            Q_EMIT self->ended(self.data());
+    });
+}
+
+void ClosureReceive::abortedByCloudly(const QString &side, const QString &reason)
+{
+    m_opened = false;
+    fail(Refusal{QString(refusal::closureRefused), QStringLiteral("Cloudly aborted the stream after %1 of %2 bytes (side %3: %4)")
+                                                      .arg(m_received)
+                                                      .arg(m_descriptor.sizeBytes)
+                                                      .arg(plainOr(side, QStringLiteral("unnamed")), plainOr(reason, QStringLiteral("unnamed")))},
+         {}, {});
+}
+
+void ClosureReceive::quiet()
+{
+    const bool awaitingCloudly = m_phase == Phase::Streaming && bufferedBytes() == 0 && m_received < m_granted;
+    const QString side = awaitingCloudly ? QStringLiteral("cloudly") : QStringLiteral("node");
+    fail(Refusal{QString(refusal::closureTransferStalled),
+                 QStringLiteral("%1 went quiet after %2 of %3 bytes").arg(side).arg(m_received).arg(m_descriptor.sizeBytes)},
+         QStringLiteral("relay"), QString(refusal::closureTransferStalled));
+}
+
+void ClosureReceive::endNow(const QString &refusalName, const QString &reason)
+{
+    if (refusalName == refusal::cloudlySessionLost)
+        m_opened = false;
+    fail(Refusal{refusalName, reason}, QStringLiteral("relay"), refusalName);
+}
+
+void ClosureReceive::fail(const Refusal &refusal, const QString &abortSide, const QString &abortReason)
+{
+    if (m_ended)
+        return;
+    const bool tellCloudly = m_opened && !abortSide.isEmpty();
+    release();
+    if (tellCloudly) {
+        const QByteArray body = Envelope::compact(QJsonObject{{QStringLiteral("streamId"), ClosureDescriptor::idText(m_streamId)},
+                                                             {QStringLiteral("side"), abortSide},
+                                                             {QStringLiteral("reason"), abortReason}});
+        m_cloudly.call(QString(method::abortServiceDatabaseClosure), body, m_callTimeoutMs, [](const CloudlyConnector::CallResult &) {});
+    }
+    qCInfo(logClosures).noquote() << "closure" << ClosureDescriptor::idText(m_streamId) << "of backup" << m_backupId
+                                  << "not restored:" << refusal.text();
+    auto done = std::move(m_done);
+    if (done)
+        done(refusal);
+    Q_EMIT ended(this);
+}
+
+void ClosureReceive::release()
+{
+    m_ended = true;
+    m_phase = Phase::Ended;
+    m_watch->stop();
+    if (HttpClientPool *pool = std::exchange(m_pool, nullptr))
+        pool->cancel(this);
+    if (m_ticket)
+        m_corestore.releaseStream(std::exchange(m_ticket, 0));
+    m_buffer = QByteArray();
+    m_bufferOffset = 0;
+    m_answer = QByteArray();
+}
+
+} // namespace coreflow
