@@ -6,6 +6,7 @@
 #include "service/corestore/corestorecredential.h"
 #include "service/corestore/corestoreinventory.h"
 #include "service/isolatedrestore/isolatedrestorecarrier.h"
+#include "service/backup/clusterbackup.h"
 #include "service/closures/closurestreams.h"
 
 #include "service/core/logging.h"
@@ -62,6 +63,10 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     m_isolatedRestore->attachListenerRefusals();
     // Database closures (docs/contract.md §13.4-§13.6) on the Cloudly session, through the Corestore client.
     m_closures = std::make_unique<ClosureStreams>(*m_cloudly, *m_corestore, m_cloudlyMethods, m_clock, m_timing.cloudlyCallTimeoutMs);
+    // Backup, restore and pruning per node (§13.1–§13.3) on the same client, the replicated closure
+    // through the closure streams; the restore's credential precondition (CS-80) asks the credential
+    // itself, which is the root's to hand out (D-81).
+    setClosureTransfer(nullptr);
     connect(m_corestoreCredential.get(), &CorestoreCredential::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_corestore.get(), &CorestoreClient::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_corestoreCredential.get(), &CorestoreCredential::eventLine, this,
@@ -149,6 +154,22 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     });
 }
 
+void Coreflow::setClosureTransfer(ClosureTransfer *closures)
+{
+    if (m_step != Step::Idle)
+        return; // the backup lane is wired once, before start
+    ClosureTransfer &used = closures ? *closures : static_cast<ClosureTransfer &>(*m_closures);
+    CorestoreCredential *credential = m_corestoreCredential.get();
+    m_clusterBackup = std::make_unique<ClusterBackup>(
+        *m_corestore,
+        [credential](std::function<void(const Refusal *failure)> ready) {
+            credential->acquire([ready = std::move(ready)](const Secret *token, quint64, const Refusal &failure) {
+                ready(token ? nullptr : &failure);
+            });
+        },
+        used, m_cloudlyMethods, m_clock);
+}
+
 Coreflow::~Coreflow()
 {
     // Parts are destroyed in reverse order of construction; the forwarder detaches its handlers first.
@@ -159,6 +180,7 @@ Coreflow::~Coreflow()
     m_cloudlyMethods.remove(QString(method::holdRuntimeNetworkDnsLeaseRenewals));
     m_cloudlyMethods.remove(QString(method::pushClusterConfig));
     m_isolatedRestore.reset();
+    m_clusterBackup.reset();
     m_corestoreInventory.reset();
     m_closures.reset();
     m_corestore.reset();
@@ -362,6 +384,7 @@ void Coreflow::attachHandlers()
     m_cloudlyMethods.add(QString(method::applyClusterVpnNetwork), [this](const Frame &frame, const Caller &, MethodTable::Reply reply) {
         serveApplyClusterVpnNetwork(frame, std::move(reply));
     });
+    m_clusterBackup->attach();
     if (m_listener) {
         m_forwarder->attachPushHandlers();
         m_ingress->attachCloudlyHandlers();
@@ -450,7 +473,9 @@ void Coreflow::teardown(std::function<void(bool)> done)
         m_vpnHub->stop();
     m_corestoreInventory->detach();
     m_isolatedRestore->detach();
-    // Closures end before the Corestore pools they run on close (CS-73).
+    m_clusterBackup->detach();
+    // Closures end before the Corestore pools they run on close (CS-73); a backup waiting for its
+    // closure then answers its snapshots (CS-78).
     m_closures->detach();
     m_closures->stop();
     m_corestore->stop();

@@ -41,6 +41,8 @@ class CorestoreCredential;
 class CorestoreClient;
 class CorestoreInventory;
 class IsolatedRestoreCarrier;
+class ClusterBackup;
+class ClosureTransfer;
 class ClosureStreams;
 namespace vpn {
 class VpnHub;
@@ -88,6 +90,10 @@ public:
     MethodTable &nodeMethods() { return m_nodeMethods; }
     // The /v2/ handler of the listener (set before start).
     void setListenerHttpHandler(ListenerHttpHandler *handler) { m_httpHandler = handler; }
+    // The database closure streams the backup lane uses (docs/contract.md §13.4; set before start, not
+    // owned); nullptr: the relay's own ClosureStreams (the default). Tests give a scripted one.
+    void setClosureTransfer(ClosureTransfer *closures);
+    ClusterBackup *clusterBackup() const { return m_clusterBackup.get(); }
 
 Q_SIGNALS:
     void started();
@@ -145,6 +151,7 @@ private:
     std::unique_ptr<IsolatedRestoreCarrier> m_isolatedRestore;
     std::unique_ptr<ClosureStreams> m_closures;
     std::unique_ptr<vpn::VpnHub> m_vpnHub;
+    std::unique_ptr<ClusterBackup> m_clusterBackup;
     std::unique_ptr<ClockTimer> m_stopDeadline;
     std::unique_ptr<ClockTimer> m_stopDrain; // the stop's drain bound (stopDrainMs, §19.3)
     ListenerHttpHandler *m_httpHandler = nullptr;
