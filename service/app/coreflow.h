@@ -40,6 +40,10 @@ class ListenerHttpHandler;
 class CorestoreCredential;
 class CorestoreClient;
 class CorestoreInventory;
+class BindingPublication;
+class BindingReconciler;
+class CloudlyBindingCalls;
+class CorestoreBindingCalls;
 
 struct Readiness {
     bool ready = false;
@@ -73,6 +77,11 @@ public:
     ReadinessBoard *readiness() const { return m_readiness.get(); }
     CorestoreCredential *corestoreCredential() const { return m_corestoreCredential.get(); }
     CorestoreClient *corestore() const { return m_corestore.get(); }
+    // The bindings lane (docs/contract.md §12.2..§12.5); nullptr without a publication.
+    BindingReconciler *bindings() const { return m_bindings.get(); }
+    // The publication seam the bindings lane hands material to (§12.4). Set before start; a test gives
+    // its double here.
+    void setBindingPublication(BindingPublication *publication);
     const std::optional<contract::ClusterConfig> &clusterConfig() const { return m_clusterConfig; }
     MethodTable &cloudlyMethods() { return m_cloudlyMethods; }
     MethodTable &nodeMethods() { return m_nodeMethods; }
@@ -100,6 +109,7 @@ private:
     void notifyStatus();
     void servePushClusterConfig(const contract::Frame &frame, MethodTable::Reply reply);
     void rereadClusterNodes();
+    void servedAcceptance();
     void noteRelayBlock(const std::optional<contract::ClusterRelayBlock> &read);
     void publishEvent(const QString &kind, const QString &line);
 
@@ -129,6 +139,10 @@ private:
     std::unique_ptr<CorestoreCredential> m_corestoreCredential;
     std::unique_ptr<CorestoreClient> m_corestore;
     std::unique_ptr<CorestoreInventory> m_corestoreInventory;
+    std::unique_ptr<CloudlyBindingCalls> m_bindingCloudly;
+    std::unique_ptr<CorestoreBindingCalls> m_bindingCorestore;
+    BindingPublication *m_bindingPublication = nullptr;
+    std::unique_ptr<BindingReconciler> m_bindings;
     std::unique_ptr<ClockTimer> m_stopDeadline;
     std::unique_ptr<ClockTimer> m_stopDrain; // the stop's drain bound (stopDrainMs, §19.3)
     ListenerHttpHandler *m_httpHandler = nullptr;

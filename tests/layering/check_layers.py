@@ -31,6 +31,10 @@ ALLOWED_CROSS_LANE = {
     # the ingress asks them and hears their closes through ListenerSessions, and reads the connection.
     ('ingress', 'service/forwarding/listenersessions.h'),
     ('ingress', 'service/forwarding/nodeconnection.h'),
+    # Platform bindings call each node's Corestore through the Corestore lane's client (§12.2, §15):
+    # the outcome type of a call, and the client itself for the one adapter (CorestoreBindingCalls).
+    ('bindings', 'service/corestore/corestorecalloutcome.h'),
+    ('bindings', 'service/corestore/corestoreclient.h'),
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # Qt HttpServer (GPL-3 in Debian) may be included only by the loopback Corestore peer's files, which in
