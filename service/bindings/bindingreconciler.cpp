@@ -555,13 +555,13 @@ void BindingReconciler::onPublished(const QString &key, quint64 epoch, const Bin
         Q_EMIT statusChanged();
         return;
     }
-    case Kind::Held:
+    case Kind::Retry:
         e->publicationHeld = true;
         [[fallthrough]];
     case Kind::Failed: {
         Failure f;
         f.prefix = QString(refusal::corestoreBindingFailed);
-        f.line = outcome.line;
+        f.line = outcome.reason.isEmpty() ? QStringLiteral("publishCorestoreCredentialMaterial did not complete") : outcome.reason;
         f.reason = QStringLiteral("publication");
         return failed(*e, f);
     }

@@ -146,10 +146,13 @@ struct CorestoreDouble : BindingCorestoreCalls {
         }
         return o;
     }
+    std::function<bool()> alsoFlush; // the publication's pending answers
     // Answers every pending call (and those the answers cause) until none is left.
     void flush()
     {
-        while (!pending.empty()) {
+        while (!pending.empty() || (alsoFlush && alsoFlush())) {
+            if (pending.empty())
+                continue;
             Call c = std::move(pending.front());
             pending.pop_front();
             const CorestoreCallOutcome o = answerFor(c);
@@ -209,6 +212,7 @@ struct PublicationDouble : BindingPublication {
     QSet<QString> receipts;
     QStringList forgotten;
     std::deque<BindingPublicationOutcome::Kind> script;
+    std::deque<std::function<void()>> pending; // the seam never answers from inside publish()
     void publish(const BindingPublicationRequest &request, Secret material, Done done) override
     {
         published.append(Published{request, QByteArray(material.reveal().data(), material.size())});
@@ -217,11 +221,21 @@ struct PublicationDouble : BindingPublication {
         if (!script.empty()) {
             o.kind = script.front();
             script.pop_front();
-            o.line = QStringLiteral("publishCorestoreCredentialMaterial failed");
+            o.reason = QStringLiteral("INTERNAL_ERROR: publishCorestoreCredentialMaterial failed");
         }
         if (o.kind == BindingPublicationOutcome::Kind::Published)
             receipts.insert(request.grantOperation);
-        done(o);
+        pending.push_back([o, done = std::move(done)] { done(o); });
+    }
+    bool flush()
+    {
+        const bool any = !pending.empty();
+        while (!pending.empty()) {
+            auto f = std::move(pending.front());
+            pending.pop_front();
+            f();
+        }
+        return any;
     }
     void forget(const QString &grantOperation) override
     {
@@ -283,7 +297,11 @@ struct Rig {
     CloudlyDouble cloudly;
     PublicationDouble publication;
     BindingReconciler reconciler{corestore, cloudly, publication, clock};
-    Rig() { reconciler.setClusterId(QStringLiteral("cluster-1")); }
+    Rig()
+    {
+        reconciler.setClusterId(QStringLiteral("cluster-1"));
+        corestore.alsoFlush = [this] { return publication.flush(); };
+    }
     void accept(const QJsonArray &bindings)
     {
         cloudly.desiredStateAnswer = stateJson(bindings);
@@ -671,7 +689,7 @@ private Q_SLOTS:
         Rig rig;
         rig.corestore.databases.insert(QStringLiteral("n1"), {QStringLiteral("10.0.0.5"), 27017});
         const QJsonObject b = databaseBinding(QStringLiteral("s"), QStringLiteral("d"));
-        rig.publication.script = {BindingPublicationOutcome::Kind::Held};
+        rig.publication.script = {BindingPublicationOutcome::Kind::Retry};
         rig.accept({entry(QStringLiteral("n1"), b, grantFor(b, databaseDigest("s", "d", "10.0.0.5", 27017)))});
         QCOMPARE(rig.cloudly.reports.size(), 0);
         // A later Corestore failure under the same grant is not reported failed either.
