@@ -5,6 +5,7 @@
 #include "service/corestore/corestoreclient.h"
 #include "service/corestore/corestorecredential.h"
 #include "service/corestore/corestoreinventory.h"
+#include "service/bindings/credentialpublisher.h"
 
 #include "service/core/logging.h"
 #include "service/core/readinessboard.h"
@@ -49,6 +50,8 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     m_corestoreCredential = std::make_unique<CorestoreCredential>(*m_cloudly, m_clock, m_timing);
     m_corestore = std::make_unique<CorestoreClient>(*m_corestoreCredential, m_config.extraCaCertificates, m_clock);
     m_corestoreInventory = std::make_unique<CorestoreInventory>(*m_corestore, m_cloudlyMethods, m_clock);
+    // Credential publication (§12.4): the BindingPublication seam reconciliation publishes through.
+    m_credentialPublisher = std::make_unique<CredentialPublisher>(*m_cloudly, m_timing);
     connect(m_corestoreCredential.get(), &CorestoreCredential::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_corestore.get(), &CorestoreClient::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_corestoreCredential.get(), &CorestoreCredential::eventLine, this,
@@ -141,6 +144,7 @@ Coreflow::~Coreflow()
     m_registryProxy.reset();
     m_cloudlyMethods.remove(QString(method::holdRuntimeNetworkDnsLeaseRenewals));
     m_cloudlyMethods.remove(QString(method::pushClusterConfig));
+    m_credentialPublisher.reset();
     m_corestoreInventory.reset();
     m_corestore.reset();
     m_corestoreCredential.reset();

@@ -40,6 +40,7 @@ class ListenerHttpHandler;
 class CorestoreCredential;
 class CorestoreClient;
 class CorestoreInventory;
+class CredentialPublisher;
 
 struct Readiness {
     bool ready = false;
@@ -73,6 +74,8 @@ public:
     ReadinessBoard *readiness() const { return m_readiness.get(); }
     CorestoreCredential *corestoreCredential() const { return m_corestoreCredential.get(); }
     CorestoreClient *corestore() const { return m_corestore.get(); }
+    // Credential publication (§12.4), the BindingPublication reconciliation calls.
+    CredentialPublisher *credentialPublisher() const { return m_credentialPublisher.get(); }
     const std::optional<contract::ClusterConfig> &clusterConfig() const { return m_clusterConfig; }
     MethodTable &cloudlyMethods() { return m_cloudlyMethods; }
     MethodTable &nodeMethods() { return m_nodeMethods; }
@@ -129,6 +132,7 @@ private:
     std::unique_ptr<CorestoreCredential> m_corestoreCredential;
     std::unique_ptr<CorestoreClient> m_corestore;
     std::unique_ptr<CorestoreInventory> m_corestoreInventory;
+    std::unique_ptr<CredentialPublisher> m_credentialPublisher;
     std::unique_ptr<ClockTimer> m_stopDeadline;
     std::unique_ptr<ClockTimer> m_stopDrain; // the stop's drain bound (stopDrainMs, §19.3)
     ListenerHttpHandler *m_httpHandler = nullptr;
