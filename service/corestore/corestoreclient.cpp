@@ -143,6 +143,23 @@ void CorestoreClient::closeUnusedPools()
 
 void CorestoreClient::get(const QString &nodeId, const QByteArray &route, Done done)
 {
+    startCall(QByteArrayLiteral("GET"), nodeId, route, {}, Options{}, std::move(done));
+}
+
+void CorestoreClient::post(const QString &nodeId, const QByteArray &route, const QByteArray &jsonBody, Done done)
+{
+    startCall(QByteArrayLiteral("POST"), nodeId, route, jsonBody, Options{}, std::move(done));
+}
+
+void CorestoreClient::post(const QString &nodeId, const QByteArray &route, const QByteArray &jsonBody, const Options &options,
+                           Done done)
+{
+    startCall(QByteArrayLiteral("POST"), nodeId, route, jsonBody, options, std::move(done));
+}
+
+void CorestoreClient::startCall(const QByteArray &method, const QString &nodeId, const QByteArray &route, const QByteArray &body,
+                           const Options &options, Done done)
+{
     const auto node = m_nodes.find(nodeId);
     if (m_stopped || node == m_nodes.end() || !node->endpoint) {
         // Judged before the credential: nothing is enrolled for a call that cannot be made (§12.1).
@@ -162,7 +179,10 @@ void CorestoreClient::get(const QString &nodeId, const QByteArray &route, Done d
     Call call;
     call.nodeId = nodeId;
     call.endpoint = *node->endpoint;
+    call.method = method;
     call.route = route;
+    call.body = body;
+    call.options = options;
     call.done = std::move(done);
     m_calls.emplace(id, std::move(call));
     m_credential.acquire([this, id](const Secret *token, quint64 generation, const Refusal &failure) {
@@ -212,10 +232,14 @@ void CorestoreClient::send(quint64 id, const Secret &token, quint64 generation)
     Call &call = m_calls.at(id);
     call.tokenGeneration = generation;
     HttpClientRequest request;
-    request.method = QByteArrayLiteral("GET");
+    request.method = call.method;
     request.target = call.endpoint.targetFor(call.route);
     request.bearer = token; // the head carrying it is composed in guarded memory (§19.4)
     request.headers.append(qMakePair(QByteArrayLiteral("Accept"), QByteArrayLiteral("application/json")));
+    if (call.method == "POST") {
+        request.headers.append(qMakePair(QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/json")));
+        request.body = call.body;
+    }
     auto *exchange = new CorestoreHttpExchange(poolFor(call.endpoint), m_clock, kCallTimeoutMs, kMaxAnswerBytes, this);
     call.exchange = exchange;
     connect(exchange, &CorestoreHttpExchange::finished, this, [this, id] { onFinished(id); });
@@ -224,7 +248,8 @@ void CorestoreClient::send(quint64 id, const Secret &token, quint64 generation)
 
 QString CorestoreClient::lineHead(const Call &call) const
 {
-    return QStringLiteral("GET %1 on node %2").arg(QString::fromUtf8(call.endpoint.targetFor(call.route)), call.nodeId);
+    return QStringLiteral("%1 %2 on node %3")
+        .arg(QString::fromLatin1(call.method), QString::fromUtf8(call.endpoint.targetFor(call.route)), call.nodeId);
 }
 
 QString CorestoreClient::quotableCode(const QByteArray &body) const
@@ -248,7 +273,8 @@ void CorestoreClient::onFinished(quint64 id)
         return finish(id, outcome);
     }
     const int status = exchange->status();
-    if ((status == 401 || status == 403) && !call.repeated) {
+    const bool verdictOnCredential = status == 401 || (status == 403 && !call.options.forbiddenKeepsCredential);
+    if (verdictOnCredential && !call.repeated) {
         // Drop the token and read it again, once per call; then repeat once (§12.1, CS-13).
         call.repeated = true;
         m_credential.reread(call.tokenGeneration, [this, id](const Secret *token, quint64 generation, const Refusal &failure) {

@@ -17,8 +17,13 @@
 // corestore-refused with Corestore's error.code (plain names only); 2xx: Answered (the body is the
 // caller's to read with its exact-key reader).
 //
-// done() is called exactly once per get(), never from inside get() for a call that dials (it may be
-// for one refused at once).
+// post(nodeId, route, jsonBody[, options]): the same rules, sent as one POST with
+// "Content-Type: application/json" and the body (bytes, sent as given; in guarded memory with the
+// head). options.forbiddenKeepsCredential: only a 401 re-reads the credential; a 403 is an ordinary
+// corestore-refused answer and leaves the credential as it is (the isolated-restore routes, §14).
+//
+// done() is called exactly once per get()/post(), never from inside the call for one that dials (it
+// may be for one refused at once).
 #include "service/corestore/corestorecalloutcome.h"
 #include "service/corestore/corestoreendpoint.h"
 #include "service/transport/httpclientlimits.h"
@@ -52,6 +57,9 @@ public:
     static constexpr HttpClientLimits kPoolLimits{4, 2, 30000, 32}; // per endpoint origin (§15 "Pool")
 
     using Done = std::function<void(const CorestoreCallOutcome &outcome)>;
+    struct Options {
+        bool forbiddenKeepsCredential = false; // a 403 is the answer, not a verdict on the credential
+    };
 
     CorestoreClient(CorestoreCredential &credential, const QList<QSslCertificate> &extraCaCertificates, Clock &clock,
                     QObject *parent = nullptr);
@@ -60,6 +68,8 @@ public:
     // Returns the number of nodes whose endpoint is now dialled.
     int adoptNodes(const QList<contract::ClusterNode> &nodes);
     void get(const QString &nodeId, const QByteArray &route, Done done);
+    void post(const QString &nodeId, const QByteArray &route, const QByteArray &jsonBody, Done done);
+    void post(const QString &nodeId, const QByteArray &route, const QByteArray &jsonBody, const Options &options, Done done);
     // Ends every call (CORESTORE_UNREACHABLE ... the relay is stopping) and closes every pool.
     void stop();
 
@@ -87,13 +97,18 @@ private:
     struct Call {
         QString nodeId;
         CorestoreEndpoint endpoint;
+        QByteArray method;
         QByteArray route;
+        QByteArray body;
+        Options options;
         Done done;
         bool repeated = false;       // the 401/403 re-read was used
         quint64 tokenGeneration = 0;
         CorestoreHttpExchange *exchange = nullptr;
     };
 
+    void startCall(const QByteArray &method, const QString &nodeId, const QByteArray &route, const QByteArray &body,
+                   const Options &options, Done done);
     void onCredential(quint64 id, const Secret *token, quint64 generation, const contract::Refusal &failure);
     void send(quint64 id, const Secret &token, quint64 generation);
     void onFinished(quint64 id);
@@ -101,7 +116,7 @@ private:
     void endCallsOf(const QString &nodeId, const CorestoreCallOutcome &outcome);
     HttpClientPool &poolFor(const CorestoreEndpoint &endpoint);
     void closeUnusedPools();
-    QString lineHead(const Call &call) const; // "GET <path> on node <id>"
+    QString lineHead(const Call &call) const; // "<method> <path> on node <id>"
     // Corestore's error.code to quote, "withheld" when it is the held token itself (CS-09).
     QString quotableCode(const QByteArray &body) const;
 

@@ -9,6 +9,9 @@
 // the writer does not split or refuse lines. bearer: when not empty, an "Authorization: Bearer
 // <bearer>" line follows the headers; it is held only in guarded memory and the head that carries it
 // is composed there too (httpRequestHeadWithBearer, docs/contract.md §19.4).
+// body: a whole request body (bytes), sent after the head with "Content-Length: <size>" in the same
+// buffer (guarded too when a bearer is present). Empty: no body, and no Content-Length unless the
+// method is POST or PUT (then "Content-Length: 0"). Streamed bodies are not written here.
 #include "service/transport/httpheaderpairs.h"
 #include "shared/secret.h"
 
@@ -21,6 +24,7 @@ struct HttpClientRequest {
     QByteArray target;
     HttpHeaderPairs headers;
     Secret bearer{};
+    QByteArray body{};
 };
 
 } // namespace coreflow

@@ -13,6 +13,8 @@ QByteArray linesBeforeConnection(const HttpClientRequest &request, QByteArrayVie
     head += "\r\n";
     for (const auto &[name, value] : request.headers)
         head += name + ": " + value + "\r\n";
+    if (!request.body.isEmpty() || request.method == "POST" || request.method == "PUT")
+        head += "Content-Length: " + QByteArray::number(request.body.size()) + "\r\n";
     return head;
 }
 
@@ -32,14 +34,14 @@ QByteArray linesFromConnection(QByteArrayView connection)
 
 QByteArray httpRequestHead(const HttpClientRequest &request, QByteArrayView host, QByteArrayView connection)
 {
-    return linesBeforeConnection(request, host) + linesFromConnection(connection);
+    return linesBeforeConnection(request, host) + linesFromConnection(connection) + request.body;
 }
 
 Secret httpRequestHeadWithBearer(const HttpClientRequest &request, QByteArrayView host, QByteArrayView connection)
 {
     const QByteArray before = linesBeforeConnection(request, host);
     const QByteArray after = linesFromConnection(connection);
-    return Secret::concatenated({before, "Authorization: Bearer ", request.bearer.reveal(), "\r\n", after});
+    return Secret::concatenated({before, "Authorization: Bearer ", request.bearer.reveal(), "\r\n", after, request.body});
 }
 
 } // namespace coreflow

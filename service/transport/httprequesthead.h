@@ -5,9 +5,11 @@
 //   <method> <target> HTTP/1.1\r\n
 //   Host: <host>\r\n
 //   <name>: <value>\r\n                  every request header, in order
+//   Content-Length: <size>\r\n          when the request has a body, or the method is POST or PUT
 //   Connection: <connection>\r\n         only when connection is not empty
 //   \r\n
-// host: host[:port] as the Host header carries it. No body is written (the relay sends none).
+//   <body>                               request.body, when not empty
+// host: host[:port] as the Host header carries it.
 // httpRequestHead writes no bearer line (request.bearer is ignored); httpRequestHeadWithBearer writes
 // the same head with "Authorization: Bearer <bearer>\r\n" after the headers, composed in guarded
 // memory (a Secret: the bytes never lie in an ordinary buffer, §19.4).

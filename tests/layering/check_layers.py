@@ -32,6 +32,14 @@ ALLOWED_CROSS_LANE = {
     ('ingress', 'service/forwarding/listenersessions.h'),
     ('ingress', 'service/forwarding/nodeconnection.h'),
 }
+# The lanes on Corestore (bindings §12.2, backups §13.1-13.3, closures §13.4, isolated restore §14)
+# call node Corestores through the Corestore lane's client; backups reach the closure streams only
+# through their seam.
+for _lane in ('bindings', 'backup', 'closures', 'isolatedrestore'):
+    for _header in ('corestoreclient.h', 'corestorecalloutcome.h', 'corestoreendpoint.h'):
+        ALLOWED_CROSS_LANE.add((_lane, 'service/corestore/' + _header))
+ALLOWED_CROSS_LANE.add(('closures', 'service/corestore/corestorecredential.h'))
+ALLOWED_CROSS_LANE.add(('backup', 'service/closures/closuretransfer.h'))
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # Qt HttpServer (GPL-3 in Debian) may be included only by the loopback Corestore peer's files, which in
 # turn include nothing of the project outside tests/peers/ (written from docs/contract.md §15 only).

@@ -325,6 +325,15 @@ void TstHttpParsing::requestHeadBytes()
     QVERIFY(head.isGuarded());
     QCOMPARE(head.reveal(), QByteArrayView("GET /v1/x HTTP/1.1\r\nHost: h\r\nAccept: a\r\nAuthorization: Bearer tok-canary\r\n"
                                            "Connection: keep-alive\r\n\r\n"));
+    // A request body (the Corestore POSTs, contract §15): Content-Length and the bytes after the head,
+    // in the same buffer; guarded with the head when a bearer is present. A POST without a body
+    // still states its length.
+    HttpClientRequest post{"POST", "/v1/p", {{"Content-Type", "application/json"}}, Secret(QByteArrayView("tok-canary")),
+                           QByteArray("{\"a\":1}")};
+    QCOMPARE(httpRequestHeadWithBearer(post, "h", "keep-alive").reveal(),
+             QByteArrayView("POST /v1/p HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: 7\r\n"
+                            "Authorization: Bearer tok-canary\r\nConnection: keep-alive\r\n\r\n{\"a\":1}"));
+    QCOMPARE(httpRequestHead({"POST", "/p", {}}, "h"), QByteArray("POST /p HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n"));
 }
 
 void TstHttpParsing::responseHeadBytes()
