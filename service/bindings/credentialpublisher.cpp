@@ -23,14 +23,20 @@ constexpr QLatin1StringView kMutationPrefix("corestore-publication:");
 
 QString mutationIdOf(const QString &grantOperation) { return kMutationPrefix + grantOperation; }
 
+Refusal replayConflict()
+{
+    return Refusal{QString(refusal::cloudlyReplayConflict), QStringLiteral("Cloudly committed another envelope under this grant's mutation")};
+}
+
 // Cloudly's code is repeated only when it is a plain name.
 QString plainCode(const QString &code) { return RefusalQuote::isPlain(code) ? code : QString(); }
 
-BindingPublicationOutcome outcomeOf(Kind kind, Refusal failure = {})
+BindingPublicationOutcome outcomeOf(Kind kind, const Refusal &why = {})
 {
     BindingPublicationOutcome outcome;
     outcome.kind = kind;
-    outcome.failure = std::move(failure);
+    if (!why.name.isEmpty())
+        outcome.reason = why.reason.isEmpty() ? why.name : why.text();
     return outcome;
 }
 
@@ -61,11 +67,31 @@ bool CredentialPublisher::isMarkedCommitted(const QString &grantOperation) const
     return it != m_held.constEnd() && it->committedElsewhere;
 }
 
+qsizetype CredentialPublisher::materialBytesHeld() const
+{
+    qsizetype bytes = 0;
+    for (const Held &held : m_held)
+        bytes += held.material.size();
+    return bytes;
+}
+
 void CredentialPublisher::forget(const QString &grantOperation)
 {
     // The grant left the config push (CS-39): the held request, the receipt and any attempt under way
     // are dropped; an answer still to come finds nothing and changes nothing.
-    m_held.remove(grantOperation);
+    const auto it = m_held.find(grantOperation);
+    if (it == m_held.end())
+        return;
+    std::vector<Done> waiting = std::move(it->waiting);
+    m_held.erase(it);
+    for (auto &done : waiting)
+        answer(std::move(done), outcomeOf(Kind::Retry, Refusal{QString(refusal::publicationForgotten),
+                                                               QStringLiteral("the grant left the config before Cloudly answered")}));
+}
+
+void CredentialPublisher::answer(Done done, const BindingPublicationOutcome &outcome)
+{
+    QMetaObject::invokeMethod(this, [done = std::move(done), outcome] { done(outcome); }, Qt::QueuedConnection);
 }
 
 void CredentialPublisher::warnCommitted(const Held &held) const
@@ -78,11 +104,11 @@ void CredentialPublisher::warnCommitted(const Held &held) const
                                                  mutationIdOf(held.request.grantOperation));
 }
 
-void CredentialPublisher::publish(BindingPublicationRequest request, Secret material, Done done)
+void CredentialPublisher::publish(const BindingPublicationRequest &request, Secret material, Done done)
 {
     const QString op = request.grantOperation;
     if (op.isEmpty()) {
-        done(outcomeOf(Kind::Failed, Refusal{QString(refusal::publicationUnbound), QStringLiteral("the grant names no operation")}));
+        answer(std::move(done), outcomeOf(Kind::Failed, Refusal{QString(refusal::publicationUnbound), QStringLiteral("the grant names no operation")}));
         return;
     }
     auto it = m_held.find(op);
@@ -90,14 +116,12 @@ void CredentialPublisher::publish(BindingPublicationRequest request, Secret mate
         // The grant's material was sealed once; a repeated publish never seals it again (CS-40, CS-43, CS-44).
         material = Secret();
         if (it->receipt) {
-            BindingPublicationOutcome outcome = outcomeOf(Kind::Published);
-            outcome.acceptedAtMs = it->receipt->acceptedAtMs;
-            done(outcome);
+            answer(std::move(done), outcomeOf(Kind::Published));
             return;
         }
         if (it->committedElsewhere) {
             warnCommitted(*it);
-            done(outcomeOf(Kind::Committed));
+            answer(std::move(done), outcomeOf(Kind::Committed, replayConflict()));
             return;
         }
         it->waiting.push_back(std::move(done));
@@ -107,18 +131,18 @@ void CredentialPublisher::publish(BindingPublicationRequest request, Secret mate
     }
     // Nothing is held yet: failures from here to the held request are reported failed (CS-46).
     if (request.clusterId.isEmpty() || request.organizationId.isEmpty()) {
-        done(outcomeOf(Kind::Failed, Refusal{QString(refusal::publicationUnbound),
+        answer(std::move(done), outcomeOf(Kind::Failed, Refusal{QString(refusal::publicationUnbound),
                                              QStringLiteral("the service has no %1 to bind the publication to")
                                                  .arg(request.clusterId.isEmpty() ? QStringLiteral("cluster") : QStringLiteral("organization"))}));
         return;
     }
     if (!PublicationEnvelope::isJsonObject(material)) {
-        done(outcomeOf(Kind::Failed, Refusal{QString(refusal::publicationMaterialUnusable),
+        answer(std::move(done), outcomeOf(Kind::Failed, Refusal{QString(refusal::publicationMaterialUnusable),
                                              QStringLiteral("the credential material is not one JSON object")}));
         return;
     }
     Held held;
-    held.request = std::move(request);
+    held.request = request;
     held.material = std::move(material);
     held.waiting.push_back(std::move(done));
     m_held.insert(op, std::move(held));
@@ -223,7 +247,7 @@ void CredentialPublisher::onAnswer(const QString &grantOperation, const CloudlyC
         qCInfo(logBindings).noquote() << QStringLiteral("publication under grant %1 has no answer (%2); the sealed request stays held "
                                                         "and is sent again unchanged")
                                              .arg(grantOperation, result.refusal.name);
-        return finish(grantOperation, outcomeOf(Kind::Open, result.refusal), false);
+        return finish(grantOperation, outcomeOf(Kind::Retry, result.refusal), false);
     }
     if (result.answer.hasError()) {
         const Refusal refused = result.answer.errorRefusal();
@@ -232,13 +256,16 @@ void CredentialPublisher::onAnswer(const QString &grantOperation, const CloudlyC
             held.committedElsewhere = true;
             held.body.clear(); // nothing is sent under this grant again (CS-43)
             warnCommitted(held);
-            return finish(grantOperation, outcomeOf(Kind::Committed), false);
+            return finish(grantOperation, outcomeOf(Kind::Committed, replayConflict()), false);
         }
         if (code.isEmpty() || code == QLatin1StringView(refusal::cloudlyInternalError)) {
             qCInfo(logBindings).noquote() << QStringLiteral("publication under grant %1 answered %2; the sealed request stays held and is "
                                                             "sent again unchanged")
                                                  .arg(grantOperation, code.isEmpty() ? QStringLiteral("an unnamed error") : code);
-            return finish(grantOperation, outcomeOf(Kind::Open, Refusal{code, QStringLiteral("Cloudly answered no receipt")}), false);
+            return finish(grantOperation,
+                          outcomeOf(Kind::Retry, Refusal{code.isEmpty() ? QString(refusal::publicationAnswerInvalid) : code,
+                                                         QStringLiteral("Cloudly answered no receipt")}),
+                          false);
         }
         // Any other name: the request is dropped; the next attempt seals afresh (CS-41).
         return finish(grantOperation,
@@ -270,16 +297,14 @@ void CredentialPublisher::onAnswer(const QString &grantOperation, const CloudlyC
                    .arg(QLatin1StringView(refusal::publicationReceiptRefused), grantOperation, held.request.serviceId,
                         held.request.bindingName, held.request.nodeId, reasons.join(QStringLiteral("; ")),
                         misstatements.isEmpty() ? QString() : QStringLiteral("; ") + misstatements.join(QStringLiteral("; ")));
-        return finish(grantOperation, outcomeOf(Kind::ReceiptRefused, Refusal{QString(refusal::publicationReceiptRefused),
+        return finish(grantOperation, outcomeOf(Kind::Retry, Refusal{QString(refusal::publicationReceiptRefused),
                                                                               reasons.join(QStringLiteral("; "))}),
                       false);
     }
     held.receipt = receipt;
     qCInfo(logBindings).noquote() << QStringLiteral("Cloudly accepted the credential material of %1/%2 under grant %3 (envelope %4)")
                                          .arg(held.request.serviceId, held.request.bindingName, grantOperation, held.digest);
-    BindingPublicationOutcome outcome = outcomeOf(Kind::Published);
-    outcome.acceptedAtMs = receipt->acceptedAtMs;
-    finish(grantOperation, outcome, false);
+    finish(grantOperation, outcomeOf(Kind::Published), false);
 }
 
 void CredentialPublisher::finish(const QString &grantOperation, const BindingPublicationOutcome &outcome, bool dropHeld)
@@ -293,7 +318,7 @@ void CredentialPublisher::finish(const QString &grantOperation, const BindingPub
     if (dropHeld)
         m_held.erase(it); // the ciphertext and the material (if any) go with it
     for (auto &done : waiting)
-        done(outcome);
+        answer(std::move(done), outcome);
 }
 
 } // namespace coreflow

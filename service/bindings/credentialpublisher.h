@@ -11,25 +11,26 @@
 // (CS-35).
 //
 // Custody, per grant operation, until forget() (the grant left the config push, CS-39): the exact
-// request bytes (ciphertext only) and, once one arrives, the verified receipt. Outcomes:
-//   Published       a verified receipt; later publish() calls answer the kept receipt and seal
-//                   nothing (CS-40)
-//   Open            the answer was lost (cloudly-forward-timeout, cloudly-session-lost,
-//                   cloudly-session-unavailable), unnamed, or INTERNAL_ERROR: the request stays held
-//                   and the next publish() sends the same bytes again (CS-38, CS-42); never failed
-//   ReceiptRefused  the receipt fails its reader or the validator: one error line
-//                   (corestore-publication-receipt-refused:) with the grant operation, every reason and
-//                   each misstated member expected vs received; the request stays held without a
-//                   receipt and goes out again unchanged (CS-44, CS-45); never failed
-//   Committed       REPLAY_CONFLICT: Cloudly committed another envelope under this mutation; the grant
-//                   stays marked committed, nothing is sealed or sent under it again, and a warning
-//                   (corestore-publication-replay-conflict:) naming the grant operation is logged on
-//                   this and every later attempt (CS-43); never failed
-//   Failed          before any request is held (CS-46): publication-unbound (no cluster or
-//                   organization), publication-material-unusable, the recipient read refused or
-//                   unreadable (Cloudly's name, publication-answer-invalid, or the call's refusal);
-//                   or a named refusal other than INTERNAL_ERROR/REPLAY_CONFLICT, which drops the held
-//                   request so the next attempt seals afresh, to a rotated recipient if any (CS-41)
+// request bytes (ciphertext only) and, once one arrives, the verified receipt. Outcomes (the seam's
+// kinds; every reason value-free, "<name>: <text>"):
+//   Published  a verified receipt; later publish() calls answer it again and seal nothing (CS-40)
+//   Retry      the request stays held and the next publish() sends the same bytes (CS-38, CS-42,
+//              CS-44), never failed: the answer was lost (cloudly-forward-timeout, cloudly-session-lost,
+//              cloudly-session-unavailable), unnamed, INTERNAL_ERROR, or a receipt that fails its
+//              reader or the validator, which is logged once at error level
+//              (corestore-publication-receipt-refused:) with the grant operation, every reason and
+//              each misstated member expected vs received (CS-45)
+//   Committed  REPLAY_CONFLICT: Cloudly committed another envelope under this mutation; the grant
+//              stays marked committed, nothing is read, sealed or sent under it again, and a warning
+//              (corestore-publication-replay-conflict:) naming the grant operation is logged on this
+//              and every later attempt (CS-43); never failed
+//   Failed     before any request is held (CS-46): publication-unbound (no cluster or organization),
+//              publication-material-unusable, the recipient read refused or unreadable (Cloudly's
+//              name, publication-answer-invalid, or the call's refusal); or a named refusal other than
+//              INTERNAL_ERROR/REPLAY_CONFLICT, which drops the held request so the next attempt seals
+//              afresh, to a rotated recipient if any (CS-41)
+// done() runs exactly once, from the event loop, never inside publish(). forget() while an attempt
+// runs answers it Retry (publication-forgotten); its late answer changes nothing.
 // A publish() while one runs for the same grant operation waits for it and gets its outcome.
 //
 // Secrecy: the material is a Secret (guarded memory) from the caller to the seal and is wiped once the
@@ -56,7 +57,7 @@ public:
     CredentialPublisher(CloudlyConnector &cloudly, const contract::RelayTiming &timing, QObject *parent = nullptr);
     ~CredentialPublisher() override;
 
-    void publish(BindingPublicationRequest request, Secret material, Done done) override;
+    void publish(const BindingPublicationRequest &request, Secret material, Done done) override;
     void forget(const QString &grantOperation) override;
     bool holdsReceipt(const QString &grantOperation) const override;
 
@@ -66,6 +67,8 @@ public:
     bool holdsRequest(const QString &grantOperation) const;
     bool isMarkedCommitted(const QString &grantOperation) const;
     int sealsMade() const { return m_seals; }
+    // Bytes of material plaintext held now (guarded memory): nonzero only while a recipient is read.
+    qsizetype materialBytesHeld() const;
     int requestsSent() const { return m_sends; }
 
 private:
@@ -87,6 +90,8 @@ private:
     void onAnswer(const QString &grantOperation, const CloudlyConnector::CallResult &result);
     void finish(const QString &grantOperation, const BindingPublicationOutcome &outcome, bool dropHeld);
     void warnCommitted(const Held &held) const;
+    // Runs done(outcome) from the event loop (never inside publish()); dropped if this is destroyed.
+    void answer(Done done, const BindingPublicationOutcome &outcome);
 
     CloudlyConnector &m_cloudly;
     contract::RelayTiming m_timing;

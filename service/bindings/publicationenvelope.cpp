@@ -36,14 +36,16 @@ bool PublicationEnvelope::isJsonObject(const Secret &material)
     std::string_view raw;
     if (doc.raw_json().get(raw))
         return false;
-    // Nothing but whitespace may follow the object.
+    // raw may run on over whitespace after the object; nothing else may follow it.
     qsizetype end = qsizetype(raw.data() + raw.size() - padded.reveal().data());
-    if (end <= 0 || end > bytes.size() || bytes[end - 1] != '}')
+    if (end <= 0 || end > bytes.size())
         return false;
-    for (; end < bytes.size(); ++end)
-        if (!QChar::isSpace(uchar(bytes[end])))
+    for (qsizetype i = end; i < bytes.size(); ++i)
+        if (!QChar::isSpace(uchar(bytes[i])))
             return false;
-    return true;
+    while (end > 0 && QChar::isSpace(uchar(bytes[end - 1])))
+        --end;
+    return end > 0 && bytes[end - 1] == '}';
 }
 
 Result<PublicationEnvelope> PublicationEnvelope::seal(const IngressRecipient &recipient, const QString &context, const Secret &material)

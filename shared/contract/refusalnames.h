@@ -180,6 +180,7 @@ inline constexpr Name cloudlyInternalError{"INTERNAL_ERROR"};
 inline constexpr Name publicationAnswerInvalid{"publication-answer-invalid"};     // (project) an answer fails its reader
 inline constexpr Name publicationUnbound{"publication-unbound"};                  // (project) CS-46: no cluster/organization
 inline constexpr Name publicationMaterialUnusable{"publication-material-unusable"}; // (project) CS-46
+inline constexpr Name publicationForgotten{"publication-forgotten"};              // (project) forget() during an attempt
 inline constexpr Name publicationReplayConflict{"corestore-publication-replay-conflict"}; // log prefix (CS-43)
 inline constexpr Name publicationReceiptRefused{"corestore-publication-receipt-refused"}; // log prefix (CS-44, CS-45)
 

@@ -40,8 +40,11 @@ struct KeyPair {
     }
 };
 
-const QByteArray kMaterial = R"({"capability":"database","endpoint":{"host":"10.0.0.5","port":27017},"database":"app",)"
-                             R"("username":"u","password":"canary-pw-\u00e9\"x","uri":"mongodb://u:canary-pw@10.0.0.5:27017/app"})";
+// Written as plain literals (moc does not read raw strings): a unicode escape and an escaped quote
+// inside the password, so the material's own bytes are seen to travel verbatim.
+const QByteArray kMaterial = "{\"capability\":\"database\",\"endpoint\":{\"host\":\"10.0.0.5\",\"port\":27017},"
+                             "\"database\":\"app\",\"username\":\"u\",\"password\":\"canary-pw-\\u00e9\\\"x\","
+                             "\"uri\":\"mongodb://u:canary-pw@10.0.0.5:27017/app\"}";
 
 QJsonObject receiptResponse(const QJsonObject &replace = {})
 {
