@@ -8,6 +8,7 @@
 #include "service/corestore/corestoreclient.h"
 #include "service/corestore/corestorecredential.h"
 #include "service/corestore/corestoreinventory.h"
+#include "service/bindings/credentialpublisher.h"
 
 #include "service/core/logging.h"
 #include "service/core/readinessboard.h"
@@ -52,6 +53,8 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     m_corestoreCredential = std::make_unique<CorestoreCredential>(*m_cloudly, m_clock, m_timing);
     m_corestore = std::make_unique<CorestoreClient>(*m_corestoreCredential, m_config.extraCaCertificates, m_clock);
     m_corestoreInventory = std::make_unique<CorestoreInventory>(*m_corestore, m_cloudlyMethods, m_clock);
+    // Credential publication (§12.4): the BindingPublication seam reconciliation publishes through.
+    m_credentialPublisher = std::make_unique<CredentialPublisher>(*m_cloudly, m_timing);
     connect(m_corestoreCredential.get(), &CorestoreCredential::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_corestore.get(), &CorestoreClient::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_corestoreCredential.get(), &CorestoreCredential::eventLine, this,
@@ -64,6 +67,7 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     connect(m_registration.get(), &RelayRegistration::accepted, this, &Coreflow::rereadClusterNodes);
     m_bindingCloudly = std::make_unique<CloudlyBindingCalls>(*m_cloudly, m_timing.cloudlyCallTimeoutMs);
     m_bindingCorestore = std::make_unique<CorestoreBindingCalls>(*m_corestore);
+    setBindingPublication(m_credentialPublisher.get());
     // Negotiation on the Cloudly hop only changes what the relay says about itself (docs/contract.md §2).
     // A cluster peer's refused offer is that peer's: it is answered and counted (refusals by name),
     // never a readiness refusal (§2.2, D-62), so a stranger on the listener cannot flip readiness.
@@ -157,6 +161,8 @@ Coreflow::~Coreflow()
     m_registryProxy.reset();
     m_cloudlyMethods.remove(QString(method::holdRuntimeNetworkDnsLeaseRenewals));
     m_cloudlyMethods.remove(QString(method::pushClusterConfig));
+    m_bindings.reset(); // before the publication and the Corestore client it calls
+    m_credentialPublisher.reset();
     m_corestoreInventory.reset();
     m_corestore.reset();
     m_corestoreCredential.reset();
@@ -172,8 +178,9 @@ Coreflow::~Coreflow()
 
 void Coreflow::setBindingPublication(BindingPublication *publication)
 {
-    if (m_step != Step::Idle || m_bindings)
+    if (m_step != Step::Idle || !publication)
         return;
+    m_bindings.reset();
     m_bindingPublication = publication;
     m_bindings = std::make_unique<BindingReconciler>(*m_bindingCorestore, *m_bindingCloudly, *m_bindingPublication, m_clock);
     connect(m_bindings.get(), &BindingReconciler::statusChanged, this, &Coreflow::notifyStatus);

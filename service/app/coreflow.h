@@ -44,6 +44,7 @@ class BindingPublication;
 class BindingReconciler;
 class CloudlyBindingCalls;
 class CorestoreBindingCalls;
+class CredentialPublisher;
 
 struct Readiness {
     bool ready = false;
@@ -77,11 +78,13 @@ public:
     ReadinessBoard *readiness() const { return m_readiness.get(); }
     CorestoreCredential *corestoreCredential() const { return m_corestoreCredential.get(); }
     CorestoreClient *corestore() const { return m_corestore.get(); }
-    // The bindings lane (docs/contract.md §12.2..§12.5); nullptr without a publication.
+    // The bindings lane (docs/contract.md §12.2..§12.5).
     BindingReconciler *bindings() const { return m_bindings.get(); }
-    // The publication seam the bindings lane hands material to (§12.4). Set before start; a test gives
-    // its double here.
+    // The publication seam the bindings lane hands material to (§12.4): the CredentialPublisher unless
+    // a test gives its double here (before start; the caller keeps it alive).
     void setBindingPublication(BindingPublication *publication);
+    // Credential publication (§12.4), the BindingPublication reconciliation calls.
+    CredentialPublisher *credentialPublisher() const { return m_credentialPublisher.get(); }
     const std::optional<contract::ClusterConfig> &clusterConfig() const { return m_clusterConfig; }
     MethodTable &cloudlyMethods() { return m_cloudlyMethods; }
     MethodTable &nodeMethods() { return m_nodeMethods; }
@@ -143,6 +146,7 @@ private:
     std::unique_ptr<CorestoreBindingCalls> m_bindingCorestore;
     BindingPublication *m_bindingPublication = nullptr;
     std::unique_ptr<BindingReconciler> m_bindings;
+    std::unique_ptr<CredentialPublisher> m_credentialPublisher;
     std::unique_ptr<ClockTimer> m_stopDeadline;
     std::unique_ptr<ClockTimer> m_stopDrain; // the stop's drain bound (stopDrainMs, §19.3)
     ListenerHttpHandler *m_httpHandler = nullptr;
