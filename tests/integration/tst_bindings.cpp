@@ -58,10 +58,10 @@ QJsonObject desired(const QJsonArray &bindings) { return {{"bindings", bindings}
 struct Lane {
     LogCapture &log;
     RelayFixture f;
-    LoopbackCorestore corestore;
-    PublicationDouble publication;
     QByteArray token = QByteArrayLiteral("canary-corestore-token-") + QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
     QByteArray materialSecret = QByteArrayLiteral("canary-material-password-") + QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
+    LoopbackCorestore corestore; // after materialSecret: its options read it
+    PublicationDouble publication;
     QJsonObject state;
     QList<QJsonObject> reports;
 
@@ -87,10 +87,11 @@ struct Lane {
             return Answer::respond(QJsonObject{{"accepted", true}});
         });
     }
-    bool start()
+    bool start(bool realPublisher = false)
     {
         f.makeRelay(f.configuration());
-        f.relay->setBindingPublication(&publication);
+        if (!realPublisher)
+            f.relay->setBindingPublication(&publication);
         return f.startRelay();
     }
     void verifySecretsNowhere()
@@ -147,6 +148,23 @@ private Q_SLOTS:
         QCOMPARE(bindings.size(), 1);
         QCOMPARE(bindings[0].status, QStringLiteral("ready"));
         QCOMPARE(bindings[0].grantOperation, QStringLiteral("op-main-db"));
+        lane.verifySecretsNowhere();
+    }
+
+    // The whole path through the relay's own publisher: Corestore's material reaches the loopback
+    // Cloudly's secret ingress sealed, opens there intact, and only then is ready reported.
+    void endToEndThroughTheCredentialPublisher_CS34_CS36_CS49()
+    {
+        Lane lane(log);
+        lane.f.cloudly->secretIngress().setOrganization(QStringLiteral("svc-1"), QStringLiteral("org-1"));
+        QVERIFY(lane.start(true));
+        QTRY_COMPARE_WITH_TIMEOUT(lane.reports.size(), 1, 20000);
+        QCOMPARE(lane.reports[0].value("status").toString(), QStringLiteral("ready"));
+        const auto &opened = lane.f.cloudly->secretIngress().opened();
+        QCOMPARE(opened.size(), 1);
+        QCOMPARE(opened[0].material.value("password").toString(), QString::fromUtf8(lane.materialSecret));
+        QCOMPARE(opened[0].material.value("endpoint").toObject(), (QJsonObject{{"host", "10.0.0.5"}, {"port", 27017}}));
+        QCOMPARE(lane.publication.materials.size(), 0);
         lane.verifySecretsNowhere();
     }
 
