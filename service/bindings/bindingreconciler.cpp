@@ -199,20 +199,25 @@ void BindingReconciler::adopt(PlatformDesiredState state, bool everyBinding)
     }
     // CS-20: what is no longer desired is retained on its Corestore, never deleted; CS-39: a grant
     // operation that left the desired state is released in the publication.
+    QSet<QString> freed; // nodes whose attempt slot a removed binding held
     for (auto it = m_entries.begin(); it != m_entries.end();) {
         if (desired.count(it->first)) {
             ++it;
             continue;
         }
         Entry &e = *it->second;
-        if (e.inFlight)
+        if (e.inFlight) {
             --m_running[e.desired.nodeId.value_or(QString())];
+            freed.insert(e.desired.nodeId.value_or(QString()));
+        }
         say(QtInfoMsg, QStringLiteral("binding %1/%2 is no longer desired: retained as it is on node %3 (never deleted)")
                            .arg(e.desired.binding.serviceId, e.desired.binding.name, e.desired.nodeId.value_or(QStringLiteral("(none)"))));
         it = m_entries.erase(it);
     }
     for (auto &q : m_queued)
         std::erase_if(q, [this](const QString &k) { return !m_entries.count(k); });
+    for (const QString &node : std::as_const(freed))
+        startNext(node);
     for (const QString &op : std::as_const(m_grantOperations))
         if (!operations.contains(op))
             m_publication.forget(op);
