@@ -35,7 +35,7 @@ bool HealthOverview::escrowRowFailed(const status::EscrowRun &run)
     return !(r.isEmpty() || r == QLatin1String("none") || r == QLatin1String("admitted") || r == QLatin1String("replayed"));
 }
 
-bool HealthOverview::bindingRowFailed(const status::PlatformBinding &binding) { return binding.status != QLatin1String("bound"); }
+bool HealthOverview::bindingRowFailed(const status::PlatformBinding &binding) { return binding.status == QLatin1String("failed"); }
 
 bool HealthOverview::nodeRowTroubled(const status::CarriedNode &node)
 {

@@ -55,6 +55,11 @@ MainWindow::MainWindow(const QString &socketPath, QWidget *parent)
     addPane(QStringLiteral("bindings"), tr("Bindings"), m_bindingsModel);
     addPane(QStringLiteral("vpn"), tr("VPN"), m_vpnModel);
     addPane(QStringLiteral("events"), tr("Events"), m_eventsModel);
+    // The bindings pane filters by state as well as by text (docs/contract.md §18.1 bindings[].status).
+    m_panes[QStringLiteral("bindings")]->addColumnChoice(BindingsTableModel::kStatusColumn, tr("all states"),
+                                                         {QStringLiteral("ready"), QStringLiteral("failed"), QStringLiteral("provisioning"),
+                                                          QStringLiteral("reconciling"), QStringLiteral("ungranted"), QStringLiteral("committed"),
+                                                          QStringLiteral("paused")});
     // Key/value panes keep the relay's order; the events pane opens newest-last in time order.
     for (const QString &kvName : {QStringLiteral("overview"), QStringLiteral("relay"), QStringLiteral("ingress"), QStringLiteral("vpn")})
         m_panes[kvName]->view()->sortByColumn(-1, Qt::AscendingOrder);

@@ -1,7 +1,9 @@
 #include "console/tablepane.h"
 
+#include "console/rowfilterproxy.h"
 #include "console/rowtablemodel.h"
 
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -13,7 +15,7 @@
 namespace coreflow::console {
 
 TablePane::TablePane(const QString &name, RowTableModel *model, QWidget *parent)
-    : QWidget(parent), m_model(model), m_proxy(new QSortFilterProxyModel(this)), m_filter(new QLineEdit(this)),
+    : QWidget(parent), m_model(model), m_proxy(new RowFilterProxy(this)), m_filter(new QLineEdit(this)),
       m_view(new QTableView(this)), m_count(new QLabel(this))
 {
     setObjectName(name + QStringLiteral("Pane"));
@@ -40,12 +42,12 @@ TablePane::TablePane(const QString &name, RowTableModel *model, QWidget *parent)
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     m_count->setObjectName(name + QStringLiteral("Count"));
 
-    auto *top = new QHBoxLayout;
-    top->addWidget(m_filter, 1);
-    top->addWidget(m_count);
+    m_top = new QHBoxLayout;
+    m_top->addWidget(m_filter, 1);
+    m_top->addWidget(m_count);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
-    layout->addLayout(top);
+    layout->addLayout(m_top);
     layout->addWidget(m_view, 1);
 
     connect(m_filter, &QLineEdit::textChanged, m_proxy, &QSortFilterProxyModel::setFilterFixedString);
@@ -59,6 +61,22 @@ TablePane::TablePane(const QString &name, RowTableModel *model, QWidget *parent)
     connect(m_model, &QAbstractItemModel::rowsInserted, this, [this] { m_view->resizeColumnsToContents(); });
     connect(m_model, &QAbstractItemModel::dataChanged, this, [this] { m_view->resizeColumnsToContents(); });
     updateCount();
+}
+
+QSortFilterProxyModel *TablePane::proxy() const { return m_proxy; }
+
+void TablePane::addColumnChoice(int column, const QString &allLabel, const QStringList &values)
+{
+    m_choice = new QComboBox(this);
+    m_choice->setObjectName(objectName().chopped(4) + QStringLiteral("Choice"));
+    m_choice->addItem(allLabel, QString());
+    for (const QString &v : values)
+        m_choice->addItem(v, v);
+    m_top->insertWidget(1, m_choice);
+    connect(m_choice, &QComboBox::currentIndexChanged, this, [this, column](int index) {
+        m_proxy->setColumnValue(column, m_choice->itemData(index).toString());
+        updateCount();
+    });
 }
 
 void TablePane::updateCount()

@@ -4,9 +4,12 @@
 // and a "shown of total" count.
 //
 // Object names, for tests and style sheets: "<name>Filter" (QLineEdit), "<name>Table" (QTableView),
-// "<name>Count" (QLabel).
+// "<name>Count" (QLabel), and with addColumnChoice() "<name>Choice" (QComboBox: "all" and the values
+// given; choosing one shows only rows whose cell in that column equals it).
 #include <QWidget>
 
+class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QSortFilterProxyModel;
@@ -14,6 +17,7 @@ class QTableView;
 
 namespace coreflow::console {
 
+class RowFilterProxy;
 class RowTableModel;
 
 class TablePane : public QWidget {
@@ -21,17 +25,22 @@ class TablePane : public QWidget {
 public:
     TablePane(const QString &name, RowTableModel *model, QWidget *parent = nullptr);
 
+    void addColumnChoice(int column, const QString &allLabel, const QStringList &values);
+
     QLineEdit *filterEdit() const { return m_filter; }
+    QComboBox *choice() const { return m_choice; }
     QTableView *view() const { return m_view; }
-    QSortFilterProxyModel *proxy() const { return m_proxy; }
+    QSortFilterProxyModel *proxy() const;
     RowTableModel *model() const { return m_model; }
 
 private:
     void updateCount();
 
     RowTableModel *m_model;
-    QSortFilterProxyModel *m_proxy;
+    RowFilterProxy *m_proxy;
     QLineEdit *m_filter;
+    QComboBox *m_choice = nullptr;
+    QHBoxLayout *m_top = nullptr;
     QTableView *m_view;
     QLabel *m_count;
 };

@@ -236,9 +236,11 @@ QString TerminalView::renderText(const status::RelayStatus &unfiltered)
     } else {
         QList<QStringList> rows;
         for (const auto &b : bindings)
-            rows << QStringList{orDash(b.name), orDash(b.capability), orDash(b.nodeId), orDash(b.status), orDash(b.reason)};
-        out << formatTable({QStringLiteral("NAME"), QStringLiteral("CAPABILITY"), QStringLiteral("NODE"),
-                            QStringLiteral("STATUS"), QStringLiteral("REASON")},
+            rows << QStringList{orDash(b.name), orDash(b.serviceId), orDash(b.capability), orDash(b.nodeId), orDash(b.status),
+                                orDash(b.reason), grantText(b), QString::number(b.attempts), isoUtc(b.nextRetryAtMs)};
+        out << formatTable({QStringLiteral("NAME"), QStringLiteral("SERVICE"), QStringLiteral("CAPABILITY"), QStringLiteral("NODE"),
+                            QStringLiteral("STATUS"), QStringLiteral("REASON"), QStringLiteral("GRANT"), QStringLiteral("ATTEMPTS"),
+                            QStringLiteral("NEXT RETRY (UTC)")},
                            rows, QStringLiteral("  "), markRows(bindings, HealthOverview::bindingRowFailed));
     }
     out << QString();
@@ -381,6 +383,12 @@ QString TerminalView::renderWatch(const QString &socketPath, const QString &conn
     while (out.size() > rows)
         out.removeLast();
     return finish(out);
+}
+
+QString TerminalView::grantText(const status::PlatformBinding &binding)
+{
+    return binding.grantOperation.isEmpty() ? QStringLiteral("-")
+                                            : QStringLiteral("%1 (generation %2)").arg(binding.grantOperation).arg(binding.grantGeneration);
 }
 
 } // namespace coreflow::console

@@ -42,6 +42,8 @@ public:
     static QString isoUtc(qint64 unixMs);             // "-" for 0
     static QString yesNo(bool value) { return value ? QStringLiteral("yes") : QStringLiteral("no"); }
     static QString orDash(const QString &value) { return value.isEmpty() ? QStringLiteral("-") : value; }
+    // A binding's grant as "<operation> (generation <n>)", "-" without one (never its authority).
+    static QString grantText(const status::PlatformBinding &binding);
     static QString refusalLine(const status::ReadinessRefusal &refusal); // "hop: line [peer offer X; own offer Y]"
     // The refusals to show: a parked relay's registration entry that is exactly the park line is left out
     // (the park line is shown once, under "parked").

@@ -4,13 +4,12 @@
 #include "shared/contract/exactkeyreader.h"
 #include "shared/contract/refusalnames.h"
 
-#include <QJsonArray>
 
 namespace coreflow {
 
 using namespace contract;
 
-Result<ClusterConfigPush::Read> ClusterConfigPush::read(const QJsonObject &request)
+Result<ClusterConfigPush::Read> ClusterConfigPush::read(const QJsonObject &request, const QList<Secret> &authorities)
 {
     ExactKeyReader r(request, QStringLiteral("request"));
     const QJsonObject cluster = r.requiredObject(QStringLiteral("cluster"));
@@ -23,24 +22,12 @@ Result<ClusterConfigPush::Read> ClusterConfigPush::read(const QJsonObject &reque
     Read read;
     read.cluster = config.value();
     if (desired) {
-        ExactKeyReader d(*desired, QStringLiteral("request.desiredState"));
-        const QJsonArray bindings = d.requiredArray(QStringLiteral("bindings"));
-        if (auto refused = d.finish())
-            return *refused;
-        for (qsizetype i = 0; i < bindings.size(); ++i) {
-            const QString path = QStringLiteral("request.desiredState.bindings[%1]").arg(i);
-            if (!bindings.at(i).isObject())
-                return Refusal{QString(refusal::requestInvalid), QStringLiteral("field %1 is not an object").arg(path)};
-            ExactKeyReader b(bindings.at(i).toObject(), path);
-            const QJsonValue nodeId = b.requiredAny(QStringLiteral("nodeId"));
-            if (!b.failed() && !nodeId.isNull() && !nodeId.isString())
-                b.fail(QStringLiteral("nodeId"), QStringLiteral("is not a string or null"));
-            b.requiredObject(QStringLiteral("binding"));
-            const std::optional<QJsonObject> grant = b.nullableObject(QStringLiteral("grant"));
-            if (auto refused = b.finish())
-                return *refused;
-            read.grants += grant ? 1 : 0;
-        }
+        auto state = PlatformDesiredState::read(*desired, QStringLiteral("request.desiredState"), authorities);
+        if (!state)
+            return state.refusal();
+        for (const auto &b : state->bindings)
+            read.grants += b.grant ? 1 : 0;
+        read.desiredState = std::move(state).value();
     }
     return read;
 }

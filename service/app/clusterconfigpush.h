@@ -3,9 +3,10 @@
 // answer. Pure functions, no state.
 //
 // Request { cluster: ClusterConfig, desiredState: PlatformDesiredState | null }: `cluster` through
-// ClusterConfig::read; `desiredState`, until the bindings lane reads it whole, as null or
-// { bindings: [ { nodeId: string | null, binding: object, grant: object | null } ] } with exact keys
-// to that depth, of which only the grants are counted. Anything else: request-invalid naming the field.
+// ClusterConfig::read, `desiredState` whole through PlatformDesiredState::read (§12.3), its grants'
+// authorities given by the caller, who lifted them out of the request's text before it was parsed
+// (PlatformDesiredState::takeAuthorities). Anything else: request-invalid naming the field.
+#include "service/bindings/platformdesiredstate.h"
 #include "shared/contract/result.h"
 #include "shared/contract/types.h"
 
@@ -19,9 +20,10 @@ class ClusterConfigPush {
 public:
     struct Read {
         contract::ClusterConfig cluster;
+        std::optional<PlatformDesiredState> desiredState; // nullopt: null, unchanged by this push
         int grants = 0;
     };
-    static contract::Result<Read> read(const QJsonObject &request);
+    static contract::Result<Read> read(const QJsonObject &request, const QList<Secret> &authorities = {});
 
     // "unchanged" | "changed-not-adopted" | "removed-not-adopted" | "added-not-adopted"
     static QString relayBlockWord(const std::optional<contract::ClusterRelayBlock> &held,

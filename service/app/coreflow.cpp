@@ -2,12 +2,16 @@
 #include "shared/contract/secretstringtake.h"
 
 #include "service/app/clusterconfigpush.h"
+#include "service/bindings/bindingreconciler.h"
+#include "service/bindings/cloudlybindingcalls.h"
+#include "service/bindings/corestorebindingcalls.h"
 #include "service/corestore/corestoreclient.h"
 #include "service/corestore/corestorecredential.h"
 #include "service/corestore/corestoreinventory.h"
 #include "service/isolatedrestore/isolatedrestorecarrier.h"
 #include "service/backup/clusterbackup.h"
 #include "service/closures/closurestreams.h"
+#include "service/bindings/credentialpublisher.h"
 
 #include "service/core/logging.h"
 #include "service/core/readinessboard.h"
@@ -67,6 +71,8 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     // through the closure streams; the restore's credential precondition (CS-80) asks the credential
     // itself, which is the root's to hand out (D-81).
     setClosureTransfer(nullptr);
+    // Credential publication (§12.4): the BindingPublication seam reconciliation publishes through.
+    m_credentialPublisher = std::make_unique<CredentialPublisher>(*m_cloudly, m_timing);
     connect(m_corestoreCredential.get(), &CorestoreCredential::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_corestore.get(), &CorestoreClient::statusChanged, this, &Coreflow::notifyStatus);
     connect(m_corestoreCredential.get(), &CorestoreCredential::eventLine, this,
@@ -74,10 +80,14 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     // §12.1: the recipient state is read after every registration of the relay's own session.
     connect(m_cloudly.get(), &CloudlyConnector::dispatchable, m_corestoreCredential.get(),
             [this](qint64, bool) { m_corestoreCredential->recipientStateChanged(); });
-    // §15 "Endpoint": endpoints are adopted again after every accepted registration.
+    // §15 "Endpoint": endpoints are adopted again after every accepted registration; the bindings are
+    // then reconciled against that config and the desired state read right after it (§6.9, WD-08).
     connect(m_registration.get(), &RelayRegistration::accepted, this, &Coreflow::rereadClusterNodes);
     // §6.8: the VPN network is pulled after every accepted registration (VH-15).
     connect(m_registration.get(), &RelayRegistration::accepted, this, &Coreflow::pullVpnNetwork);
+    m_bindingCloudly = std::make_unique<CloudlyBindingCalls>(*m_cloudly, m_timing.cloudlyCallTimeoutMs);
+    m_bindingCorestore = std::make_unique<CorestoreBindingCalls>(*m_corestore);
+    setBindingPublication(m_credentialPublisher.get());
     // Negotiation on the Cloudly hop only changes what the relay says about itself (docs/contract.md §2).
     // A cluster peer's refused offer is that peer's: it is answered and counted (refusals by name),
     // never a readiness refusal (§2.2, D-62), so a stranger on the listener cannot flip readiness.
@@ -141,6 +151,16 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     connect(m_registration.get(), &RelayRegistration::refusedByName, m_escrow.get(),
             [this](const QString &name) { m_escrow->registrationRefused(name); });
     connect(m_registration.get(), &RelayRegistration::parked, m_escrow.get(), [this](const QString &) { m_escrow->park(); });
+    // WD-10, WD-11: a lost session, or a registration refused with a name stating Cloudly does not
+    // dispatch to this relay, pauses binding reconciliation until the next acceptance.
+    connect(m_cloudly.get(), &CloudlyConnector::sessionLost, this, [this] {
+        if (m_bindings)
+            m_bindings->pause(QStringLiteral("the Cloudly session was lost"));
+    });
+    connect(m_registration.get(), &RelayRegistration::refusedByName, this, [this](const QString &name) {
+        if (m_bindings && refusal::statesThisRelayIsNotDispatchedTo(name))
+            m_bindings->pause(QStringLiteral("Cloudly refused registerClusterRelay with %1").arg(name));
+    });
     connect(m_registration.get(), &RelayRegistration::parked, this, [this](const QString &line) {
         if (m_statusServer)
             m_statusServer->publishEvent(QStringLiteral("registration"), line);
@@ -181,6 +201,8 @@ Coreflow::~Coreflow()
     m_cloudlyMethods.remove(QString(method::pushClusterConfig));
     m_isolatedRestore.reset();
     m_clusterBackup.reset();
+    m_bindings.reset(); // before the publication and the Corestore client it calls
+    m_credentialPublisher.reset();
     m_corestoreInventory.reset();
     m_closures.reset();
     m_corestore.reset();
@@ -193,6 +215,17 @@ Coreflow::~Coreflow()
     m_forwarder.reset();
     m_cloudly.reset();
     m_statusServer.reset();
+}
+
+void Coreflow::setBindingPublication(BindingPublication *publication)
+{
+    if (m_step != Step::Idle || !publication)
+        return;
+    m_bindings.reset();
+    m_bindingPublication = publication;
+    m_bindings = std::make_unique<BindingReconciler>(*m_bindingCorestore, *m_bindingCloudly, *m_bindingPublication, m_clock);
+    connect(m_bindings.get(), &BindingReconciler::statusChanged, this, &Coreflow::notifyStatus);
+    connect(m_bindings.get(), &BindingReconciler::eventLine, this, [this](const QString &line) { publishEvent(QStringLiteral("binding"), line); });
 }
 
 quint16 Coreflow::listenerPort() const { return m_listener ? m_listener->boundPort() : 0; }
@@ -478,6 +511,8 @@ void Coreflow::teardown(std::function<void(bool)> done)
     // closure then answers its snapshots (CS-78).
     m_closures->detach();
     m_closures->stop();
+    if (m_bindings)
+        m_bindings->stop();
     m_corestore->stop();
     m_escrow->stop();
     m_wave->stop();
@@ -601,10 +636,17 @@ void Coreflow::servePushClusterConfig(const Frame &frame, MethodTable::Reply rep
 {
     // docs/contract.md §7.1: Corestore endpoints adopted (CS-03, CS-05); a relay-block difference is
     // logged, never adopted (LO-11).
-    auto request = frame.requestObject();
+    // The grants' authorities are lifted out of the request's text into Secrets before it is parsed
+    // (§12.2: Secret-like), so the parsed request holds blanked strings only.
+    QByteArray blanked(frame.request.data(), frame.request.size());
+    const QList<Secret> authorities = PlatformDesiredState::takeAuthorities(blanked);
+    Frame blankedFrame = frame;
+    blankedFrame.request = QByteArrayView(blanked);
+    auto request = blankedFrame.requestObject();
+    Secret::wipe(blanked);
     if (!request)
         return reply(MethodTable::refusalFor(frame, request.refusal()));
-    auto push = ClusterConfigPush::read(request.value());
+    auto push = ClusterConfigPush::read(request.value(), authorities);
     if (!push) {
         m_counters.countRefusal(push.refusal().name);
         return reply(MethodTable::refusalFor(frame, push.refusal()));
@@ -616,8 +658,12 @@ void Coreflow::servePushClusterConfig(const Frame &frame, MethodTable::Reply rep
     if (m_clusterConfig)
         m_clusterConfig->nodes = cluster.nodes;
     const int endpoints = m_corestore->adoptNodes(cluster.nodes);
+    // WD-09: every push reconciles while the acceptance stands (the pushed state, or the held one).
+    if (m_bindings)
+        m_bindings->adoptPushed(std::move(push.value().desiredState));
     reply(MethodTable::responseFor(frame, ClusterConfigPush::answer(int(cluster.nodes.size()), endpoints, push->grants, relayBlock,
-                                                                    m_registration->acceptedRecord().has_value())));
+                                                                    m_bindings ? m_bindings->isReconciling()
+                                                                               : m_registration->acceptedRecord().has_value())));
 }
 
 void Coreflow::noteRelayBlock(const std::optional<ClusterRelayBlock> &read)
@@ -668,13 +714,25 @@ void Coreflow::rereadClusterNodes()
                         if (!config) {
                             qCWarning(logApp).noquote() << "cannot re-read the cluster config after the accepted registration:" << problem
                                                         << "; the Corestore endpoints held stay";
-                            return;
+                            return servedAcceptance();
                         }
                         noteRelayBlock(config->relay);
                         if (m_clusterConfig)
                             m_clusterConfig->nodes = config->nodes;
                         m_corestore->adoptNodes(config->nodes);
+                        servedAcceptance();
                     });
+}
+
+void Coreflow::servedAcceptance()
+{
+    // §6.9: the desired state is read right after each acceptance (and its config read), and the
+    // bindings reconciled against it; only while that acceptance still stands.
+    if (!m_bindings || !m_registration->acceptedRecord() || !m_cloudly->isDispatchable())
+        return;
+    if (m_clusterConfig)
+        m_bindings->setClusterId(m_clusterConfig->id);
+    m_bindings->acceptanceStood();
 }
 
 void Coreflow::notifyStatus()
@@ -741,6 +799,8 @@ status::RelayStatus Coreflow::statusSnapshot() const
     s.listener.certificateNotAfterMs = m_certificateNotAfterMs;
     s.nodes = m_forwarder->carriedNodes();
     s.escrow = m_escrow->statusRuns();
+    if (m_bindings)
+        s.bindings = m_bindings->statusBindings();
     s.ingress = m_ingress->status();
     if (m_vpnHub)
         s.vpn = m_vpnHub->status();

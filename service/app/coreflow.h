@@ -47,6 +47,11 @@ class ClosureStreams;
 namespace vpn {
 class VpnHub;
 }
+class BindingPublication;
+class BindingReconciler;
+class CloudlyBindingCalls;
+class CorestoreBindingCalls;
+class CredentialPublisher;
 
 struct Readiness {
     bool ready = false;
@@ -85,6 +90,13 @@ public:
     // The managed VPN hub (docs/contract.md §11): built with the listener on a relay configured with
     // both VPN variables; nullptr otherwise.
     vpn::VpnHub *vpnHub() const { return m_vpnHub.get(); }
+    // The bindings lane (docs/contract.md §12.2..§12.5).
+    BindingReconciler *bindings() const { return m_bindings.get(); }
+    // The publication seam the bindings lane hands material to (§12.4): the CredentialPublisher unless
+    // a test gives its double here (before start; the caller keeps it alive).
+    void setBindingPublication(BindingPublication *publication);
+    // Credential publication (§12.4), the BindingPublication reconciliation calls.
+    CredentialPublisher *credentialPublisher() const { return m_credentialPublisher.get(); }
     const std::optional<contract::ClusterConfig> &clusterConfig() const { return m_clusterConfig; }
     MethodTable &cloudlyMethods() { return m_cloudlyMethods; }
     MethodTable &nodeMethods() { return m_nodeMethods; }
@@ -116,6 +128,7 @@ private:
     void notifyStatus();
     void servePushClusterConfig(const contract::Frame &frame, MethodTable::Reply reply);
     void rereadClusterNodes();
+    void servedAcceptance();
     void noteRelayBlock(const std::optional<contract::ClusterRelayBlock> &read);
     void publishEvent(const QString &kind, const QString &line);
     void startVpnHub(const class RelayCertificate &certificate);
@@ -152,6 +165,11 @@ private:
     std::unique_ptr<ClosureStreams> m_closures;
     std::unique_ptr<vpn::VpnHub> m_vpnHub;
     std::unique_ptr<ClusterBackup> m_clusterBackup;
+    std::unique_ptr<CloudlyBindingCalls> m_bindingCloudly;
+    std::unique_ptr<CorestoreBindingCalls> m_bindingCorestore;
+    BindingPublication *m_bindingPublication = nullptr;
+    std::unique_ptr<BindingReconciler> m_bindings;
+    std::unique_ptr<CredentialPublisher> m_credentialPublisher;
     std::unique_ptr<ClockTimer> m_stopDeadline;
     std::unique_ptr<ClockTimer> m_stopDrain; // the stop's drain bound (stopDrainMs, §19.3)
     ListenerHttpHandler *m_httpHandler = nullptr;

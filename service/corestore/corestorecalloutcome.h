@@ -1,6 +1,8 @@
 #pragma once
 // CorestoreCallOutcome: how one Corestore call of the relay ended (docs/contract.md §12's failure
-// classes, §15). Answered carries the 2xx status and body; every other kind carries the refusal line
+// classes, §15). Answered carries the 2xx status and body; Refused carries the 4xx status and
+// Corestore's error body too (for its caller to read, e.g. a 409's legacy-adoption code, §12.2; never
+// for a log line); every other kind carries the refusal line
 // the relay composed (value-free: method, path, node, status or failure class — never a header
 // value, the token or a body). Refused also carries the status and Corestore's error body (at most
 // 16 MiB, never logged), for a lane whose refusal quotes Corestore's reason (§14).

@@ -291,7 +291,7 @@ void CorestoreClient::onFinished(quint64 id)
         outcome.body = exchange->body();
     } else if (status >= 400 && status < 500) {
         outcome.kind = CorestoreCallOutcome::Kind::Refused;
-        outcome.body = exchange->body(); // the error body, for a lane that quotes Corestore's reason (§14)
+        outcome.body = exchange->body(); // the error body: §14 quotes Corestore's reason, §12.2 reads a 409's legacy code
         outcome.refusal = Refusal{QString(refusal::corestoreRefused),
                                   lineHead(call) + QStringLiteral(" answered %1: %2").arg(status).arg(quotableCode(exchange->body()))};
     } else {

@@ -176,6 +176,14 @@ inline constexpr Name cloudlyChallengeExpired{"CHALLENGE_EXPIRED"};
 inline constexpr Name cloudlyReplayConflict{"REPLAY_CONFLICT"};
 inline constexpr Name cloudlyInternalError{"INTERNAL_ERROR"};
 
+// --- Credential publication (docs/contract.md §12.4; project names) --------------------------------
+inline constexpr Name publicationAnswerInvalid{"publication-answer-invalid"};     // (project) an answer fails its reader
+inline constexpr Name publicationUnbound{"publication-unbound"};                  // (project) CS-46: no cluster/organization
+inline constexpr Name publicationMaterialUnusable{"publication-material-unusable"}; // (project) CS-46
+inline constexpr Name publicationForgotten{"publication-forgotten"};              // (project) forget() during an attempt
+inline constexpr Name publicationReplayConflict{"corestore-publication-replay-conflict"}; // log prefix (CS-43)
+inline constexpr Name publicationReceiptRefused{"corestore-publication-receipt-refused"}; // log prefix (CS-44, CS-45)
+
 // --- Isolated restore (project) -------------------------------------------------------------------
 inline constexpr Name restoreControlInvalid{"restore-control-invalid"};         // (project) IR-04..06
 inline constexpr Name restoreProgressInvalid{"restore-progress-invalid"};       // (project) IR-16/17

@@ -68,6 +68,24 @@ public:
         return out;
     }
 
+    // The raw text of an object value, copied into a Secret; its span is blanked as an object.
+    std::optional<Secret> takeObject(simdjson::ondemand::value &value)
+    {
+        simdjson::ondemand::object object;
+        if (value.get_object().get(object))
+            return std::nullopt;
+        std::string_view text;
+        if (object.raw_json().get(text))
+            return std::nullopt;
+        while (!text.empty() && text.back() != '}')
+            text.remove_suffix(1);
+        if (text.size() < 2)
+            return std::nullopt;
+        Secret out(QByteArrayView(text.data(), qsizetype(text.size())));
+        m_objectSpans.append({qsizetype(text.data() - m_padded.data()), qsizetype(text.size())});
+        return out;
+    }
+
     // Overwrites every taken string's characters in json with 'x' (quotes kept).
     void blank(QByteArray &json) const
     {
@@ -79,6 +97,12 @@ public:
             for (qsizetype i = at + 1; i < end - 1; ++i)
                 bytes[i] = 'x';
         }
+        for (const auto &[at, size] : m_objectSpans) {
+            bytes[at] = '{';
+            for (qsizetype i = at + 1; i < at + size - 1; ++i)
+                bytes[i] = ' ';
+            bytes[at + size - 1] = '}';
+        }
     }
 
 private:
@@ -88,6 +112,7 @@ private:
     simdjson::ondemand::parser m_parser;
     simdjson::ondemand::document m_doc;
     QList<std::pair<qsizetype, qsizetype>> m_spans;
+    QList<std::pair<qsizetype, qsizetype>> m_objectSpans;
 };
 
 } // namespace
@@ -132,6 +157,49 @@ std::optional<QList<Secret>> takeSecretStrings(QByteArray &json, std::initialize
         out.append(taken ? std::move(*taken) : Secret());
     }
     taker.blank(json);
+    return out;
+}
+
+std::optional<QList<Secret>> takeSecretStrings(QByteArray &json, std::initializer_list<std::string_view> arrayPath,
+                                               std::initializer_list<std::string_view> elementPath)
+{
+    if (json.isEmpty() || arrayPath.size() == 0 || elementPath.size() == 0)
+        return std::nullopt;
+    SecretTaker taker(json);
+    if (!taker.open())
+        return std::nullopt;
+    simdjson::ondemand::object top;
+    simdjson::ondemand::value value;
+    simdjson::ondemand::array array;
+    if (taker.document().get_object().get(top) || !SecretTaker::walk(top, arrayPath, value) || value.get_array().get(array))
+        return std::nullopt;
+    QList<Secret> out;
+    for (auto element : array) {
+        simdjson::ondemand::object object;
+        simdjson::ondemand::value member;
+        std::optional<Secret> taken;
+        if (!element.get_object().get(object) && SecretTaker::walk(object, elementPath, member))
+            taken = taker.take(member);
+        out.append(taken ? std::move(*taken) : Secret());
+    }
+    taker.blank(json);
+    return out;
+}
+
+std::optional<Secret> takeSecretObject(QByteArray &json, std::initializer_list<std::string_view> path)
+{
+    if (json.isEmpty() || path.size() == 0)
+        return std::nullopt;
+    std::optional<Secret> out;
+    SecretTaker taker(json);
+    if (!taker.open())
+        return std::nullopt;
+    simdjson::ondemand::object top;
+    simdjson::ondemand::value value;
+    if (!taker.document().get_object().get(top) && SecretTaker::walk(top, path, value))
+        out = taker.takeObject(value);
+    if (out)
+        taker.blank(json);
     return out;
 }
 

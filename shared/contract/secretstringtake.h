@@ -24,4 +24,14 @@ std::optional<Secret> takeSecretString(QByteArray &json, std::initializer_list<s
 std::optional<QList<Secret>> takeSecretStrings(QByteArray &json, std::initializer_list<std::string_view> arrayPath,
                                                std::string_view key);
 
+// The same with the string at elementPath inside each element (e.g. {"grant", "authority"}); an
+// element where a step is missing or null gives an empty Secret.
+std::optional<QList<Secret>> takeSecretStrings(QByteArray &json, std::initializer_list<std::string_view> arrayPath,
+                                               std::initializer_list<std::string_view> elementPath);
+
+// A whole object member (e.g. Corestore's answered credential material, §15.2) as its JSON text in a
+// Secret, byte for byte as it arrived; in `json` the object is replaced by `{}` padded with spaces
+// (same length, still valid JSON). nullopt (json unchanged): not JSON, or no object at path.
+std::optional<Secret> takeSecretObject(QByteArray &json, std::initializer_list<std::string_view> path);
+
 } // namespace coreflow::contract

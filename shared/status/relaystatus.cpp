@@ -72,8 +72,13 @@ QJsonObject RelayStatus::toJson() const
         bindingsJson.append(QJsonObject{{QStringLiteral("name"), b.name},
                                         {QStringLiteral("capability"), b.capability},
                                         {QStringLiteral("nodeId"), b.nodeId},
+                                        {QStringLiteral("serviceId"), b.serviceId},
                                         {QStringLiteral("status"), b.status},
-                                        {QStringLiteral("reason"), b.reason}});
+                                        {QStringLiteral("reason"), b.reason},
+                                        {QStringLiteral("grantOperation"), b.grantOperation},
+                                        {QStringLiteral("grantGeneration"), double(b.grantGeneration)},
+                                        {QStringLiteral("attempts"), b.attempts},
+                                        {QStringLiteral("nextRetryAtMs"), double(b.nextRetryAtMs)}});
     QJsonArray vpnMembersJson;
     for (const auto &m : vpn.members)
         vpnMembersJson.append(QJsonObject{{QStringLiteral("nodeId"), m.nodeId},
@@ -229,7 +234,9 @@ RelayStatus RelayStatus::fromJson(const QJsonObject &o)
                               int(i64(in, "routeCount")), int(i64(in, "hostnameCount"))};
     for (const auto &v : arr(o, "bindings")) {
         const QJsonObject b = v.toObject();
-        s.bindings.append(PlatformBinding{str(b, "name"), str(b, "capability"), str(b, "nodeId"), str(b, "status"), str(b, "reason")});
+        s.bindings.append(PlatformBinding{str(b, "name"), str(b, "capability"), str(b, "nodeId"), str(b, "status"), str(b, "reason"),
+                                          str(b, "serviceId"), str(b, "grantOperation"), i64(b, "grantGeneration"),
+                                          int(i64(b, "attempts")), i64(b, "nextRetryAtMs")});
     }
     const QJsonObject vpn = obj(o, "vpn");
     s.vpn.bound = bln(vpn, "bound");

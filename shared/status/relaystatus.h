@@ -95,8 +95,15 @@ struct RegistrationStatus {
     bool operator==(const RegistrationStatus &) const = default;
 };
 
+// One platform binding (docs/contract.md §18.1 bindings[], §12.2): value-free by construction, no
+// member for a credential, the grant's authority or sealed bytes.
 struct PlatformBinding {
     QString name, capability, nodeId, status, reason;
+    QString serviceId;
+    QString grantOperation;     // "" without a grant
+    qint64 grantGeneration = 0;
+    int attempts = 0;           // reconcile attempts under the current grant
+    qint64 nextRetryAtMs = 0;   // the next retry (Unix ms); 0 when none is scheduled
     bool operator==(const PlatformBinding &) const = default;
 };
 

@@ -229,7 +229,7 @@ private Q_SLOTS:
         const auto bindings = rowsOf(text, "BINDINGS (" + QString::number(s.bindings.size()) + ")");
         QCOMPARE(bindings.size(), s.bindings.size() + 1);
         const status::PlatformBinding &b = s.bindings.first();
-        QCOMPARE(bindings.at(1), (QStringList{b.name, b.capability, b.nodeId, b.status, "-"}));
+        QCOMPARE(bindings.at(1), (QStringList{b.name, b.serviceId, b.capability, b.nodeId, b.status, "-", "grant-op-1 (generation 2)", "1", "-"}));
         const auto vpn = fieldsOf(text, "VPN HUB");
         QCOMPARE(vpn.value("bound"), QStringLiteral("yes"));
         QCOMPARE(vpn.value("address"), s.vpn.address + ":" + QString::number(s.vpn.quicPort));

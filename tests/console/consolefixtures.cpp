@@ -54,8 +54,8 @@ status::RelayStatus readyStatus()
          QStringLiteral("admitted"), t0 + 4'500'000},
         {QStringLiteral("node-b"), QStringLiteral("proj-b7"), 1, 0, 0, 0, t0 + 7'200'000, QString(), t0 + 8'100'000},
     };
-    s.bindings = {{QStringLiteral("corestore-main"), QStringLiteral("corestore"), QStringLiteral("node-a"),
-                   QStringLiteral("bound"), QString()}};
+    s.bindings = {{QStringLiteral("corestore-main"), QStringLiteral("database"), QStringLiteral("node-a"), QStringLiteral("ready"), QString(),
+                   QStringLiteral("svc-shop"), QStringLiteral("grant-op-1"), 2, 1, 0}};
     return s;
 }
 

@@ -29,10 +29,12 @@ using coreflow::peers::Answer;
 namespace {
 
 // Written out from docs/contract.md §6 and §23: every method the relay itself calls on Cloudly in this
-// release (§5: the Corestore, closure and VPN calls are not made yet), and the methods it carries for
-// nodes (§8.1) and the cluster ingress (§10.1). None of them delivers a bearer (OV-11).
+// release (§5: the closure and VPN calls are not made yet; the bindings lane reads the desired state
+// after an acceptance, §6.9, and reports, §12.5), and the methods it carries for nodes (§8.1) and the
+// cluster ingress (§10.1). None of them delivers a bearer (OV-11).
 const QSet<QString> kOwnCalls{"exchangeClusterRelayAuthorization", "registerCloudlyClientSession", "refreshClusterIdentity",
-                              "getClusterConfig", "getClusterRelayCertificate", "registerClusterRelay", "getClusterRouteTable"};
+                              "getClusterConfig", "getClusterRelayCertificate", "registerClusterRelay", "getClusterRouteTable",
+                              "getClusterPlatformDesiredState", "reportClusterPlatformBindingStatus"};
 const QSet<QString> kCarriedCalls{"registerPalletRuntimeSession", "getRuntimeManagedVpnCredential", "getRuntimeRegistryCredential",
                                   "reportRuntimeNetworkProtection", "reportRuntimeAssignmentObservation",
                                   "reportRuntimeAssignmentTerminalReceipt", "getRuntimeSecretRecipientState",

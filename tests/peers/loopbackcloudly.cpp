@@ -44,6 +44,7 @@ LoopbackCloudly::LoopbackCloudly(const TestCertificateAuthority &ca, Options opt
     : QObject(parent), m_ca(ca), m_options(std::move(options))
 {
     m_corestoreRecipients = std::make_unique<CloudlyCorestoreRecipients>([this] { return now(); });
+    m_secretIngress = std::make_unique<CloudlySecretIngress>([this] { return now(); }, [this] { return m_options.clusterId; });
     const IssuedCertificate serverCert = m_options.serverCertificate ? *m_options.serverCertificate : m_ca.issueLocalhost();
     if (m_options.httpFront) {
         m_server = new QWebSocketServer(QStringLiteral("loopback-cloudly"), QWebSocketServer::NonSecureMode, this);
@@ -312,6 +313,8 @@ Answer LoopbackCloudly::defaultAnswer(const PeerFrame &frame, const QJsonObject 
     const QString &m = frame.method;
     if (m_corestoreRecipients->serves(m))
         return m_corestoreRecipients->answer(m, request);
+    if (m_secretIngress->serves(m))
+        return m_secretIngress->answer(m, request);
     if (m == method::exchangeClusterRelayAuthorization)
         return answerExchange(request);
     if (m == method::registerCloudlyClientSession)

@@ -34,6 +34,8 @@
 //   getCorestoreControlRecipientState, beginCorestoreControlRecipientEnrollment,
 //   completeCorestoreControlRecipientEnrollment, getCorestoreControlCredentialMaterial -> the §12.1
 //       exchange, verified for real (corestoreRecipients(), cloudlycorestorerecipients.h).
+//   getSecretIngressRecipient, publishCorestoreCredentialMaterial -> the §12.4 publication, the sealed
+//       envelope opened and checked for real (secretIngress(), cloudlysecretingress.h).
 //   any other method -> refusal "method-not-served: cloudly serves no method <name>".
 //
 // One origin for the session and the registry (Options.httpFront): the peer terminates TLS itself in a
@@ -54,6 +56,7 @@
 //   QTRY_COMPARE(cloudly.callCount("registerCloudlyClientSession"), 1);
 #include "tests/peers/answer.h"
 #include "tests/peers/cloudlycorestorerecipients.h"
+#include "tests/peers/cloudlysecretingress.h"
 #include "tests/peers/receivedframe.h"
 #include "tests/peers/testcertificateauthority.h"
 
@@ -173,6 +176,9 @@ public:
     // The Corestore control recipient side of §12.1 (see cloudlycorestorerecipients.h): the four
     // methods are answered by it unless a handler is set for them.
     CloudlyCorestoreRecipients &corestoreRecipients() { return *m_corestoreRecipients; }
+    // The secret ingress recipient and the publication of §12.4 (see cloudlysecretingress.h): the two
+    // methods are answered by it unless a handler is set for them.
+    CloudlySecretIngress &secretIngress() { return *m_secretIngress; }
 
     // --- Observation -------------------------------------------------------------------------------
     const QList<ReceivedFrame> &frames() const { return m_frames; }   // every received text frame
@@ -265,6 +271,7 @@ private:
     QHash<QString, PendingPush> m_pendingPushes;
     std::function<void(const QByteArray &)> m_binaryHandler;
     std::unique_ptr<CloudlyCorestoreRecipients> m_corestoreRecipients;
+    std::unique_ptr<CloudlySecretIngress> m_secretIngress;
     quint64 m_pushCounter = 0;
 };
 

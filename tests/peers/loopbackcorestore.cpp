@@ -555,8 +555,11 @@ LoopbackCorestore::Answer LoopbackCorestore::defaultAnswer(const QString &route,
             return refuse(400, QStringLiteral("request-invalid"), QStringLiteral("grant or request is missing"));
         const QString name = bindingRequest.value(QStringLiteral("bindingName")).toString();
         if (route == QLatin1String(reconcileRoute)) {
-            answer.body = compact({{QStringLiteral("binding"),
-                                    QJsonObject{{QStringLiteral("name"), name}, {QStringLiteral("state"), QStringLiteral("reconciled")}}}});
+            QJsonObject reconciled{{QStringLiteral("name"), name}, {QStringLiteral("state"), QStringLiteral("reconciled")}};
+            // §15.1 (D-85): an object-storage binding's retention evidence is the retention applied.
+            if (bindingRequest.value(QStringLiteral("retention")).isObject())
+                reconciled.insert(QStringLiteral("retention"), bindingRequest.value(QStringLiteral("retention")));
+            answer.body = compact({{QStringLiteral("binding"), reconciled}});
             return answer;
         }
         const QString secret = QString::fromUtf8(m_options.materialSecret);

@@ -24,7 +24,8 @@
 //   GET  /control/legacy-resources   200 `{"services":` + setLegacyResources()'s bytes + `}` (default `[]`)
 //        (the array bytes are sent byte for byte, never re-serialised)
 //   POST /control/credential-bindings/reconcile  { grant, request } -> { binding: { name: request.bindingName,
-//        state: "reconciled" } }; 400 { error: { code: "request-invalid" } } if request/grant are missing
+//        state: "reconciled", retention: request.retention (only when it is an object) } };
+//        400 { error: { code: "request-invalid" } } if request/grant are missing
 //   POST /control/credential-bindings/material   { grant, request } -> { material: CredentialMaterial (§15.2) }:
 //        database: { capability, endpoint: request.endpoint, database: "db-<bindingName>",
 //                    username: "user-<bindingName>", password: Options.materialSecret, uri: mongodb://... }

@@ -104,10 +104,13 @@ private Q_SLOTS:
     void configPushIsReadExactly_CS03()
     {
         const QByteArray good = R"({"cluster":{"id":"c","name":"n","relay":null,"nodes":[{"id":"a","corestore":{"endpoint":"https://10.0.0.2:7443"},"corestoreDatabase":null}]},)"
-                                R"("desiredState":{"bindings":[{"nodeId":"a","binding":{},"grant":{}},{"nodeId":null,"binding":{},"grant":null}]}})";
+                                R"("desiredState":{"bindings":[{"nodeId":"a","binding":{"name":"d","capability":"database","serviceId":"s","organizationId":"o","clusterId":null,"retention":null},)"
+                                R"("grant":{"operation":"op","generation":1,"serviceId":"s","capability":"database","bindingName":"d","requestDigest":"00","expiresAt":1,"authority":"x"}},)"
+                                R"({"nodeId":null,"binding":{"name":"e","capability":"pushnotification","serviceId":"s","organizationId":null,"clusterId":null,"retention":null},"grant":null}]}})";
         auto read = ClusterConfigPush::read(QJsonDocument::fromJson(good).object());
         QVERIFY2(read, qPrintable(read ? QString() : read.refusal().text()));
         QCOMPARE(read->grants, 1);
+        QCOMPARE(read->desiredState->bindings.size(), 2);
         QCOMPARE(read->cluster.nodes.size(), 1);
         const QByteArray bad = R"({"cluster":{"id":"c","name":"n","relay":null,"nodes":[]},"desiredState":{"bindings":[{"nodeId":1,"binding":{},"grant":null}]}})";
         auto refused = ClusterConfigPush::read(QJsonDocument::fromJson(bad).object());

@@ -1,0 +1,223 @@
+// Platform bindings through a running relay (docs/contract.md §6.9, §7.1, §12.2, §12.3, §12.5, §15.1):
+// the loopback Cloudly answers getClusterPlatformDesiredState and reportClusterPlatformBindingStatus
+// from handlers written here, each node's Corestore is a LoopbackCorestore (HTTPS on 127.0.0.1), the
+// publication (§12.4) is a double of the seam. The request digests are the jq/Python ones of the
+// contract's canonical form, written out here. Real sockets; the relay's clock is a ManualClock.
+// Rules: CS-15, CS-16, CS-30, CS-36, CS-47, CS-49, CS-54, CS-55, WD-06..WD-09, WD-12.
+#include "tests/support/epolltestmain.h"
+#include "tests/integration/logcapture.h"
+#include "tests/integration/relayfixture.h"
+#include "tests/peers/loopbackcorestore.h"
+
+#include "service/bindings/bindingpublication.h"
+#include "service/bindings/bindingreconciler.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTest>
+#include <QTimer>
+#include <QUuid>
+
+using namespace coreflow;
+using namespace coreflow::testing;
+using peers::Answer;
+using peers::LoopbackCorestore;
+
+namespace {
+
+// sha256 of {"bindingName":"main-db","capability":"database","endpoint":{"host":"10.0.0.5","port":27017},"serviceId":"svc-1"}
+// (`jq -S -c . | sha256sum`).
+const char *const kMainDbDigest = "f39f600eecc8e6d211f2180a424e219491b5cb76515fd3afed0f4d05f16be3f0";
+const QByteArray kAuthority = "authority-canary-e2e-51d0";
+
+struct PublicationDouble : BindingPublication {
+    QList<QByteArray> materials;
+    QSet<QString> receipts;
+    void publish(const BindingPublicationRequest &request, Secret material, Done done) override
+    {
+        materials.append(QByteArray(material.reveal().data(), material.size()));
+        receipts.insert(request.grantOperation);
+        QTimer::singleShot(0, [done] { done(BindingPublicationOutcome{BindingPublicationOutcome::Kind::Published, {}}); });
+    }
+    void forget(const QString &grantOperation) override { receipts.remove(grantOperation); }
+    bool holdsReceipt(const QString &grantOperation) const override { return receipts.contains(grantOperation); }
+};
+
+QJsonObject binding(const QString &name, const QString &capability = QStringLiteral("database"))
+{
+    return {{"name", name}, {"capability", capability}, {"serviceId", "svc-1"}, {"organizationId", "org-1"}, {"clusterId", "cluster-1"},
+            {"retention", QJsonValue::Null}};
+}
+QJsonObject grant(const QString &name, const QString &digest)
+{
+    return {{"operation", "op-" + name}, {"generation", 1},        {"serviceId", "svc-1"}, {"capability", "database"}, {"bindingName", name},
+            {"requestDigest", digest},    {"expiresAt", 1900000000000LL}, {"authority", QString::fromLatin1(kAuthority)}};
+}
+QJsonObject desired(const QJsonArray &bindings) { return {{"bindings", bindings}}; }
+
+struct Lane {
+    LogCapture &log;
+    RelayFixture f;
+    QByteArray token = QByteArrayLiteral("canary-corestore-token-") + QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
+    QByteArray materialSecret = QByteArrayLiteral("canary-material-password-") + QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
+    LoopbackCorestore corestore; // after materialSecret: its options read it
+    PublicationDouble publication;
+    QJsonObject state;
+    QList<QJsonObject> reports;
+
+    explicit Lane(LogCapture &capture)
+        : log(capture), corestore(f.ca, [this] {
+              LoopbackCorestore::Options o;
+              o.materialSecret = materialSecret;
+              return o;
+          }())
+    {
+        if (!corestore.listen())
+            qFatal("loopback Corestore cannot listen");
+        corestore.setAcceptedToken(token);
+        f.cloudly->corestoreRecipients().setToken(token);
+        f.cloudly->options().clusterNodes = QJsonArray{QJsonObject{{"id", "node-a"},
+                                                                   {"corestore", QJsonObject{{"endpoint", corestore.endpoint().toString()}}},
+                                                                   {"corestoreDatabase", QJsonObject{{"host", "10.0.0.5"}, {"port", 27017}}}}};
+        state = desired({QJsonObject{{"nodeId", "node-a"}, {"binding", binding("main-db")}, {"grant", grant("main-db", kMainDbDigest)}}});
+        f.cloudly->setHandler("getClusterPlatformDesiredState",
+                              [this](const peers::PeerFrame &, const QJsonObject &) { return Answer::respond(QJsonObject{{"desiredState", state}}); });
+        f.cloudly->setHandler("reportClusterPlatformBindingStatus", [this](const peers::PeerFrame &, const QJsonObject &request) {
+            reports.append(request);
+            return Answer::respond(QJsonObject{{"accepted", true}});
+        });
+    }
+    bool start(bool realPublisher = false)
+    {
+        f.makeRelay(f.configuration());
+        if (!realPublisher)
+            f.relay->setBindingPublication(&publication);
+        return f.startRelay();
+    }
+    void verifySecretsNowhere()
+    {
+        const QString status = QString::fromUtf8(QJsonDocument(f.relay->statusSnapshot().toJson()).toJson(QJsonDocument::Compact));
+        for (const QByteArray &canary : {token, materialSecret, kAuthority}) {
+            for (const QString &line : log.lines())
+                QVERIFY2(!line.contains(QString::fromUtf8(canary)), qPrintable(line));
+            QVERIFY(!status.contains(QString::fromUtf8(canary)));
+            for (const auto &r : reports)
+                QVERIFY(!QJsonDocument(r).toJson().contains(canary));
+        }
+    }
+};
+
+} // namespace
+
+class TstBindings : public QObject {
+    Q_OBJECT
+    LogCapture log;
+
+private Q_SLOTS:
+    void init()
+    {
+        log.install();
+        log.clear();
+    }
+
+    void acceptanceReconcilesPublishesAndReportsReady_CS16_CS30_CS36_CS47_CS49_CS54_WD08()
+    {
+        Lane lane(log);
+        QVERIFY(lane.start());
+        QTRY_COMPARE_WITH_TIMEOUT(lane.reports.size(), 1, 15000);
+        QCOMPARE(lane.f.cloudly->callCount("getClusterPlatformDesiredState"), 1);
+        QCOMPARE(lane.corestore.requestCount(LoopbackCorestore::reconcileRoute), 1);
+        QCOMPARE(lane.corestore.requestCount(LoopbackCorestore::materialRoute), 1);
+        for (const QString &route : lane.corestore.requestLog())
+            QVERIFY2(route.startsWith(QStringLiteral("POST /control/credential-bindings/")), qPrintable(route)); // CS-16
+        const auto reconcile = lane.corestore.lastRequest(LoopbackCorestore::reconcileRoute);
+        QVERIFY(reconcile);
+        const QJsonObject body = QJsonDocument::fromJson(reconcile->body).object();
+        QCOMPARE(body.value("grant").toString(), QString::fromLatin1(kAuthority));
+        QCOMPARE(QJsonDocument(body.value("request").toObject()).toJson(QJsonDocument::Compact),
+                 QByteArray(R"({"bindingName":"main-db","capability":"database","endpoint":{"host":"10.0.0.5","port":27017},"serviceId":"svc-1"})"));
+        QCOMPARE(reconcile->header("Content-Type"), QByteArray("application/json"));
+        QCOMPARE(lane.publication.materials.size(), 1);
+        QVERIFY(lane.publication.materials[0].contains(lane.materialSecret)); // intact, handed to the seam only
+        const QJsonObject report = lane.reports[0];
+        QCOMPARE(report.value("status").toString(), QStringLiteral("ready"));
+        QCOMPARE(report.value("nodeId").toString(), QStringLiteral("node-a"));
+        const QJsonObject endpoint = report.value("endpoints").toArray().at(0).toObject();
+        QCOMPARE(endpoint, (QJsonObject{{"name", "main-db"}, {"capability", "database"}, {"protocol", "mongodb"}, {"networkAlias", "10.0.0.5"}, {"port", 27017}}));
+        const auto bindings = lane.f.relay->statusSnapshot().bindings;
+        QCOMPARE(bindings.size(), 1);
+        QCOMPARE(bindings[0].status, QStringLiteral("ready"));
+        QCOMPARE(bindings[0].grantOperation, QStringLiteral("op-main-db"));
+        lane.verifySecretsNowhere();
+    }
+
+    // The whole path through the relay's own publisher: Corestore's material reaches the loopback
+    // Cloudly's secret ingress sealed, opens there intact, and only then is ready reported.
+    void endToEndThroughTheCredentialPublisher_CS34_CS36_CS49()
+    {
+        Lane lane(log);
+        lane.f.cloudly->secretIngress().setOrganization(QStringLiteral("svc-1"), QStringLiteral("org-1"));
+        QVERIFY(lane.start(true));
+        QTRY_COMPARE_WITH_TIMEOUT(lane.reports.size(), 1, 20000);
+        QCOMPARE(lane.reports[0].value("status").toString(), QStringLiteral("ready"));
+        const auto &opened = lane.f.cloudly->secretIngress().opened();
+        QCOMPARE(opened.size(), 1);
+        QCOMPARE(opened[0].material.value("password").toString(), QString::fromUtf8(lane.materialSecret));
+        QCOMPARE(opened[0].material.value("endpoint").toObject(), (QJsonObject{{"host", "10.0.0.5"}, {"port", 27017}}));
+        QCOMPARE(lane.publication.materials.size(), 0);
+        lane.verifySecretsNowhere();
+    }
+
+    void digestMismatchAndPushNotificationSendNothing_CS15_WD06()
+    {
+        Lane lane(log);
+        QJsonObject push = binding("notify", "pushnotification");
+        lane.state = desired({QJsonObject{{"nodeId", "node-a"}, {"binding", binding("main-db")}, {"grant", grant("main-db", QString(64, QLatin1Char('0')))}},
+                              QJsonObject{{"nodeId", "node-a"}, {"binding", push}, {"grant", QJsonValue::Null}}});
+        QVERIFY(lane.start());
+        QTRY_COMPARE_WITH_TIMEOUT(lane.f.cloudly->callCount("getClusterPlatformDesiredState"), 1, 15000);
+        QVERIFY(lane.f.settleCloudlyHop());
+        QTRY_COMPARE(lane.f.relay->statusSnapshot().bindings.size(), 1);
+        QCOMPARE(lane.f.relay->statusSnapshot().bindings[0].reason, QStringLiteral("binding-request-digest-mismatch"));
+        QCOMPARE(lane.corestore.totalRequestCount(), 0);
+        QCOMPARE(lane.reports.size(), 0);
+        QCOMPARE(lane.publication.materials.size(), 0);
+    }
+
+    void refusedReadIsLoggedInCloudlysWords_WD12_CS55()
+    {
+        Lane lane(log);
+        lane.f.cloudly->setAnswer("getClusterPlatformDesiredState", Answer::refuse(QLatin1StringView("relay-ambiguous"), "two relays answer for cluster-1"));
+        QVERIFY(lane.start());
+        QTRY_VERIFY_WITH_TIMEOUT(!log.lines().filter(QStringLiteral("two relays answer for cluster-1")).isEmpty(), 15000);
+        QVERIFY(lane.f.settleCloudlyHop());
+        QCOMPARE(lane.corestore.totalRequestCount(), 0);
+        QVERIFY(lane.f.relay->isOpen());
+    }
+
+    void configPushReconcilesWhileTheAcceptanceStands_WD09_WD07()
+    {
+        Lane lane(log);
+        lane.state = desired({});
+        QVERIFY(lane.start());
+        QTRY_COMPARE_WITH_TIMEOUT(lane.f.cloudly->callCount("getClusterPlatformDesiredState"), 1, 15000);
+        QTRY_VERIFY(lane.f.relay->bindings()->isReconciling());
+        const QJsonObject cluster{{"id", "cluster-1"}, {"name", "Loopback cluster"}, {"relay", QJsonObject{{"origin", lane.f.cloudly->options().relayOrigin}}},
+                                  {"nodes", lane.f.cloudly->options().clusterNodes}};
+        std::optional<peers::PeerFrame> answer;
+        lane.f.cloudly->push("pushClusterConfig",
+                             QJsonObject{{"cluster", cluster},
+                                         {"desiredState", desired({QJsonObject{{"nodeId", "node-a"}, {"binding", binding("main-db")}, {"grant", grant("main-db", kMainDbDigest)}}})}},
+                             [&](const peers::PeerFrame &frame) { answer = frame; });
+        QTRY_VERIFY_WITH_TIMEOUT(answer.has_value(), 10000);
+        const QJsonObject response = QJsonDocument::fromJson(answer->response.toByteArray()).object();
+        QCOMPARE(response.value("reconciling").toBool(), true);
+        QCOMPARE(response.value("adopted").toObject().value("grants").toInt(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(lane.reports.size(), 1, 15000);
+        QCOMPARE(lane.reports[0].value("status").toString(), QStringLiteral("ready"));
+        lane.verifySecretsNowhere();
+    }
+};
+
+COREFLOW_EPOLL_TEST_MAIN(TstBindings)
+#include "tst_bindings.moc"
