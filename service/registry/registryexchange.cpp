@@ -239,6 +239,8 @@ void RegistryExchange::fail(const QByteArray &failureClass)
 
 qint64 RegistryExchange::bodyBytesRelayed() const { return m_pump ? m_pump->bytesRelayed() : 0; }
 
+qint64 RegistryExchange::heldBodyBytes() const { return m_pump && !m_done ? m_responder->pendingBytes() : 0; }
+
 void RegistryExchange::complete()
 {
     if (m_completed)

@@ -66,6 +66,9 @@ public:
     void start();
     // Body bytes handed to the node so far (BodyPump::bytesRelayed(); 0 before the head).
     qint64 bodyBytesRelayed() const;
+    // Body bytes the node's connection still holds to send (its TLS write queue), bytes; 0 before the
+    // head and once the exchange is over. BodyPump bounds it by the watermark plus one upstream read.
+    qint64 heldBodyBytes() const;
 
 Q_SIGNALS:
     // The registry's challenges were rewritten: realm paths now served, third-party realm origins.

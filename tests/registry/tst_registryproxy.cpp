@@ -10,6 +10,7 @@
 #include "service/listener/listenerhttpconnection.h"
 #include "service/listener/relaylistener.h"
 #include "service/registry/registryproxy.h"
+#include "service/transport/httpclientconnection.h"
 #include "shared/util/clock.h"
 #include "shared/util/manualclock.h"
 
@@ -1005,7 +1006,8 @@ void TstRegistryProxy::slowNodeIsNotARegistryStall()
     RawResponse headers;
     QVERIFY(node->waitForHeaders(headers));
     node->pause();
-    QTest::qWait(1500); // the relay's watermark fills; the registry is held back
+    // The relay's watermark fills; the registry is held back.
+    QVERIFY(spinUntil([this] { return m_proxy->heldBodyBytes() >= RegistryProxy::kDefaultWatermarkBytes; }, 15000));
     clock.advance(RegistryProxy::kDefaultHeaderTimeoutMs + 1);
     QCOMPARE(m_proxy->activeExchanges(), 1); // the header bound is over once the headers came
     QCOMPARE(node->socket().state(), QAbstractSocket::ConnectedState);
@@ -1080,7 +1082,11 @@ void TstRegistryProxy::slowClientSlowsUpstream()
     RawResponse headers;
     QVERIFY(node->waitForHeaders(headers));
     node->pause();
+    QVERIFY(spinUntil([this] { return m_proxy->heldBodyBytes() >= RegistryProxy::kDefaultWatermarkBytes; }, 15000));
+    // A wait must stay: the check is a negative over time (a relay without backpressure would go on
+    // reading the registry during these 3 s); nothing here runs on the relay's clock.
     QTest::qWait(3000);
+    QVERIFY(m_proxy->heldBodyBytes() <= RegistryProxy::kDefaultWatermarkBytes + HttpClientConnection::kReadChunkBytes + 4096);
     const qint64 upstreamSent = m_registry->streamedBytes;
     qInfo("slow client: registry handed %lld bytes to the kernel", upstreamSent);
     // Kernel socket buffers on both loopback legs hold some MiB; the relay holds at most its
