@@ -81,6 +81,8 @@ bool RegistryExchange::responseBodyRoom() const
         return true; // no body expected: whatever arrives is read and dropped
     if (m_setup.watermarkSource)
         m_pump->setWatermark(qMin(m_setup.watermark, m_setup.watermarkSource()));
+    if (m_smallestWatermark == 0 || m_pump->watermark() < m_smallestWatermark)
+        m_smallestWatermark = m_pump->watermark();
     return m_pump->hasRoom();
 }
 

@@ -168,6 +168,9 @@ void RegistryProxy::handleHttp(const ListenerHttpRequest &request, std::unique_p
     connect(exchange, &RegistryExchange::finished, this, [this, exchange] {
         --m_active;
         m_running.remove(exchange);
+        const qint64 read = exchange->smallestWatermarkRead();
+        if (read != 0 && (m_smallestWatermarkRead == 0 || read < m_smallestWatermarkRead))
+            m_smallestWatermarkRead = read;
         m_bodyBytesRelayed += exchange->bodyBytesRelayed();
         Q_EMIT exchangeFinished();
     });

@@ -105,6 +105,9 @@ public:
     // connections now. Each is bounded by sharedWatermark() plus one upstream read
     // (HttpClientConnection::kReadChunkBytes), so the sum stays near the in-flight budget.
     qint64 heldBodyBytes() const;
+    // The smallest watermark any exchange's body pump read since start (RegistryExchange::
+    // smallestWatermarkRead(), taken when each exchange ends), bytes; 0 before any body was read.
+    qint64 smallestWatermarkRead() const { return m_smallestWatermarkRead; }
     // Since start (docs/contract.md §18.1 counters): requests relayed to the registry, and the body
     // bytes of their answers handed to nodes (counted when an exchange ends).
     qint64 requestsRelayed() const { return m_requestsRelayed; }
@@ -141,6 +144,7 @@ private:
     qint64 m_budget = kDefaultInFlightBudgetBytes;
     int m_active = 0;
     QSet<RegistryExchange *> m_running; // for heldBodyBytes(); removed on finished()
+    qint64 m_smallestWatermarkRead = 0;
     qint64 m_requestsRelayed = 0;
     qint64 m_bodyBytesRelayed = 0;
 };
