@@ -119,7 +119,8 @@ QString ConsoleCommandLine::helpText()
                "  13 a relay origin is configured and no listener is bound\n"
                "  14 a node or ingress offer refused (hop palletRuntime or clusterIngress)\n"
                "  15 the relay is still starting (hop relay)\n"
-               "  16 not ready for another reason\n")
+               "  16 not ready for another reason\n"
+               "  17 ready, but clock skew suspected (check NTP on this host)\n")
         .arg(status::defaultStatusSocketPath(status::StatusSocketSide::Client));
 }
 

@@ -17,4 +17,7 @@ inline constexpr int notReadyListener = 13;     // a relay block is configured b
 inline constexpr int notReadyPeerOffer = 14;    // hop "palletRuntime" or "clusterIngress" refused
 inline constexpr int notReadyStarting = 15;     // hop "relay": the start has not completed
 inline constexpr int notReadyOther = 16;        // not ready for a hop this console does not know
+// --check only: ready, but the escrow suspects clock skew (§9.6, status member clockSkew). Higher than
+// every not-ready code: a not-ready kind is reported first.
+inline constexpr int readyClockSkew = 17;
 } // namespace coreflow::console::exitcode

@@ -114,7 +114,7 @@ void MainWindow::applySnapshot(const status::RelayStatus &s)
         {tr("Cloudly last frame (UTC)"), TerminalView::isoUtc(s.cloudly.lastFrameAtMs)},
         {tr("Cloudly keepalive"), TerminalView::orDash(s.cloudly.keepalive)},
         {tr("Cloudly connected since (UTC)"), TerminalView::isoUtc(s.cloudly.connectedSinceMs)},
-        {tr("Cloudly last error"), TerminalView::orDash(s.cloudly.lastErrorClass)},
+        {tr("Cloudly last error"), TerminalView::cloudlyLastError(s)},
         {tr("Cloudly next retry (UTC)"), TerminalView::isoUtc(s.cloudly.nextRetryAtMs)},
         {tr("Registration last sequence"),
          s.registration.lastSequence < 0 ? QStringLiteral("-") : QString::number(s.registration.lastSequence)},

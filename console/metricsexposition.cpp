@@ -20,6 +20,14 @@ public:
             m_out += '{' + labels + '}';
         m_out += ' ' + QByteArray::number(value) + '\n';
     }
+    // A value in seconds from milliseconds, printed with its three decimals (300000 ms -> 300.000).
+    void sampleSecondsFromMs(const char *name, qint64 ms, const QByteArray &labels = QByteArray())
+    {
+        m_out += QByteArray("coreflow_relay_") + name;
+        if (!labels.isEmpty())
+            m_out += '{' + labels + '}';
+        m_out += ' ' + QByteArray::number(double(ms) / 1000.0, 'f', 3) + '\n';
+    }
     void one(const char *name, const char *type, const char *help, qint64 value)
     {
         family(name, type, help);
@@ -92,6 +100,14 @@ QByteArray MetricsExposition::render(const std::optional<status::RelayStatus> &s
         w.one("certificate_expiry_seconds", "gauge",
               "Seconds until the listener certificate's notAfter (negative: expired; renewal needs a restart).",
               (s.listener.certificateNotAfterMs - s.generatedAtMs) / 1000);
+    // Clock skew the escrow observed (§9.6, §18.1 clockSkew): the size only while it is suspected.
+    w.one("clock_skew_suspected", "gauge", "1 while the escrow suspects clock skew (check NTP on this host).",
+          s.clockSkew.suspected ? 1 : 0);
+    if (s.clockSkew.suspected) {
+        w.family("clock_skew_seconds", "gauge",
+                 "Size of the suspected clock skew, seconds (a lower bound for node-not-yet-valid), by source.");
+        w.sampleSecondsFromMs("clock_skew_seconds", s.clockSkew.skewMs, label("source", s.clockSkew.source));
+    }
     w.one("ingress_bound", "gauge", "1 while a cluster ingress connection is bound.", s.ingress.bound ? 1 : 0);
     w.one("ingress_routes", "gauge", "Routes in the held cluster route table.", s.ingress.routeCount);
 

@@ -44,6 +44,13 @@ ReadinessCheck::Verdict ReadinessCheck::verdict(const status::RelayStatus &s)
                                                    : s.listener.note});
     if (problems.isEmpty() && !s.ready)
         problems.append({exitcode::notReadyOther, QStringLiteral("relay"), QStringLiteral("the relay reports not ready")});
+    if (problems.isEmpty() && s.clockSkew.suspected)
+        return {exitcode::readyClockSkew,
+                QStringLiteral("CLOCK SKEW SUSPECTED (%1): node %2, %3 ms: check NTP on this host%4")
+                    .arg(s.clockSkew.source, s.clockSkew.nodeId.isEmpty() ? QStringLiteral("-") : s.clockSkew.nodeId)
+                    .arg(s.clockSkew.skewMs)
+                    .arg(s.clockSkew.source == QLatin1String("node-not-yet-valid") ? QStringLiteral(" and on the node")
+                                                                                    : QString())};
     if (problems.isEmpty())
         return {exitcode::ok, QStringLiteral("ready: %1 nodes carried").arg(s.nodes.size())};
 

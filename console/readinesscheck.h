@@ -10,6 +10,8 @@
 //   hop "palletRuntime" / "clusterIngress"     → notReadyPeerOffer
 //   hop "relay"                → notReadyStarting
 //   anything else not ready    → notReadyOther
+//   ready, clockSkew.suspected → readyClockSkew, "CLOCK SKEW SUSPECTED (<source>): node <id>, <ms> ms:
+//                                check NTP on this host[ and on the node]" (§9.6; any not-ready code wins)
 // When several apply the lowest code wins; the line names that hop and its readiness line, and how many
 // other refusals there are ("(+2 more)"). The line is not filtered: the caller prints it through
 // TerminalText::printable().

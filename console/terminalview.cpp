@@ -81,6 +81,16 @@ QString TerminalView::refusalLine(const status::ReadinessRefusal &r)
     return text;
 }
 
+QString TerminalView::cloudlyLastError(const status::RelayStatus &s)
+{
+    if (s.cloudly.lastErrorClass.isEmpty())
+        return QStringLiteral("-");
+    // A dispatchable session means the error ended an earlier socket: it is history, not the state (D-87).
+    if (s.cloudly.dispatchable && s.cloudly.connectedSinceMs != 0)
+        return QStringLiteral("%1 (recovered at %2)").arg(s.cloudly.lastErrorClass, isoUtc(s.cloudly.connectedSinceMs));
+    return s.cloudly.lastErrorClass;
+}
+
 QList<status::ReadinessRefusal> TerminalView::shownRefusals(const status::RelayStatus &s)
 {
     QList<status::ReadinessRefusal> out;
@@ -153,7 +163,7 @@ QString TerminalView::renderText(const status::RelayStatus &unfiltered)
     kv(out, QStringLiteral("last frame"), isoUtc(s.cloudly.lastFrameAtMs));
     kv(out, QStringLiteral("keepalive"), orDash(s.cloudly.keepalive));
     kv(out, QStringLiteral("connected since"), isoUtc(s.cloudly.connectedSinceMs));
-    kv(out, QStringLiteral("last error"), orDash(s.cloudly.lastErrorClass));
+    kv(out, QStringLiteral("last error"), cloudlyLastError(s));
     kv(out, QStringLiteral("next retry"), isoUtc(s.cloudly.nextRetryAtMs));
     out << QString();
 

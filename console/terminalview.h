@@ -45,6 +45,10 @@ public:
     // A binding's grant as "<operation> (generation <n>)", "-" without one (never its authority).
     static QString grantText(const status::PlatformBinding &binding);
     static QString refusalLine(const status::ReadinessRefusal &refusal); // "hop: line [peer offer X; own offer Y]"
+    // The Cloudly session's last error class as the text view and the window show it (D-87): "-" before
+    // any failure; "<class> (recovered at <connectedSince, ISO 8601 UTC>)" while a session is
+    // dispatchable again (the error belongs to an earlier socket); "<class>" while none is.
+    static QString cloudlyLastError(const status::RelayStatus &status);
     // The refusals to show: a parked relay's registration entry that is exactly the park line is left out
     // (the park line is shown once, under "parked").
     static QList<status::ReadinessRefusal> shownRefusals(const status::RelayStatus &status);

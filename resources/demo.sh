@@ -2,11 +2,14 @@
 # Coreflow relay demo: `./run demo [--keep]` builds, then runs   bash resources/demo.sh BUILD_DIR [--keep]
 #
 #   loopback Cloudly  <-- one TLS WebSocket session --  coreflow relay  <-- TLS WebSocket --  node-a, node-b, node-c
-#                                                                                          <-- ingress-1
+#     (and /v2/ -> docker-registry)  <-- image pulls --                  <-- ingress-1, skopeo
+#                                           coreflow relay  -- HTTPS -->  node-a's loopback Corestore
 #
 # The outage story, with the operator console's overview printed after each step (between ==== lines,
 # apart from the processes' own [name]-prefixed log lines):
-#  1. A loopback Cloudly starts (a fresh test CA, a random relay bearer, a demo route table).
+#  1. A loopback Cloudly starts (a fresh test CA, a random relay bearer, a demo route table); its cluster
+#     document names node-a's loopback Corestore (coreflow-loopback-corestore) and, when docker-registry
+#     and skopeo are installed, its origin also serves a local docker-registry under /v2/.
 #  2. The relay starts: CLOUDLY_URL points at it, the bearer comes from a systemd-style credentials
 #     directory, the listener serves 127.0.0.1:<port> with the certificate Cloudly issues for localhost.
 #  3. Three simulated Pallet nodes register through the relay; Cloudly pushes applyRuntimeAssignment
@@ -17,8 +20,9 @@
 #  6. Cloudly comes back: the relay reconnects and its re-registration wave asks every node to register
 #     again under the new session; they do.
 #  7. An ingress registers through the relay and pulls its route table.
-#  8. An image pull through the relay needs a registry behind the loopback Cloudly; the demo has none
-#     and says so (the test suite's tst_relayimagepull does it with docker-registry and skopeo).
+#  8. skopeo pulls a small image through the relay's /v2/ (from the docker-registry behind Cloudly's
+#     origin); without docker-registry or skopeo the demo says so and goes on. Cloudly asks node-a's
+#     Corestore for its inventory through the relay; the console shows the Corestore node.
 #  9. `coreflow-console --check` and `--metrics`, then everything is stopped; with --keep (or
 #     COREFLOW_DEMO_KEEP=1) the pieces keep running and the demo prints how to look and how to stop.
 #
@@ -40,13 +44,16 @@ PALLET_BIN="$BUILD_DIR/tests/peers/coreflow-simulated-pallet"
 RELAY_BIN="$BUILD_DIR/service/coreflow"
 CONSOLE_BIN="$BUILD_DIR/console/coreflow-console"
 INGRESS_BIN="$BUILD_DIR/tests/peers/coreflow-loopback-ingress"
+CORESTORE_BIN="$BUILD_DIR/tests/peers/coreflow-loopback-corestore"
+SOURCE_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MAKE_IMAGE="$SOURCE_DIR/tests/registry/peers/make_oci_layout.py"
 NODES=(node-a node-b node-c)
 RELAY_READY_LINE="the relay is open for Cloudly dispatch"
 READY_TIMEOUT=30      # seconds for the relay to open
 ACK_TIMEOUT=30        # seconds for all nodes to acknowledge
 STOP_TIMEOUT=10       # seconds each process gets to exit after SIGTERM
 
-for bin in "$CLOUDLY_BIN" "$PALLET_BIN" "$RELAY_BIN" "$CONSOLE_BIN" "$INGRESS_BIN"; do
+for bin in "$CLOUDLY_BIN" "$PALLET_BIN" "$RELAY_BIN" "$CONSOLE_BIN" "$INGRESS_BIN" "$CORESTORE_BIN"; do
   if [ ! -x "$bin" ]; then
     echo "demo: FAILED: $bin is missing or not executable (did the build succeed?)" >&2
     exit 1
@@ -174,6 +181,16 @@ chmod 600 "$TMP/creds/SERVEZONE_CLUSTER_RELAY_AUTHORIZATION" "$TMP/cloudly-beare
 
 echo "Coreflow relay demo (working directory $TMP)"
 
+# The registry behind Cloudly's origin, when docker-registry and skopeo are installed (never installed
+# by the demo: Debian's docker-registry package starts a system service where systemd runs).
+REGISTRY_PORT=""
+PULL_SKIPPED=""
+if ! command -v docker-registry >/dev/null 2>&1 || ! command -v skopeo >/dev/null 2>&1; then
+  PULL_SKIPPED="docker-registry or skopeo is not installed (Debian packages docker-registry, skopeo)"
+elif [ ! -x /usr/bin/python3 ] || [ ! -f "$MAKE_IMAGE" ]; then
+  PULL_SKIPPED="/usr/bin/python3 or $MAKE_IMAGE is missing"
+fi
+
 # overview TITLE   the console's overview (the OVERVIEW section of --text), set apart from the log lines
 overview() {
   local out rc=0
@@ -197,13 +214,31 @@ mkfifo "$TMP/cloudly.ctl"
 exec 7<>"$TMP/cloudly.ctl" # held open read-write: the loopback Cloudly reads its commands from it
 tell_cloudly() { printf '%s\n' "$1" >&7; }
 
-say "1/9 starting the loopback Cloudly (relay origin $RELAY_ORIGIN, ${#NODES[@]} nodes expected)"
+say "1/9 starting node-a's loopback Corestore, the registry and the loopback Cloudly (relay origin $RELAY_ORIGIN)"
+random_token >"$TMP/corestore-token"
+chmod 600 "$TMP/corestore-token"
+start corestore "$CORESTORE_BIN" --port 0 --token-file "$TMP/corestore-token" --ca-dir "$TMP/corestore-ca"
+wait_for corestore '^corestore listening at https://' 1 10 || die "the loopback Corestore did not start listening within 10s"
+CORESTORE_ENDPOINT="$(sed -n 's/^corestore listening at //p' "$TMP/corestore.log" | head -n1)"
+CLOUDLY_REGISTRY=()
+if [ -z "$PULL_SKIPPED" ]; then
+  REGISTRY_PORT="$(free_port)" || die "no free port found for the registry"
+  mkdir -p "$TMP/registry"
+  printf 'version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: 127.0.0.1:%s\n' \
+    "$TMP/registry" "$REGISTRY_PORT" >"$TMP/registry.yml"
+  start registry docker-registry serve "$TMP/registry.yml"
+  CLOUDLY_REGISTRY=(--registry-port "$REGISTRY_PORT")
+fi
 START_INPUT="$TMP/cloudly.ctl" start cloudly "$CLOUDLY_BIN" --port 0 --bearer-file "$TMP/cloudly-bearer" \
-  --relay-origin "$RELAY_ORIGIN" --ca-dir "$TMP/ca" --nodes "${#NODES[@]}"
+  --relay-origin "$RELAY_ORIGIN" --ca-dir "$TMP/ca" --nodes "${#NODES[@]}" \
+  --corestore "node-a=$CORESTORE_ENDPOINT" --corestore-token-file "$TMP/corestore-token" "${CLOUDLY_REGISTRY[@]}"
 wait_for cloudly '^cloudly listening at wss://' 1 10 || die "the loopback Cloudly did not start listening within 10s"
 CLOUDLY_URL="$(sed -n 's/^cloudly listening at //p' "$TMP/cloudly.log" | head -n1)"
-CA_FILE="$TMP/ca/ca.pem"
-[ -s "$CA_FILE" ] || die "the loopback Cloudly did not write $CA_FILE"
+[ -s "$TMP/ca/ca.pem" ] || die "the loopback Cloudly did not write $TMP/ca/ca.pem"
+[ -s "$TMP/corestore-ca/ca.pem" ] || die "the loopback Corestore did not write $TMP/corestore-ca/ca.pem"
+# The relay trusts both test CAs (Cloudly's issued the listener certificate, the Corestore's its own).
+CA_FILE="$TMP/relay-ca.pem"
+cat "$TMP/ca/ca.pem" "$TMP/corestore-ca/ca.pem" >"$CA_FILE"
 
 say "2/9 starting the relay (CLOUDLY_URL=$CLOUDLY_URL, listener 127.0.0.1:$RELAY_PORT)"
 start relay env \
@@ -213,12 +248,13 @@ start relay env \
   COREFLOW_RELAY_BIND_HOSTNAME=127.0.0.1 \
   COREFLOW_RELAY_BIND_PORT="$RELAY_PORT" \
   "$RELAY_BIN" --ca-file "$CA_FILE" --status-socket "$TMP/status.sock"
+NODE_CA="$TMP/ca/ca.pem"
 wait_for relay "$RELAY_READY_LINE" 1 "$READY_TIMEOUT" \
   || die "the relay did not print '$RELAY_READY_LINE' within ${READY_TIMEOUT}s"
 
 say "3/9 starting ${#NODES[@]} simulated Pallet nodes: ${NODES[*]}"
 for node in "${NODES[@]}"; do
-  start "$node" "$PALLET_BIN" --url "wss://localhost:$RELAY_PORT/" --ca-file "$CA_FILE" --node-id "$node" \
+  start "$node" "$PALLET_BIN" --url "wss://localhost:$RELAY_PORT/" --ca-file "$NODE_CA" --node-id "$node" \
     --bearer "$node-$(random_token)"
 done
 wait_for cloudly '^node .* acknowledged applyRuntimeAssignment$' "${#NODES[@]}" "$ACK_TIMEOUT" \
@@ -262,14 +298,43 @@ overview "Cloudly back, nodes registered again" '/^CLOUDLY SESSION/'
 grep -Eq '^  health +HEALTHY' <<<"$LAST_VIEW" || die "the console does not show the relay healthy again"
 
 say "7/9 an ingress registers through the relay and pulls its route table"
-start ingress "$INGRESS_BIN" --url "wss://localhost:$RELAY_PORT/" --ca-file "$CA_FILE" --ingress-id ingress-1 --node-id node-a
+start ingress "$INGRESS_BIN" --url "wss://localhost:$RELAY_PORT/" --ca-file "$NODE_CA" --ingress-id ingress-1 --node-id node-a
 wait_for ingress '^ingress ingress-1 pulled route table revision 1: 2 routes' 1 15 || die "the ingress did not pull its route table"
 sleep 0.3
 overview "ingress bound, route table pulled" '/^INGRESS/'
 
-say "8/9 an image pull through the relay"
-echo "skipped: the demo's loopback Cloudly serves no registry (the test suite pulls an image through a running"
-echo "relay with docker-registry and skopeo: tests/integration/tst_relayimagepull.cpp)"
+say "8/9 an image pull through the relay, and node-a's Corestore through the relay"
+if [ -n "$PULL_SKIPPED" ]; then
+  echo "image pull SKIPPED: $PULL_SKIPPED; the test suite's tst_relayimagepull pulls through a running relay"
+else
+  deadline=$((SECONDS + 10))
+  until (exec 3<>"/dev/tcp/127.0.0.1/$REGISTRY_PORT") 2>/dev/null; do
+    [ "$SECONDS" -lt "$deadline" ] || die "docker-registry did not listen on 127.0.0.1:$REGISTRY_PORT within 10s"
+    sleep 0.2
+  done
+  /usr/bin/python3 "$MAKE_IMAGE" "$TMP/image" v1 1000000 >/dev/null || die "could not build the demo image"
+  # Pushed straight to the registry (plain HTTP on loopback), then pulled by a node's client through
+  # the relay's listener: https://localhost:<relay port>/v2/..., trusting the relay's CA.
+  timeout 60 skopeo copy --quiet --preserve-digests --dest-tls-verify=false "oci:$TMP/image:v1" \
+    "docker://127.0.0.1:$REGISTRY_PORT/demo/app:v1" >"$TMP/skopeo-push.log" 2>&1 \
+    || die "skopeo could not push the demo image to the registry (see $TMP/skopeo-push.log)"
+  mkdir -p "$TMP/pull-certs" && cp "$NODE_CA" "$TMP/pull-certs/ca.crt"
+  timeout 60 skopeo copy --quiet --src-cert-dir "$TMP/pull-certs" "docker://localhost:$RELAY_PORT/demo/app:v1" \
+    "dir:$TMP/pulled" >"$TMP/skopeo-pull.log" 2>&1 \
+    || die "skopeo could not pull the demo image through the relay (see $TMP/skopeo-pull.log)"
+  echo "skopeo pulled demo/app:v1 through the relay: $(du -sk "$TMP/pulled" | cut -f1) KiB in $(ls "$TMP/pulled" | wc -l) files"
+fi
+tell_cloudly "inventory node-a"
+wait_for cloudly '^corestore inventory of node node-a' 1 15 || die "Cloudly got no Corestore inventory answer for node-a"
+grep -q '^corestore inventory of node node-a: [0-9]* services' "$TMP/cloudly.log" \
+  || die "node-a's Corestore inventory was not answered: $(grep '^corestore inventory' "$TMP/cloudly.log")"
+sleep 0.3
+overview "image pulled, Corestore asked" '/^CORESTORE/'
+grep -Eq '^  +node-a +yes +answered' <<<"$LAST_VIEW" || die "the console does not show node-a's Corestore as answered"
+if [ -z "$PULL_SKIPPED" ]; then
+  "$CONSOLE_BIN" --metrics --socket "$TMP/status.sock" | grep -E '^coreflow_relay_registry_(requests|body_bytes)_total' \
+    || die "--metrics shows no registry counters"
+fi
 
 say "9/9 monitoring: --check and --metrics"
 "$CONSOLE_BIN" --check --socket "$TMP/status.sock" || die "--check does not say ready"
@@ -304,10 +369,13 @@ row "Cloudly sessions registered by the relay:" "$(cloudly_count '^relay session
 row "node registrations through the relay:" "$(cloudly_count '^node .* registered:')"
 row "applyRuntimeAssignment acknowledgements:" "$(cloudly_count '^node .* acknowledged applyRuntimeAssignment$')"
 row "renewals released by the escrow:" "$(cat "$TMP"/node-*.log | grep -c 'took DNS lease renewal' || true)"
+row "image pull through the relay:" "${PULL_SKIPPED:+SKIPPED: }${PULL_SKIPPED:-demo/app:v1 pulled by skopeo}"
+row "Corestore inventory through the relay:" "$(grep -c '^corestore inventory of node node-a: [0-9]* services' "$TMP/cloudly.log" || true) answer(s)"
 BAD=""
 for name in "${ORDER[@]}"; do
   row "$name exit status after SIGTERM:" "${EXIT_RC[$name]}"
-  [ "${EXIT_RC[$name]}" -eq 0 ] || BAD="$BAD $name"
+  # docker-registry is not ours: how it exits on SIGTERM is its own business.
+  [ "$name" = registry ] || [ "${EXIT_RC[$name]}" -eq 0 ] || BAD="$BAD $name"
 done
 [ -z "$BAD" ] || die "these processes did not exit cleanly on SIGTERM:$BAD"
 echo "demo: OK"

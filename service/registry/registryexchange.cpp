@@ -81,6 +81,8 @@ bool RegistryExchange::responseBodyRoom() const
         return true; // no body expected: whatever arrives is read and dropped
     if (m_setup.watermarkSource)
         m_pump->setWatermark(qMin(m_setup.watermark, m_setup.watermarkSource()));
+    if (m_smallestWatermark == 0 || m_pump->watermark() < m_smallestWatermark)
+        m_smallestWatermark = m_pump->watermark();
     return m_pump->hasRoom();
 }
 
@@ -238,6 +240,8 @@ void RegistryExchange::fail(const QByteArray &failureClass)
 }
 
 qint64 RegistryExchange::bodyBytesRelayed() const { return m_pump ? m_pump->bytesRelayed() : 0; }
+
+qint64 RegistryExchange::heldBodyBytes() const { return m_pump && !m_done ? m_responder->pendingBytes() : 0; }
 
 void RegistryExchange::complete()
 {

@@ -66,6 +66,12 @@ public:
     void start();
     // Body bytes handed to the node so far (BodyPump::bytesRelayed(); 0 before the head).
     qint64 bodyBytesRelayed() const;
+    // Body bytes the node's connection still holds to send (its TLS write queue), bytes; 0 before the
+    // head and once the exchange is over. BodyPump bounds it by the watermark plus one upstream read.
+    qint64 heldBodyBytes() const;
+    // The smallest node-connection watermark this exchange's body pump read before an upstream read,
+    // bytes (the shared in-flight budget's share, §17); 0 before the first body read.
+    qint64 smallestWatermarkRead() const { return m_smallestWatermark; }
 
 Q_SIGNALS:
     // The registry's challenges were rewritten: realm paths now served, third-party realm origins.
@@ -98,6 +104,7 @@ private:
 
     RegistryExchangeSetup m_setup;
     std::unique_ptr<ListenerHttpResponder> m_responder;
+    mutable qint64 m_smallestWatermark = 0; // see smallestWatermarkRead()
     HttpClientPool &m_pool;
     const WwwAuthenticateRewriter &m_rewriter;
     Clock &m_clock;

@@ -162,14 +162,27 @@ void RegistryProxy::handleHttp(const ListenerHttpRequest &request, std::unique_p
     setup.watermarkSource = [this] { return sharedWatermark(); };
     auto *exchange = new RegistryExchange(std::move(setup), std::move(responder), *m_pool, *m_rewriter, m_clock, this);
     ++m_active;
+    m_running.insert(exchange);
     ++m_requestsRelayed;
     connect(exchange, &RegistryExchange::challengesSeen, this, &RegistryProxy::noteChallenges);
     connect(exchange, &RegistryExchange::finished, this, [this, exchange] {
         --m_active;
+        m_running.remove(exchange);
+        const qint64 read = exchange->smallestWatermarkRead();
+        if (read != 0 && (m_smallestWatermarkRead == 0 || read < m_smallestWatermarkRead))
+            m_smallestWatermarkRead = read;
         m_bodyBytesRelayed += exchange->bodyBytesRelayed();
         Q_EMIT exchangeFinished();
     });
     exchange->start();
+}
+
+qint64 RegistryProxy::heldBodyBytes() const
+{
+    qint64 held = 0;
+    for (const RegistryExchange *exchange : m_running)
+        held += exchange->heldBodyBytes();
+    return held;
 }
 
 qint64 RegistryProxy::sharedWatermark() const

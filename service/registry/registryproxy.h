@@ -62,6 +62,7 @@ namespace coreflow {
 
 class Clock;
 class HttpClientPool;
+class RegistryExchange;
 class WwwAuthenticateRewriter;
 
 class RegistryProxy : public QObject, public ListenerHttpHandler {
@@ -100,6 +101,13 @@ public:
     QUrl registryOrigin() const { return m_registryOrigin; }
     QStringList tokenRealmPaths() const { return m_tokenPaths; }
     int activeExchanges() const { return m_active; }
+    // Σ RegistryExchange::heldBodyBytes() of the running exchanges, bytes: what the pulls hold in node
+    // connections now. Each is bounded by sharedWatermark() plus one upstream read
+    // (HttpClientConnection::kReadChunkBytes), so the sum stays near the in-flight budget.
+    qint64 heldBodyBytes() const;
+    // The smallest watermark any exchange's body pump read since start (RegistryExchange::
+    // smallestWatermarkRead(), taken when each exchange ends), bytes; 0 before any body was read.
+    qint64 smallestWatermarkRead() const { return m_smallestWatermarkRead; }
     // Since start (docs/contract.md §18.1 counters): requests relayed to the registry, and the body
     // bytes of their answers handed to nodes (counted when an exchange ends).
     qint64 requestsRelayed() const { return m_requestsRelayed; }
@@ -135,6 +143,8 @@ private:
     qint64 m_watermark = kDefaultWatermarkBytes;
     qint64 m_budget = kDefaultInFlightBudgetBytes;
     int m_active = 0;
+    QSet<RegistryExchange *> m_running; // for heldBodyBytes(); removed on finished()
+    qint64 m_smallestWatermarkRead = 0;
     qint64 m_requestsRelayed = 0;
     qint64 m_bodyBytesRelayed = 0;
 };

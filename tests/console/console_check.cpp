@@ -2,10 +2,11 @@
 // tests/integration/relayfixture.h) in each state, run as a process: the exit code documented in
 // docs/contract.md §18.2 and one line (stdout when ready, stderr otherwise). `--json` of the same
 // relay exits 0 whatever its readiness (a successful read). Rules: §18.2 (CK-01 ready, CK-02 per-kind
-// codes, CK-03 --json unaffected).
+// codes, CK-03 --json unaffected, CK-04 ready with clock skew suspected is 17, D-87, §9.6).
 #include "tests/integration/relayfixture.h"
 #include "service/core/readinessboard.h"
 #include "tests/peers/answer.h"
+#include "tests/peers/dnsleaserenewalrunbuilder.h"
 #include "shared/contract/refusal.h"
 
 #include <QJsonObject>
@@ -21,7 +22,8 @@ using peers::Answer;
 namespace {
 
 // The codes as docs/contract.md §18.2 lists them (written out, not taken from the console's header).
-constexpr int ready = 0, cannotConnect = 3, cloudly = 10, parked = 11, registration = 12, listener = 13, starting = 15;
+constexpr int ready = 0, cannotConnect = 3, cloudly = 10, parked = 11, registration = 12, listener = 13, starting = 15,
+              clockSkew = 17;
 
 struct Run {
     int exitCode = -1;
@@ -103,6 +105,39 @@ private Q_SLOTS:
         QVERIFY(f.bringCloudlySessionBack());
         QTRY_VERIFY(f.relay->checkReadiness().ready);
         QCOMPARE(check(socket).exitCode, ready);
+        QVERIFY(f.stopRelay());
+    }
+
+    // §9.6 / D-87: Cloudly signs windows five minutes ahead of the relay's clock. The relay stays ready;
+    // --check says 17 with the skew's source, node and size; a not-ready hop still comes first.
+    void clockSkewIsSeventeen_CK04_D87()
+    {
+        using Builder = peers::DnsLeaseRenewalRunBuilder;
+        RelayFixture f;
+        RelayConfiguration config;
+        const QString socket = withSocket(f, config);
+        f.makeRelay(config);
+        QVERIFY(f.startRelay());
+        auto a = f.registeredNode(QStringLiteral("node-a"));
+        QVERIFY(a->session());
+        QCOMPARE(check(socket).exitCode, ready);
+        const auto binding = *a->session();
+        const auto projection = Builder::projection("proj-a", 1);
+        bool held = false;
+        f.cloudly->push(QStringLiteral("holdRuntimeNetworkDnsLeaseRenewals"),
+                        Builder::holdRequest(binding, projection, Builder::grid(binding, projection, f.clock.nowMs() + 5 * 60000, 3)),
+                        [&](const peers::PeerFrame &x) { held = !x.hasError(); });
+        QTRY_VERIFY(held);
+        QTRY_VERIFY(f.relay->statusSnapshot().clockSkew.suspected);
+        QVERIFY(f.relay->checkReadiness().ready);
+        const Run r = check(socket);
+        QCOMPARE(r.exitCode, clockSkew);
+        QVERIFY(r.out.isEmpty());
+        QCOMPARE(r.err, QByteArray("coreflow-console: CLOCK SKEW SUSPECTED (run-signed-ahead): node node-a, 300000 ms: "
+                                   "check NTP on this host\n"));
+        // Not ready as well: the hop's code wins, the skew is not what to fix first.
+        QVERIFY(f.takeCloudlySessionDown());
+        verifyNotReady(check(socket), cloudly, "cloudly");
         QVERIFY(f.stopRelay());
     }
 

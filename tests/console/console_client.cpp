@@ -124,6 +124,7 @@ private Q_SLOTS:
         server = std::make_unique<StatusServer>(StatusServerOptions{path, {}}, [&] { return s; }, clock);
         QVERIFY2(server->start(&error), qPrintable(error));
         clock.advance(499);
+        // A negative 1 ms before the doubled backoff: turns for a wrongly early reconnect.
         QTest::qWait(50);
         QCOMPARE(client.state(), StatusClient::State::Disconnected); // backoff doubled to 500 ms
         clock.advance(1);
@@ -154,6 +155,7 @@ private Q_SLOTS:
         // Retries stay "refused" (no flicker through connected).
         const qsizetype changes = states.size();
         clock.advance(100);
+        // A negative after a retry: turns for a state flicker through connected to show.
         QTest::qWait(100);
         QCOMPARE(client.state(), StatusClient::State::Refused);
         QCOMPARE(states.size(), changes);

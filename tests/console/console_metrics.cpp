@@ -3,7 +3,8 @@
 // got it back (a re-registration wave). The exposition is parsed by an independent parser, Debian's
 // python3-prometheus-client (tests/console/parse_metrics.py), and every family docs/contract.md §18.3
 // lists is checked against the relay's own statusSnapshot() and against what the test did.
-// Rules: §18.3 (MX-01 families and values, MX-02 --output atomic, MX-03 a failed read writes up 0).
+// Rules: §18.3 (MX-01 families and values, MX-02 --output atomic, MX-03 a failed read writes up 0,
+// MX-04 clock skew gauges, §9.6, D-87).
 #include "tests/integration/relayfixture.h"
 #include "tests/peers/dnsleaserenewalrunbuilder.h"
 
@@ -183,6 +184,40 @@ private Q_SLOTS:
         QCOMPARE(down.value("coreflow_relay_hop_ready", "hop=cloudly"), 0.0);
         QCOMPARE(down.value("coreflow_relay_hop_ready", "hop=listener"), 1.0);
         QCOMPARE(down.value("coreflow_relay_hop_ready", "hop=clusterIngress"), 1.0);
+        QVERIFY(f.stopRelay());
+    }
+
+    // §9.6 / D-87: clock_skew_suspected is 0 until the escrow suspects skew; then 1, with
+    // clock_skew_seconds{source} the size the relay's status holds.
+    void clockSkewGauges_MX04_D87()
+    {
+        RelayFixture f;
+        RelayConfiguration config = f.configuration();
+        config.statusSocketPath = f.dir.filePath(QStringLiteral("status.sock"));
+        f.makeRelay(config);
+        QVERIFY(f.startRelay());
+        auto a = f.registeredNode(QStringLiteral("node-a"));
+        const QStringList args{"--metrics", "--socket", config.statusSocketPath};
+        const Parsed before = parse(runProcess(QStringLiteral(COREFLOW_CONSOLE_BINARY), args).out);
+        QVERIFY2(before.ok, qPrintable(before.error));
+        QCOMPARE(before.value("coreflow_relay_clock_skew_suspected"), 0.0);
+        QCOMPARE(before.types.value("coreflow_relay_clock_skew_suspected"), QStringLiteral("gauge"));
+        QVERIFY(!before.has("coreflow_relay_clock_skew_seconds{source=run-signed-ahead}"));
+
+        const auto binding = *a->session();
+        const auto projection = Builder::projection("proj-1", 1);
+        bool held = false;
+        // Windows signed 90.5 s ahead of the relay's clock (more than the 30000 ms admission margin).
+        f.cloudly->push(QStringLiteral("holdRuntimeNetworkDnsLeaseRenewals"),
+                        Builder::holdRequest(binding, projection, Builder::grid(binding, projection, f.clock.nowMs() + 90500, 3)),
+                        [&](const peers::PeerFrame &x) { held = !x.hasError(); });
+        QTRY_VERIFY(held);
+        QTRY_VERIFY(f.relay->statusSnapshot().clockSkew.suspected);
+        const Parsed after = parse(runProcess(QStringLiteral(COREFLOW_CONSOLE_BINARY), args).out);
+        QVERIFY2(after.ok, qPrintable(after.error));
+        QCOMPARE(after.value("coreflow_relay_clock_skew_suspected"), 1.0);
+        QCOMPARE(after.value("coreflow_relay_clock_skew_seconds", "source=run-signed-ahead"), 90.5);
+        QCOMPARE(after.types.value("coreflow_relay_clock_skew_seconds"), QStringLiteral("gauge"));
         QVERIFY(f.stopRelay());
     }
 

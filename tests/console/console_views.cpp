@@ -4,7 +4,8 @@
 // set up (never with a golden of the console's own output), and the window (MainWindow on a live
 // StatusClient) with a screenshot of every tab written to build/artifacts/ (QWidget::grab(),
 // QT_QPA_PLATFORM=offscreen). Rules: §18.2 overview (CV-01 healthy, CV-02 Cloudly away + escrow,
-// CV-03 parked, CV-04 problem rows coloured and counted in tab titles, CV-06 clock skew, §9.6 D-74).
+// CV-03 parked, CV-04 problem rows coloured and counted in tab titles, CV-06 clock skew, §9.6 D-74,
+// CV-07 a recovered Cloudly error reads "(recovered at ...)", D-87).
 #include "tests/integration/relayfixture.h"
 #include "service/core/readinessboard.h"
 #include "tests/peers/dnsleaserenewalrunbuilder.h"
@@ -252,7 +253,7 @@ private Q_SLOTS:
         QVERIFY(r.f.stopRelay());
     }
 
-    void cloudlyAwayWithEscrowHeld_CV02_CV04()
+    void cloudlyAwayWithEscrowHeld_CV02_CV04_CV07()
     {
         Relay r;
         startRelay(r);
@@ -340,6 +341,18 @@ private Q_SLOTS:
                     .match(events->proxy()->index(0, 0).data().toString())
                     .hasMatch());
         screenshots(live.window, QStringLiteral("cloudly-away"));
+
+        // CV-07, D-87: Cloudly comes back; the last error stays visible, marked as recovered when the new
+        // session became dispatchable (the injected clock has not moved).
+        QVERIFY(r.f.bringCloudlySessionBack());
+        QTRY_VERIFY(r.f.relay->checkReadiness().ready);
+        const QString back = consoleText(r.socket);
+        const auto cloudlyBack = fields(back, QStringLiteral("CLOUDLY SESSION"));
+        QCOMPARE(cloudlyBack.value("connected since").text, iso(r.f.clock.nowMs()));
+        QCOMPARE(cloudlyBack.value("last error").text, QStringLiteral("session-lost (recovered at %1)").arg(iso(r.f.clock.nowMs())));
+        QVERIFY(!cloudlyBack.value("last error").problem);
+        QVERIFY2(!fields(back, QStringLiteral("OVERVIEW")).value("cloudly").text.contains("last error"),
+                 qPrintable(fields(back, QStringLiteral("OVERVIEW")).value("cloudly").text));
         QVERIFY(r.f.stopRelay());
     }
 

@@ -76,17 +76,15 @@ public:
     // Reads (discarding what was read, apart from a tail) until needle arrived; false after ms.
     bool readUntil(const QByteArray &needle, int ms)
     {
-        for (int waited = 0; waited < ms; waited += 20) {
+        bool found = false;
+        (void)QTest::qWaitFor([&] {
             m_in += m_socket.readAll();
-            if (m_in.contains(needle))
-                return true;
+            found = m_in.contains(needle);
             if (m_in.size() > 2 * needle.size())
                 m_in.remove(0, m_in.size() - 2 * needle.size());
-            if (m_socket.state() != QAbstractSocket::ConnectedState && m_socket.bytesAvailable() == 0)
-                return false;
-            QTest::qWait(20);
-        }
-        return false;
+            return found || (m_socket.state() != QAbstractSocket::ConnectedState && m_socket.bytesAvailable() == 0);
+        }, ms);
+        return found;
     }
     void sendFrame(const QByteArray &payload)
     {

@@ -318,6 +318,7 @@ private Q_SLOTS:
         peer.clients.first()->close(QWebSocketProtocol::CloseCode(4000), QStringLiteral("go"));
         QVERIFY(disconnected.wait(10000));
         QVERIFY2(socket.errorString().contains(QStringLiteral("code 4000")), qPrintable(socket.errorString()));
+        // A negative: turns for a wrongly repeated `disconnected` to arrive after the first one.
         QTest::qWait(50);
         QCOMPARE(disconnected.size(), 1);
         QCOMPARE(socket.state(), CloudlySocket::State::Unconnected);
@@ -426,6 +427,7 @@ private Q_SLOTS:
         early.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/").arg(nobody)));
         early.abort();
         QCOMPARE(earlyDown.size(), 1);
+        // A negative: turns for a queued second `disconnected` after abort() (a deferred emission would show here).
         QTest::qWait(100);
         QCOMPARE(earlyDown.size(), 1);
 

@@ -65,8 +65,7 @@ struct Lane {
     {
         std::optional<peers::PeerFrame> answer;
         f.cloudly->push(method, QJsonObject{{"nodeId", nodeId}}, [&](const peers::PeerFrame &frame) { answer = frame; });
-        for (int i = 0; i < waitMs / 10 && !answer; ++i)
-            QTest::qWait(10);
+        (void)QTest::qWaitFor([&] { return answer.has_value(); }, waitMs); // the caller checks the optional
         return answer;
     }
     static QJsonObject responseOf(const std::optional<peers::PeerFrame> &frame)
@@ -388,8 +387,7 @@ private Q_SLOTS:
                                       {"relay", QJsonObject{{"origin", lane.f.cloudly->options().relayOrigin}}}, {"nodes", nodes}};
             lane.f.cloudly->push(QStringLiteral("pushClusterConfig"), QJsonObject{{"cluster", cluster}, {"desiredState", QJsonValue::Null}},
                                  [&](const peers::PeerFrame &frame) { answer = frame; });
-            for (int i = 0; i < 500 && !answer; ++i)
-                QTest::qWait(10);
+            (void)QTest::qWaitFor([&] { return answer.has_value(); }, 5000); // an empty answer fails the caller
             return Lane::responseOf(answer);
         };
         // node-b gets an endpoint: the next call reaches Corestore B.
@@ -450,6 +448,7 @@ private Q_SLOTS:
         lane.f.cloudly->push(kInventory, QJsonObject{{"nodeId", "node-a"}}, [&](const peers::PeerFrame &frame) { answer = frame; });
         QTRY_COMPARE(lane.a.requestCount(LoopbackCorestore::inventoryRoute), 2);
         lane.f.clock.advance(9999);
+        // A negative on the clock: 1 ms before the 10000 ms bound; these turns let a wrongly early answer reach Cloudly.
         QTest::qWait(50);
         QVERIFY(!answer);
         lane.f.clock.advance(1);

@@ -146,7 +146,7 @@ private Q_SLOTS:
         bringSessionBack(f);
         QCOMPARE(f.relay->escrow()->releaseDueMs(), -1);
         f.clock.advance(15 * minute);
-        QTest::qWait(100); // not the node barrier: this node may be gone with the returning session (§8.4)
+        QTest::qWait(100); // a negative after the clock step: turns for a wrong offer to reach the node; not the node barrier: this node may be gone with the returning session (§8.4)
         QCOMPARE(node->pushCount(renewalMethod), 2);
         // OC-11, ES-01: a renewal's signature never reaches a log line.
         const QString signature = renewals.at(1).toObject().value("signature").toString();

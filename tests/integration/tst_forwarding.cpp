@@ -327,10 +327,13 @@ private Q_SLOTS:
         QTRY_COMPARE(a->pushCount("applyRuntimeAssignment"), 1);
         QSignalSpy stopped(f.relay.get(), &Coreflow::stopped);
         f.relay->stop();
+        // A negative over an unstepped clock: stop() must not finish before the drain bound; these turns let a
+        // wrongly early `stopped` or close arrive (the clock, not this wait, decides when the bound ends).
         QTest::qWait(100);
         QVERIFY(stopped.isEmpty());
         QCOMPARE(a->closeCode(), 0);
         f.clock.advance(timing.stopDrainMs - 1);
+        // As above, 1 ms before the bound: turns for a wrongly early stop to show.
         QTest::qWait(50);
         QVERIFY(stopped.isEmpty());
         f.clock.advance(1);

@@ -161,6 +161,7 @@ private Q_SLOTS:
             QVERIFY(s->open(f.relayPort, {f.ca.caCertificate()}));
             s->announce(60 * 1024, 50 * 1024);
             drippers.push_back(std::move(s));
+            // Pacing: each announcement reaches the relay before the next connection opens (the pool is taken in order).
             QTest::qWait(20);
         }
         int refused = 0;
@@ -238,6 +239,8 @@ private Q_SLOTS:
         QVERIFY(f.bringCloudlySessionBack());
         const qint64 carrier = f.relay->cloudly()->carrierCount();
         for (int i = 0; i < 30; ++i) {
+            // A negative over time: for 3 s of a held-back upstream the relay must not close its Cloudly session;
+            // the check is repeated every 100 ms because the close would come from real socket backpressure, not a clock.
             QTest::qWait(100);
             QVERIFY2(!log.contains(QString(contract::refusal::cloudlyNotReading)), "the relay closed its Cloudly session");
         }
@@ -264,6 +267,7 @@ private Q_SLOTS:
         for (int i = 0; i < 400; ++i) {
             stranger.sendFrame(contract::Envelope::request(QStringLiteral("noSuchMethod"), QStringLiteral("c%1").arg(i), body));
             if (i % 20 == 0)
+                // Pacing: lets the relay read and answer between bursts, so its answer queue (not the kernel) fills.
                 QTest::qWait(20);
         }
         // The relay has begun closing it (its Close waits behind the queued answers) ...
@@ -400,6 +404,7 @@ private Q_SLOTS:
             s->connectToHost(QHostAddress::LocalHost, f.relayPort);
             QVERIFY(s->waitForConnected(2000));
             burst.push_back(std::move(s));
+            // Pacing: each newcomer reaches the relay's accept before the next descriptor is given back.
             QTest::qWait(50);
         }
         // The first newcomer is accepted and dropped at once; later ones may find a descriptor the

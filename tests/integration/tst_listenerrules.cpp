@@ -33,9 +33,7 @@ QByteArray compact(const QJsonObject &o) { return QJsonDocument(o).toJson(QJsonD
 template <typename Predicate>
 bool waitFor(Predicate predicate, int ms = 5000)
 {
-    for (int waited = 0; waited < ms && !predicate(); waited += 10)
-        QTest::qWait(10);
-    return predicate();
+    return QTest::qWaitFor(predicate, ms);
 }
 
 // Cloudly -> relay; the relay's answer frame (nullopt if none arrived).

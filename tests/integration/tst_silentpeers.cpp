@@ -82,6 +82,7 @@ void stepClock(RelayFixture &f, qint64 totalMs, const std::function<bool()> &don
     const qint64 end = f.clock.nowMs() + totalMs;
     while (f.clock.nowMs() < end && !(done && done())) {
         f.clock.advance(qMin(stepMs, end - f.clock.nowMs()));
+        // Pacing between clock steps: the live peers' Pongs travel in real time and must be read before the next step.
         QTest::qWait(5);
     }
 }

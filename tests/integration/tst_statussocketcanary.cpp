@@ -214,6 +214,7 @@ private Q_SLOTS:
             QTRY_VERIFY(answered);
             ++forwards;
             f.clock.advance(250);
+            // Pacing, not a wait for a condition: lets the relay write its coalesced snapshot before the next step.
             QTest::qWait(1);
         }
         QCOMPARE(dropped.size(), 1);

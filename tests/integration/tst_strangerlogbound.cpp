@@ -24,16 +24,15 @@ bool sendOnNewConnection(quint16 port, const QList<QSslCertificate> &ca, const Q
     tls.setCaCertificates(ca);
     socket.setSslConfiguration(tls);
     socket.connectToHostEncrypted(QStringLiteral("localhost"), port);
-    for (int i = 0; i < 250 && !socket.isEncrypted(); ++i)
-        QTest::qWait(20);
-    if (!socket.isEncrypted())
+    if (!QTest::qWaitFor([&] { return socket.isEncrypted(); }, 5000))
         return false;
     socket.write(request);
     QByteArray in;
-    for (int i = 0; i < 250 && !in.contains("\r\n\r\n") && socket.state() == QAbstractSocket::ConnectedState; ++i) {
-        QTest::qWait(20);
+    (void)QTest::qWaitFor([&] { // the verdict is read from `in` below
         in += socket.readAll();
-    }
+        return in.contains("\r\n\r\n") || socket.state() != QAbstractSocket::ConnectedState;
+    }, 5000);
+    in += socket.readAll();
     return in.startsWith("HTTP/1.1 4");
 }
 

@@ -2,6 +2,7 @@
 //
 //   coreflow-loopback-cloudly --bearer-file PATH [--port N] [--relay-origin https://host:port]
 //                             [--ca-dir DIR] [--nodes N] [--cluster-id ID] [--relay-certificate-days N]
+//                             [--registry-port N] [--corestore NODE=ENDPOINT]... [--corestore-token-file PATH]
 //                             [--verbose]
 //
 // Prints one line per event on stdout. The first line is "cloudly listening at wss://localhost:PORT/".
@@ -9,12 +10,20 @@
 // that node through the relay and prints "node <id> acknowledged applyRuntimeAssignment" per ack;
 // with --nodes N it prints "all N nodes acknowledged applyRuntimeAssignment" once N nodes have.
 // It answers getClusterRouteTable with a small demo table (revision 1, two routes; its certificate and
-// key are placeholders). Commands, one per line on stdin (the demo writes them into a FIFO):
+// key are placeholders).
+// --registry-port N: one origin for the session and the registry (docs/contract.md §17): connections
+// whose first request is under /v2/ are piped to plain HTTP on 127.0.0.1:N (a docker-registry).
+// --corestore NODE=ENDPOINT: the cluster document (getClusterConfig cluster.nodes) names NODE with
+// that Corestore endpoint (§12); --corestore-token-file: the control token the §12.1 enrollment seals
+// for the relay (the Corestore peer accepts the same token).
+// Commands, one per line on stdin (the demo writes them into a FIFO):
 //   hold   hands the relay a DNS lease renewal run for every registered node
 //          (holdRuntimeNetworkDnsLeaseRenewals: 5 renewals on Cloudly's grid, the first window opened
 //          12 minutes ago; docs/contract.md §9) and prints "relay holds N renewals for node <id>"
 //   away   drops the relay's sockets and stops listening ("cloudly away"): reconnects are refused
 //   back   listens again on the same port ("cloudly back at wss://…")
+//   inventory NODE   dispatches getClusterCorestoreInventory { nodeId: NODE } to the relay (§12.6) and
+//          prints "corestore inventory of node <id>: <n> services" or "... refused: <name>: <text>"
 // Exits 0 on SIGTERM/SIGINT, 2 on bad arguments, 1 when it cannot listen.
 #include "tests/peers/dnsleaserenewalrunbuilder.h"
 #include "tests/peers/loopbackcloudly.h"
@@ -85,7 +94,17 @@ int main(int argc, char **argv)
     const QCommandLineOption certDaysOpt(QStringLiteral("relay-certificate-days"),
                                          QStringLiteral("Lifetime of the relay listener certificates it issues, days."),
                                          QStringLiteral("days"), QStringLiteral("90"));
-    parser.addOptions({portOpt, bearerFileOpt, originOpt, caDirOpt, nodesOpt, clusterOpt, verboseOpt, certDaysOpt});
+    const QCommandLineOption registryPortOpt(QStringLiteral("registry-port"),
+                                             QStringLiteral("Pipe /v2/ on Cloudly's origin to plain HTTP on 127.0.0.1:N."),
+                                             QStringLiteral("port"));
+    const QCommandLineOption corestoreOpt(QStringLiteral("corestore"),
+                                          QStringLiteral("NODE=ENDPOINT: a cluster node with that Corestore endpoint (repeatable)."),
+                                          QStringLiteral("node=endpoint"));
+    const QCommandLineOption corestoreTokenOpt(QStringLiteral("corestore-token-file"),
+                                               QStringLiteral("File holding the Corestore control token the enrollment hands out."),
+                                               QStringLiteral("path"));
+    parser.addOptions({portOpt, bearerFileOpt, originOpt, caDirOpt, nodesOpt, clusterOpt, verboseOpt, certDaysOpt, registryPortOpt,
+                       corestoreOpt, corestoreTokenOpt});
     parser.process(app);
 
     if (!parser.isSet(verboseOpt))
@@ -128,7 +147,31 @@ int main(int argc, char **argv)
     options.relayOrigin = parser.value(originOpt);
     options.port = quint16(port);
     options.relayCertificateLifetimeMs = qMax(1, parser.value(certDaysOpt).toInt()) * 86'400'000LL;
+    quint16 registryPort = 0;
+    if (parser.isSet(registryPortOpt)) {
+        const uint n = parser.value(registryPortOpt).toUInt(&ok);
+        if (!ok || n == 0 || n > 65535)
+            return fail(QStringLiteral("--registry-port must be a port number"), 2);
+        registryPort = quint16(n);
+        options.httpFront = true;
+    }
+    for (const QString &spec : parser.values(corestoreOpt)) {
+        const qsizetype eq = spec.indexOf(QLatin1Char('='));
+        if (eq <= 0)
+            return fail(QStringLiteral("--corestore wants NODE=ENDPOINT"), 2);
+        options.clusterNodes.append(QJsonObject{{"id", spec.left(eq)},
+                                                {"corestore", QJsonObject{{"endpoint", spec.mid(eq + 1)}}},
+                                                {"corestoreDatabase", QJsonValue::Null}});
+    }
     LoopbackCloudly cloudly(ca, options);
+    if (parser.isSet(corestoreTokenOpt)) {
+        QFile tokenFile(parser.value(corestoreTokenOpt));
+        if (!tokenFile.open(QIODevice::ReadOnly))
+            return fail(QStringLiteral("cannot read the Corestore token file"), 2);
+        cloudly.corestoreRecipients().setToken(tokenFile.readAll().trimmed());
+    }
+    if (registryPort != 0)
+        cloudly.setHttpPassthrough(registryPort);
     if (!cloudly.listen())
         return fail(QStringLiteral("cannot listen on 127.0.0.1:%1").arg(port), 1);
     say(QStringLiteral("cloudly listening at %1").arg(cloudly.url().toString()));
@@ -246,6 +289,26 @@ int main(int argc, char **argv)
                                                                  .arg(nodeId));
                                  });
                 }
+            } else if (command.startsWith("inventory ")) {
+                const QString nodeId = QString::fromUtf8(command.mid(10).trimmed());
+                const QString sent = cloudly.push(QStringLiteral("getClusterCorestoreInventory"), QJsonObject{{"nodeId", nodeId}},
+                                                  [nodeId](const PeerFrame &answer) {
+                    if (answer.hasError()) {
+                        say(QStringLiteral("corestore inventory of node %1 refused: %2").arg(nodeId, answer.errorRefusal().text()));
+                        return;
+                    }
+                    const QJsonObject response = answer.responseObject().value();
+                    if (!response.value("reachable").toBool()) {
+                        say(QStringLiteral("corestore inventory of node %1: unreachable: %2")
+                                .arg(nodeId, response.value("reason").toString()));
+                        return;
+                    }
+                    say(QStringLiteral("corestore inventory of node %1: %2 services")
+                            .arg(nodeId)
+                            .arg(response.value("services").toArray().size()));
+                });
+                if (sent.isEmpty())
+                    say(QStringLiteral("cannot ask for the inventory of node %1: no relay connected").arg(nodeId));
             } else if (!command.isEmpty()) {
                 say(QStringLiteral("unknown command: %1").arg(QString::fromUtf8(command)));
             }

@@ -240,6 +240,8 @@ private Q_SLOTS:
         QSignalSpy received(&corestore, &LoopbackCorestore::requestReceived);
         QNetworkReply *reply = manager.get(request(corestore, "/control/inventory"));
         QVERIFY(received.wait(10000));
+        // A wait must stay: the check is that the peer never answers, and the peer has no clock to step;
+        // 300 ms of event-loop turns give a wrongly answering peer time to write (a late answer could only be missed, never faked).
         QTest::qWait(300);
         QVERIFY(!reply->isFinished());
         QCOMPARE(reply->bytesAvailable(), qint64(0));
@@ -288,6 +290,7 @@ private Q_SLOTS:
         QByteArray got;
         connect(reply, &QNetworkReply::readyRead, this, [&] { got += reply->readAll(); });
         QTRY_COMPARE_WITH_TIMEOUT(got.size(), 1000, 10000);
+        // A wait must stay: the check is that nothing follows the first 1000 bytes, on a peer without a clock.
         QTest::qWait(200);
         QCOMPARE(got.size(), 1000);
         QVERIFY(!reply->isFinished());

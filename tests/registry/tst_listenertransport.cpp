@@ -194,6 +194,7 @@ private Q_SLOTS:
             maxPending = qMax(maxPending, session->pendingBytes());
             ++sent;
             if (sent % 64 == 0)
+                // Pacing: lets the session write between bursts, so the queue bound (not the test) decides.
                 QTest::qWait(1);
         }
         QVERIFY2(!session->isOpen(), "the session never reached its queue bound");
@@ -221,6 +222,7 @@ private Q_SLOTS:
         const QByteArray chunk(64 * 1024, 'v');
         for (int i = 0; i < 200 && session->isOpen(); ++i) {
             session->sendText(chunk);
+            // Pacing: lets the session notice the aborted peer between sends.
             QTest::qWait(1);
         }
         QVERIFY(spinUntil([&] { return m_closedCodes.size() == 1; }, 5000));
@@ -243,6 +245,7 @@ private Q_SLOTS:
         qsizetype maxPending = 0;
         for (int round = 0; round < 1200 && session->isOpen(); ++round) {
             flooder.socket().write(burst);
+            // Pacing: lets the session read the flood and queue its Pongs between bursts.
             QTest::qWait(1);
             maxPending = qMax(maxPending, session->pendingBytes());
         }
@@ -262,6 +265,7 @@ private Q_SLOTS:
         WebSocketSession *session = m_sessions.first();
         for (int i = 0; i < 200 && session->pendingBytes() < 4 * 1024 * 1024; ++i) {
             session->sendText(QByteArray(64 * 1024, 'q'));
+            // Pacing: lets the session hand bytes to the kernel until the paused peer's buffers are full.
             QTest::qWait(1);
         }
         QVERIFY(session->pendingBytes() > 0);
@@ -529,6 +533,7 @@ private Q_SLOTS:
         auto pending = [&] { return client.socket().bytesToWrite() + client.socket().encryptedBytesToWrite(); };
         for (int round = 0; round < 400 && pending() < 8 * 1024 * 1024; ++round) {
             client.socket().write(burst);
+            // Pacing: lets the client's socket push what it can between writes.
             QTest::qWait(2);
         }
         // The relay stops taking requests: what the client wrote piles up on its own side.
@@ -557,6 +562,7 @@ private Q_SLOTS:
         QVERIFY(second.connectAndWait());
         second.sendRequest("GET", "/", kUpgrade);
         QVERIFY(spinUntil([&] { return m_sessions.size() == 2; }, 5000));
+        // A negative: the first session's unfinished frame must not close it while a second connects; turns for a wrong close.
         QTest::qWait(200);
         QVERIFY(m_sessions.at(0)->isOpen());
         second.socket().write(header + part);

@@ -427,6 +427,8 @@ void TstRegistryListener::slowNodeSlowsTheUpstreamThroughTheListener_IP()
     QVERIFY(node.waitForHeaders(headers));
     QCOMPARE(headers.status, 200);
     node.pause();
+    // A wait must stay: the check is a negative over time (a relay without backpressure would go on
+    // reading the registry during these 3 s); nothing here runs on the relay's clock.
     QTest::qWait(3000);
     const qint64 upstreamSent = m_registry->streamedBytes;
     qInfo("slow node behind the listener: the registry handed %lld bytes to the kernel", upstreamSent);

@@ -144,6 +144,7 @@ private Q_SLOTS:
         server.publishEvent(QStringLiteral("forward"), QStringLiteral("forwarded pushContainerStatus for node-0001"));
         server.statusChanged();
         clock.advance(1000);
+        // A negative after the clock step: turns for a wrongly pushed line to reach the client.
         QTest::qWait(50);
         QCOMPARE(client.lines.size(), 1);
     }
@@ -179,10 +180,12 @@ private Q_SLOTS:
         clock.advance(100);
         forwards = 3;
         server.statusChanged();
+        // A negative inside the 250 ms coalescing window: turns for a wrongly early snapshot to arrive.
         QTest::qWait(30);
         QCOMPARE(client.lines.size(), 2);
         QCOMPARE(provided, before); // the provider is never called from inside statusChanged()
         clock.advance(149);
+        // As above, 1 ms before the window ends.
         QTest::qWait(30);
         QCOMPARE(client.lines.size(), 2);
         clock.advance(1);
@@ -253,6 +256,7 @@ private Q_SLOTS:
         // Nothing changed: no snapshot was pushed, the client is still subscribed and connected, and a
         // fresh reader sees the identical status.
         clock.advance(1000);
+        // A negative: turns for a wrongly pushed snapshot to arrive.
         QTest::qWait(30);
         QCOMPARE(client.lines.size(), 1 + attempts.size());
         QCOMPARE(provided, 1);
@@ -374,7 +378,7 @@ private Q_SLOTS:
             server.statusChanged();
             relayNs += relayTime.nsecsElapsed();
             clock.advance(250);
-            QTest::qWait(10); // the well-behaved console reads meanwhile
+            QTest::qWait(10); // pacing: the well-behaved console reads meanwhile (real socket I/O)
         }
         QTRY_COMPARE(dropped.size(), 1);
         QCOMPARE(server.slowConsumerDisconnects(), 1);
@@ -402,6 +406,7 @@ private Q_SLOTS:
             if (n == 0 || (n < 0 && errno != EAGAIN))
                 break;
             if (n < 0)
+                // Polling a raw non-blocking fd (EAGAIN): the relay side needs event-loop turns to write or close.
                 QTest::qWait(10);
         }
         QVERIFY(n == 0 || (n < 0 && errno == ECONNRESET));
@@ -556,6 +561,7 @@ private Q_SLOTS:
         for (int i = 0; i < 2000 && dropped.isEmpty(); ++i) {
             server.publishEvent(QStringLiteral("forward"), filler);
             if (i % 50 == 0)
+                // Pacing: lets the server write until the stuck client's kernel buffer is full.
                 QTest::qWait(1);
         }
         QCOMPARE(dropped.size(), 1);
@@ -575,6 +581,7 @@ private Q_SLOTS:
             if (n > 0)
                 all.append(buf, n);
             else
+                // Polling a raw non-blocking fd: the server needs event-loop turns to write the rest.
                 QTest::qWait(5);
         }
         ::close(stuck);
@@ -607,11 +614,12 @@ private Q_SLOTS:
         for (int i = 0; i < 20000 && dropped.isEmpty(); ++i) {
             server.publishEvent(QStringLiteral("forward"), QString(900, QLatin1Char('e')));
             if (i % 50 == 0)
-                QTest::qWait(1); // let the kernel buffer fill first
+                QTest::qWait(1); // pacing: let the server write until the kernel buffer is full first
         }
         QCOMPARE(dropped.size(), 1);
         QCOMPARE(server.closingSocketCount(), 1);
         clock.advance(options.closeLingerMs - 1);
+        // A negative 1 ms before the linger bound: turns for a wrongly early close.
         QTest::qWait(20);
         QCOMPARE(server.closingSocketCount(), 1);
         clock.advance(1);
@@ -633,6 +641,7 @@ private Q_SLOTS:
         QTRY_COMPARE(polite.lines.size(), 1);
         QTRY_COMPARE(server.clientCount(), 2);
         clock.advance(9'999);
+        // A negative 1 ms before the hello bound: turns for a wrongly early refusal or close.
         QTest::qWait(30);
         QCOMPARE(server.clientCount(), 2);
         QVERIFY(silent.lines.isEmpty());
@@ -696,6 +705,7 @@ private Q_SLOTS:
             QCOMPARE(::write(fd, junk.constData(), size_t(junk.size())), ssize_t(junk.size()));
             ::close(fd);
             if (round % 3 == 0)
+                // Pacing: lets the server take the connections as they come, so the burst is served, not refused by backlog.
                 QTest::qWait(1);
         }
         QTRY_COMPARE_WITH_TIMEOUT(server.clientCount(), 0, 10000);
