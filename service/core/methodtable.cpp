@@ -15,13 +15,15 @@ void MethodTable::dispatch(const contract::Frame &request, const Caller &caller,
 {
     const auto it = m_handlers.constFind(request.method);
     if (it == m_handlers.constEnd()) {
+        const QByteArrayView echoed = m_withheldEcho.contains(request.method) ? QByteArrayView("{}") : QByteArrayView(request.request);
         if (m_unserved) {
-            reply(refusalFor(request, *m_unserved));
+            reply(contract::Envelope::refusal(request.method, request.correlationId, echoed, *m_unserved));
             return;
         }
-        reply(refusalFor(request, contract::Refusal{QString(contract::refusal::methodNotServed),
-                                                    QStringLiteral("%1 serves no method %2")
-                                                                    .arg(m_lane, contract::RefusalQuote::nameOrLength(request.method))}));
+        reply(contract::Envelope::refusal(request.method, request.correlationId, echoed,
+                                          contract::Refusal{QString(contract::refusal::methodNotServed),
+                                                            QStringLiteral("%1 serves no method %2")
+                                                                .arg(m_lane, contract::RefusalQuote::nameOrLength(request.method))}));
         return;
     }
     it.value()(request, caller, reply);

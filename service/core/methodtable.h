@@ -9,6 +9,7 @@
 #include "shared/contract/envelope.h"
 
 #include <QHash>
+#include <QSet>
 #include <optional>
 #include <functional>
 
@@ -38,6 +39,9 @@ public:
     // While set, a method without a handler is answered with this refusal instead of method-not-served
     // (the Cloudly lane answers relay-starting until the relay opens for dispatch, D-01).
     void setUnservedRefusal(std::optional<contract::Refusal> refusal) { m_unserved = std::move(refusal); }
+    // Refusals of `method` this table answers itself (not served, the unserved refusal) echo `{}` as
+    // their request instead of the request's bytes: its body carries a bearer (§14, D-79).
+    void withholdEcho(const QString &method) { m_withheldEcho.insert(method); }
 
     // Calls the method's handler, or answers method-not-served.
     void dispatch(const contract::Frame &request, const Caller &caller, const Reply &reply) const;
@@ -50,6 +54,7 @@ private:
     QString m_lane;
     QHash<QString, Handler> m_handlers;
     std::optional<contract::Refusal> m_unserved;
+    QSet<QString> m_withheldEcho;
 };
 
 } // namespace coreflow

@@ -255,10 +255,14 @@ QString CorestoreClient::lineHead(const Call &call) const
         .arg(QString::fromLatin1(call.method), QString::fromUtf8(call.endpoint.targetFor(call.route)), call.nodeId);
 }
 
-QString CorestoreClient::quotableCode(const QByteArray &body) const
+QString CorestoreClient::quotableCode(const QByteArray &body) const { return quotableCode(body, Options{}); }
+
+QString CorestoreClient::quotableCode(const QByteArray &body, const Options &options) const
 {
     const QString code = errorCodeOf(body);
-    return m_credential.matchesToken(code.toUtf8()) ? QStringLiteral("withheld") : code;
+    if (m_credential.matchesToken(code.toUtf8()) || (options.withholds && options.withholds(code)))
+        return QStringLiteral("withheld");
+    return code;
 }
 
 void CorestoreClient::onFinished(quint64 id)
@@ -293,7 +297,7 @@ void CorestoreClient::onFinished(quint64 id)
         outcome.kind = CorestoreCallOutcome::Kind::Refused;
         outcome.body = exchange->body(); // the error body: §14 quotes Corestore's reason, §12.2 reads a 409's legacy code
         outcome.refusal = Refusal{QString(refusal::corestoreRefused),
-                                  lineHead(call) + QStringLiteral(" answered %1: %2").arg(status).arg(quotableCode(exchange->body()))};
+                                  lineHead(call) + QStringLiteral(" answered %1: %2").arg(status).arg(quotableCode(exchange->body(), call.options))};
     } else {
         outcome.kind = CorestoreCallOutcome::Kind::Unreachable;
         outcome.refusal = Refusal{QString(refusal::corestoreUnreachable), lineHead(call) + QStringLiteral(": %1").arg(status)};

@@ -68,6 +68,9 @@ public:
     using Done = std::function<void(const CorestoreCallOutcome &outcome)>;
     struct Options {
         bool forbiddenKeepsCredential = false; // a 403 is the answer, not a verdict on the credential
+        // A quoted error.code this returns true for is written "withheld" (the lane's own secret, e.g. an
+        // isolated-restore grant a Corestore reflects, §14); the held token is withheld always.
+        std::function<bool(QStringView code)> withholds;
     };
 
     CorestoreClient(CorestoreCredential &credential, const QList<QSslCertificate> &extraCaCertificates, Clock &clock,
@@ -142,6 +145,7 @@ private:
     QString lineHead(const Call &call) const; // "<method> <path> on node <id>"
     // Corestore's error.code to quote, "withheld" when it is the held token itself (CS-09).
     QString quotableCode(const QByteArray &body) const;
+    QString quotableCode(const QByteArray &body, const Options &options) const;
 
     CorestoreCredential &m_credential;
     QList<QSslCertificate> m_extraCa;

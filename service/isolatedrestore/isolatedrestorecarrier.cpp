@@ -31,6 +31,12 @@ IsolatedRestoreCarrier::IsolatedRestoreCarrier(CorestoreClient &client, MethodTa
     : QObject(parent), m_client(client), m_cloudlyMethods(cloudlyMethods), m_nodeMethods(nodeMethods),
       m_isHeldToken(std::move(isHeldToken))
 {
+    // Before the relay opens and after it stops the five are not on the Cloudly table: the table's own
+    // refusal (relay-starting, method-not-served) must not echo the control either (IR-03, D-79).
+    for (const auto &name : method::isolatedRestoreMethods) {
+        m_cloudlyMethods.withholdEcho(QString(name));
+        m_nodeMethods.withholdEcho(QString(name));
+    }
 }
 
 IsolatedRestoreCarrier::~IsolatedRestoreCarrier() { detach(); }
@@ -78,6 +84,8 @@ void IsolatedRestoreCarrier::serve(const Frame &frame, MethodTable::Reply reply)
     const IsolatedRestoreControl control = request->judged;
     CorestoreClient::Options options;
     options.forbiddenKeepsCredential = true; // a 403 is the grant's refusal, not a verdict on the token (IR-13)
+    // A Corestore reflecting the grant in its error code must not put it into a refusal or a log line (IR-03).
+    options.withholds = [grant = control.grant](QStringView code) { return IsolatedRestoreOutcome::repeatsGrant(code, grant); };
     const QByteArray route = QByteArrayLiteral("/control/isolated-restore/") + operation.toLatin1();
     ++m_inFlight;
     QPointer<IsolatedRestoreCarrier> self(this);

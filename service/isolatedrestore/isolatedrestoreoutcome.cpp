@@ -29,7 +29,9 @@ QString headOf(const QString &reason)
     return at < 0 ? reason : reason.left(at);
 }
 
-bool repeatsGrant(const QString &text, const QString &grant)
+} // namespace
+
+bool IsolatedRestoreOutcome::repeatsGrant(QStringView text, const QString &grant)
 {
     if (grant.isEmpty())
         return false;
@@ -38,12 +40,10 @@ bool repeatsGrant(const QString &text, const QString &grant)
     if (grant.size() < kGrantWindowChars)
         return false;
     for (qsizetype i = 0; i + kGrantWindowChars <= text.size(); ++i)
-        if (grant.contains(QStringView(text).mid(i, kGrantWindowChars)))
+        if (grant.contains(text.mid(i, kGrantWindowChars)))
             return true;
     return false;
 }
-
-} // namespace
 
 QString IsolatedRestoreOutcome::quotableReason(const QByteArray &errorBody, const QString &grant, const HeldToken &isHeldToken)
 {

@@ -39,6 +39,8 @@ public:
     static contract::Result<QByteArray> judge(const CorestoreCallOutcome &outcome, const QString &nodeId,
                                               const IsolatedRestoreControl &control, const HeldToken &isHeldToken);
     // Corestore's error.reason as a refusal may quote it (see above).
+    // Whether text holds the grant or any 16 characters of it (what a refusal never quotes, IR-03).
+    static bool repeatsGrant(QStringView text, const QString &grant);
     static QString quotableReason(const QByteArray &errorBody, const QString &grant, const HeldToken &isHeldToken);
 };
 

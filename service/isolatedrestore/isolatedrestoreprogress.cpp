@@ -33,7 +33,11 @@ Result<IsolatedRestoreProgress> IsolatedRestoreProgress::read(const QByteArray &
     const QJsonDocument document = QJsonDocument::fromJson(corestoreBody, &error);
     if (error.error != QJsonParseError::NoError || !document.isObject())
         return invalid(QStringLiteral("the node's answer is not a JSON object"));
-    const JsonDuplicateKeys::Finding keys = JsonDuplicateKeys::find(corestoreBody, QStringLiteral("answer"));
+    static const QSet<QString> nameable{QStringLiteral("restoreId"),      QStringLiteral("revision"),         QStringLiteral("phase"),
+                                        QStringLiteral("stagedObject"),   QStringLiteral("updatedAt"),        QStringLiteral("failure"),
+                                        QStringLiteral("receivedObject"), QStringLiteral("restoredMappings"), QStringLiteral("deletedStaging"),
+                                        QStringLiteral("key"),            QStringLiteral("nextOffset"),       QStringLiteral("sizeBytes")};
+    const JsonDuplicateKeys::Finding keys = JsonDuplicateKeys::find(corestoreBody, QStringLiteral("answer"), nameable);
     if (keys.verdict == JsonDuplicateKeys::Verdict::Unreadable)
         return invalid(QStringLiteral("the node's answer is not one readable JSON object"));
     if (keys.verdict == JsonDuplicateKeys::Verdict::Duplicate)

@@ -44,7 +44,14 @@ std::optional<QByteArray> controlBytes(const simdjson::padded_string &padded)
 
 Result<IsolatedRestoreRequest> IsolatedRestoreRequest::read(QByteArrayView requestJson, const QString &operation)
 {
-    const JsonDuplicateKeys::Finding keys = JsonDuplicateKeys::find(requestJson, kRoot);
+    // The members §14 names; a duplicate inside any other member is reported without its name.
+    static const QSet<QString> nameable{QStringLiteral("nodeId"), QStringLiteral("control"), QStringLiteral("operation"),
+                                        QStringLiteral("restoreId"), QStringLiteral("grant"), QStringLiteral("expectedRevision"),
+                                        QStringLiteral("manifest"), QStringLiteral("objects"), QStringLiteral("key"),
+                                        QStringLiteral("sizeBytes"), QStringLiteral("sha256"), QStringLiteral("chunk"),
+                                        QStringLiteral("objectKey"), QStringLiteral("offset"), QStringLiteral("data"),
+                                        QStringLiteral("chunkSha256")};
+    const JsonDuplicateKeys::Finding keys = JsonDuplicateKeys::find(requestJson, kRoot, nameable);
     if (keys.verdict == JsonDuplicateKeys::Verdict::Unreadable || !keys.rootIsObject)
         return invalid(QStringLiteral("field request is not one readable JSON object"));
     if (keys.verdict == JsonDuplicateKeys::Verdict::Duplicate)

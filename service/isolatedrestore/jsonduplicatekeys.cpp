@@ -14,9 +14,10 @@ namespace {
 using Finding = JsonDuplicateKeys::Finding;
 using Verdict = JsonDuplicateKeys::Verdict;
 
-void walk(simdjson::ondemand::value value, const QString &at, bool quotable, Finding &found, int depth);
+void walk(simdjson::ondemand::value value, const QString &at, bool quotable, const QSet<QString> &nameable, Finding &found, int depth);
 
-void walkObject(simdjson::ondemand::object object, const QString &at, bool quotable, Finding &found, int depth)
+void walkObject(simdjson::ondemand::object object, const QString &at, bool quotable, const QSet<QString> &nameable, Finding &found,
+                int depth)
 {
     std::unordered_set<std::string> seen;
     for (auto field : object) {
@@ -36,14 +37,14 @@ void walkObject(simdjson::ondemand::object object, const QString &at, bool quota
             return;
         }
         const QString key = QString::fromUtf8(name.data(), qsizetype(name.size()));
-        const bool plain = quotable && contract::RefusalQuote::isPlain(key);
-        walk(child, plain ? at + QLatin1Char('.') + key : at, plain, found, depth + 1);
+        const bool plain = quotable && nameable.contains(key) && contract::RefusalQuote::isPlain(key);
+        walk(child, plain ? at + QLatin1Char('.') + key : at, plain, nameable, found, depth + 1);
         if (found.verdict != Verdict::Clean)
             return;
     }
 }
 
-void walk(simdjson::ondemand::value value, const QString &at, bool quotable, Finding &found, int depth)
+void walk(simdjson::ondemand::value value, const QString &at, bool quotable, const QSet<QString> &nameable, Finding &found, int depth)
 {
     if (depth > JsonDuplicateKeys::kMaxDepth) {
         found.verdict = Verdict::Unreadable;
@@ -60,7 +61,7 @@ void walk(simdjson::ondemand::value value, const QString &at, bool quotable, Fin
             found.verdict = Verdict::Unreadable;
             return;
         }
-        walkObject(object, at, quotable, found, depth);
+        walkObject(object, at, quotable, nameable, found, depth);
     } else if (type == simdjson::ondemand::json_type::array) {
         simdjson::ondemand::array array;
         if (value.get_array().get(array) != simdjson::SUCCESS) {
@@ -74,7 +75,7 @@ void walk(simdjson::ondemand::value value, const QString &at, bool quotable, Fin
                 found.verdict = Verdict::Unreadable;
                 return;
             }
-            walk(child, quotable ? QStringLiteral("%1[%2]").arg(at).arg(i) : at, quotable, found, depth + 1);
+            walk(child, quotable ? QStringLiteral("%1[%2]").arg(at).arg(i) : at, quotable, nameable, found, depth + 1);
             ++i;
             if (found.verdict != Verdict::Clean)
                 return;
@@ -84,7 +85,7 @@ void walk(simdjson::ondemand::value value, const QString &at, bool quotable, Fin
 
 } // namespace
 
-JsonDuplicateKeys::Finding JsonDuplicateKeys::find(QByteArrayView json, const QString &root)
+JsonDuplicateKeys::Finding JsonDuplicateKeys::find(QByteArrayView json, const QString &root, const QSet<QString> &nameable)
 {
     Finding found;
     const simdjson::padded_string padded(json.isEmpty() ? "" : json.data(), size_t(json.size()));
@@ -98,7 +99,7 @@ JsonDuplicateKeys::Finding JsonDuplicateKeys::find(QByteArrayView json, const QS
         return found;
     }
     found.rootIsObject = type == simdjson::ondemand::json_type::object;
-    walk(value, root, true, found, 0);
+    walk(value, root, true, nameable, found, 0);
     return found;
 }
 

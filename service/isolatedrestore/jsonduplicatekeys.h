@@ -11,6 +11,7 @@
 // JSON reader, which refuses them. Cost: one simdjson on-demand walk and a hash set per object
 // (linear in the text). Pure function.
 #include <QByteArrayView>
+#include <QSet>
 #include <QString>
 
 namespace coreflow {
@@ -25,7 +26,9 @@ public:
     };
     static constexpr int kMaxDepth = 64;
 
-    static Finding find(QByteArrayView json, const QString &root);
+    // nameable: the contract's member names a path may quote; a key outside it (a member the contract
+    // does not name, possibly the sender's value) ends the path there (D-79 (3)).
+    static Finding find(QByteArrayView json, const QString &root, const QSet<QString> &nameable);
 };
 
 } // namespace coreflow

@@ -455,6 +455,38 @@ private Q_SLOTS:
         lane.verifyControlNowhere();
     }
 
+    // REVIEW (IR-03, D-79, §14 "No echo"): a control Cloudly sends before the relay opens is refused
+    // relay-starting; that refusal too must carry request: {} and never the control.
+    void controlNotEchoedBeforeOpen_IR03()
+    {
+        Lane lane(log);
+        lane.f.cloudly->setAnswer("getClusterConfig", peers::Answer::silence());
+        lane.f.makeRelay(lane.f.configuration());
+        lane.f.relay->start();
+        QTRY_COMPARE(lane.f.cloudly->callCount("getClusterConfig"), 1);
+        std::optional<peers::PeerFrame> answer;
+        lane.f.cloudly->push(kProgress, Lane::request(lane.control(QStringLiteral("progress"), "null")),
+                             [&](const peers::PeerFrame &frame) { answer = frame; });
+        QTRY_VERIFY(answer);
+        QCOMPARE(answer->errorRefusal().name, QStringLiteral("relay-starting"));
+        QVERIFY2(!answer->raw.contains(lane.grant), answer->raw.left(400).constData());
+        QCOMPARE(answer->request.toByteArray(), QByteArray("{}"));
+    }
+
+    // REVIEW (IR-03): a Corestore reflecting (part of) the grant in error.code must not put it into the
+    // refusal or a log line (error.reason is withheld for 16 grant characters; error.code is not).
+    void grantInErrorCodeIsWithheld_IR03()
+    {
+        Lane lane(log);
+        QVERIFY(lane.f.startRelay());
+        const QByteArray archive = lane.prepared(kChunk * 2);
+        lane.a.script(LoopbackCorestore::isolatedStageRoute,
+                      Behaviour::answer(403, QByteArray("{\"error\":{\"code\":\"") + lane.grant + QByteArray("\",\"reason\":\"expired\"}}")));
+        const auto answer = lane.ask(kStage, Lane::request(lane.stageControl(1, archive.left(kChunk), 0)));
+        QVERIFY2(!Lane::refusalOf(answer).contains(QString::fromLatin1(lane.grant)), qPrintable(Lane::refusalOf(answer)));
+        lane.verifyControlNowhere();
+    }
+
     // IR-01: the five are served on Cloudly's session only; a node's socket gets method-not-served,
     // its request is not echoed, and no Corestore is dialled.
     void listenerRefusesTheControls_IR01()

@@ -123,6 +123,16 @@ private Q_SLOTS:
         QVERIFY(!read.refusal().text().contains(QString::fromLatin1(kGrant)));
     }
 
+    // REVIEW (§14, D-79 (3)): members the contract does not name are refused without their name, at
+    // any level: also when the problem found first is a key named twice inside such a member.
+    void duplicateInsideUnknownMemberDoesNotNameIt_D79()
+    {
+        const auto read = IsolatedRestoreRequest::read(control("progress", "null", ",\"canaryMemberName\":{\"x\":1,\"x\":2}"),
+                                                       QStringLiteral("progress"));
+        QVERIFY(!read);
+        QVERIFY2(!read.refusal().text().contains(QStringLiteral("canaryMemberName")), qPrintable(read.refusal().text()));
+    }
+
     // IR-05: 524288 decoded bytes are carried, 524289 refused (judged from the text's length).
     void chunkBoundIsExact_IR05()
     {
@@ -166,14 +176,18 @@ private Q_SLOTS:
 
     void duplicateKeysAreFoundInArraysToo()
     {
-        const auto finding = JsonDuplicateKeys::find("{\"a\":[{\"k\":1},{\"k\":1,\"k\":2}]}", QStringLiteral("request"));
+        const QSet<QString> nameable{QStringLiteral("a"), QStringLiteral("k"), QStringLiteral("x")};
+        const auto finding = JsonDuplicateKeys::find("{\"a\":[{\"k\":1},{\"k\":1,\"k\":2}]}", QStringLiteral("request"), nameable);
         QCOMPARE(finding.verdict, JsonDuplicateKeys::Verdict::Duplicate);
         QCOMPARE(finding.path, QStringLiteral("request.a[1]"));
         // A key that is not plain is never repeated in the path.
-        const auto hidden = JsonDuplicateKeys::find("{\"bad\\u0001key\":{\"x\":1,\"x\":1}}", QStringLiteral("request"));
+        const auto hidden = JsonDuplicateKeys::find("{\"bad\\u0001key\":{\"x\":1,\"x\":1}}", QStringLiteral("request"), nameable);
+        // Nor is a key the contract does not name (it may be the sender's value, D-79).
+        const auto unnamed = JsonDuplicateKeys::find("{\"secret-name\":{\"x\":1,\"x\":1}}", QStringLiteral("request"), nameable);
+        QCOMPARE(unnamed.path, QStringLiteral("request"));
         QCOMPARE(hidden.verdict, JsonDuplicateKeys::Verdict::Duplicate);
         QCOMPARE(hidden.path, QStringLiteral("request"));
-        QCOMPARE(JsonDuplicateKeys::find("{\"a\":1,\"b\":{\"a\":1}}", QStringLiteral("r")).verdict, JsonDuplicateKeys::Verdict::Clean);
+        QCOMPARE(JsonDuplicateKeys::find("{\"a\":1,\"b\":{\"a\":1}}", QStringLiteral("r"), nameable).verdict, JsonDuplicateKeys::Verdict::Clean);
     }
 
     // IR-15, IR-16, IR-17: extras dropped, nodeId added, unreadable or self-stated answers refused.
