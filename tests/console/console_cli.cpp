@@ -1,6 +1,5 @@
 // console_cli: the coreflow-console executable's terminal modes and documented exit codes
 // (0 ok, 2 usage, 3 cannot connect, 4 access refused, 5 protocol error), run as a real process.
-#include "console/consoleexitcodes.h"
 #include "tests/console/consolefixtures.h"
 #include "service/statussocket/statusserver.h"
 #include "shared/util/clock.h"
@@ -19,7 +18,15 @@
 
 using namespace coreflow;
 using namespace coreflow::consoletest;
-namespace exitcode = coreflow::console::exitcode;
+// The exit codes as docs/contract.md §18.2 states them, written out here (issue 16: never the
+// product's own constants as the oracle).
+namespace exitcode {
+constexpr int ok = 0;
+constexpr int usage = 2;
+constexpr int cannotConnect = 3;
+constexpr int accessRefused = 4;
+constexpr int protocolError = 5;
+} // namespace exitcode
 
 namespace {
 
