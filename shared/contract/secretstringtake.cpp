@@ -137,27 +137,7 @@ std::optional<Secret> takeSecretString(QByteArray &json, std::initializer_list<s
 std::optional<QList<Secret>> takeSecretStrings(QByteArray &json, std::initializer_list<std::string_view> arrayPath,
                                                std::string_view key)
 {
-    if (json.isEmpty() || arrayPath.size() == 0)
-        return std::nullopt;
-    SecretTaker taker(json);
-    if (!taker.open())
-        return std::nullopt;
-    simdjson::ondemand::object top;
-    simdjson::ondemand::value value;
-    simdjson::ondemand::array array;
-    if (taker.document().get_object().get(top) || !SecretTaker::walk(top, arrayPath, value) || value.get_array().get(array))
-        return std::nullopt;
-    QList<Secret> out;
-    for (auto element : array) {
-        simdjson::ondemand::object object;
-        simdjson::ondemand::value member;
-        std::optional<Secret> taken;
-        if (!element.get_object().get(object) && !object.find_field_unordered(key).get(member))
-            taken = taker.take(member);
-        out.append(taken ? std::move(*taken) : Secret());
-    }
-    taker.blank(json);
-    return out;
+    return takeSecretStrings(json, arrayPath, {key}); // one member of each element: a path of one key
 }
 
 std::optional<QList<Secret>> takeSecretStrings(QByteArray &json, std::initializer_list<std::string_view> arrayPath,
