@@ -18,11 +18,14 @@
 
 #include <QCryptographicHash>
 #include <QDir>
+#include <QFile>
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTest>
 #include <QUuid>
+
+#include <unistd.h>
 
 using namespace coreflow;
 using namespace coreflow::testing;
@@ -107,9 +110,22 @@ struct Closures {
         QVERIFY(waitFor([&] { return f.relay->corestore()->connectionCount() == 0; }));
         QVERIFY(waitFor([&] { return corestore.openExchanges() == 0; }));
         if (fdBaseline >= 0)
-            QVERIFY2(waitFor([&] { return openFds() <= fdBaseline; }), qPrintable(QStringLiteral("%1 fds open, %2 before").arg(openFds()).arg(fdBaseline)));
+            QVERIFY2(waitFor([&] { return openFds() <= fdBaseline; }),
+                     qPrintable(QStringLiteral("%1 fds open, %2 before: %3").arg(openFds()).arg(fdBaseline).arg(fdTargets().join(QLatin1Char(' ')))));
     }
-    static int openFds() { return int(QDir(QStringLiteral("/proc/self/fd")).entryList(QDir::NoDotAndDotDot | QDir::AllEntries | QDir::System).size()); }
+    static int openFds() { return int(fdTargets().size()); }
+    static QStringList fdTargets()
+    {
+        QStringList out;
+        const QDir fds(QStringLiteral("/proc/self/fd"));
+        for (const QString &fd : fds.entryList(QDir::NoDotAndDotDot | QDir::AllEntries | QDir::System))
+        {
+            char target[256] = {};
+            const ssize_t n = ::readlink(QFile::encodeName(fds.filePath(fd)).constData(), target, sizeof(target) - 1);
+            out << fd + QLatin1Char('=') + QString::fromLocal8Bit(target, n > 0 ? int(n) : 0);
+        }
+        return out;
+    }
     // The relay's log line for a stream that ended, found by its backup id.
     bool logged(const LogCapture &log, const QString &backupId, const QString &text) const
     {
