@@ -37,6 +37,11 @@ bool HealthOverview::escrowRowFailed(const status::EscrowRun &run)
 
 bool HealthOverview::bindingRowFailed(const status::PlatformBinding &binding) { return binding.status == QLatin1String("failed"); }
 
+bool HealthOverview::closureOutcomeFailed(const status::ClosureOutcomeStatus &outcome)
+{
+    return outcome.outcome != QLatin1String("stored") && outcome.outcome != QLatin1String("restored");
+}
+
 bool HealthOverview::nodeRowTroubled(const status::CarriedNode &node)
 {
     // "awaiting-pong" is the normal wait after each ping; only a silent node (§3.3) is a problem.

@@ -44,6 +44,8 @@ public:
     // Whether a row shows a problem (the window colours these; the text marks them).
     static bool escrowRowFailed(const status::EscrowRun &run);
     static bool bindingRowFailed(const status::PlatformBinding &binding);
+    // A closure transfer that ended without being stored or restored (§18.1 backups.recent).
+    static bool closureOutcomeFailed(const status::ClosureOutcomeStatus &outcome);
     static bool nodeRowTroubled(const status::CarriedNode &node); // keepalive "silent" (§3.3)
 
 private:

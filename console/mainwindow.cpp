@@ -1,5 +1,6 @@
 #include "console/mainwindow.h"
 
+#include "console/backupstablemodel.h"
 #include "console/bindingstablemodel.h"
 #include "console/escrowtablemodel.h"
 #include "console/eventstablemodel.h"
@@ -31,7 +32,7 @@ MainWindow::MainWindow(const QString &socketPath, QWidget *parent)
     : QMainWindow(parent), m_socketPath(socketPath), m_identity(new QLabel), m_connection(new QLabel), m_banner(new QLabel),
       m_tabs(new QTabWidget), m_overviewModel(new KeyValueTableModel), m_relayModel(new KeyValueTableModel), m_nodesModel(new NodesTableModel),
       m_escrowModel(new EscrowTableModel), m_ingressModel(new KeyValueTableModel), m_bindingsModel(new BindingsTableModel),
-      m_vpnModel(new KeyValueTableModel), m_eventsModel(new EventsTableModel)
+      m_vpnModel(new KeyValueTableModel), m_backupsModel(new BackupsTableModel), m_eventsModel(new EventsTableModel)
 {
     setWindowTitle(tr("coreflow console"));
     m_identity->setObjectName(QStringLiteral("identityLabel"));
@@ -54,6 +55,7 @@ MainWindow::MainWindow(const QString &socketPath, QWidget *parent)
     addPane(QStringLiteral("ingress"), tr("Ingress"), m_ingressModel);
     addPane(QStringLiteral("bindings"), tr("Bindings"), m_bindingsModel);
     addPane(QStringLiteral("vpn"), tr("VPN"), m_vpnModel);
+    addPane(QStringLiteral("backups"), tr("Backups"), m_backupsModel);
     addPane(QStringLiteral("events"), tr("Events"), m_eventsModel);
     // The bindings pane filters by state as well as by text (docs/contract.md §18.1 bindings[].status).
     m_panes[QStringLiteral("bindings")]->addColumnChoice(BindingsTableModel::kStatusColumn, tr("all states"),
@@ -149,6 +151,7 @@ void MainWindow::applySnapshot(const status::RelayStatus &s)
                               {tr("Routes"), QString::number(s.ingress.routeCount)},
                               {tr("Hostnames"), QString::number(s.ingress.hostnameCount)}});
     m_bindingsModel->setBindings(s.bindings);
+    m_backupsModel->setLane(s.backups);
     m_vpnModel->setPairs({{tr("Bound"), yesNo(s.vpn.bound)},
                           {tr("Address"), s.vpn.address.isEmpty() ? QStringLiteral("-")
                                                                   : QStringLiteral("%1:%2").arg(s.vpn.address).arg(s.vpn.quicPort)},
@@ -182,6 +185,11 @@ void MainWindow::applySnapshot(const status::RelayStatus &s)
     m_tabs->setTabText(2, counted(tr("Nodes"), s.nodes.size(), m_nodesModel->problemCount(), tr("troubled")));
     m_tabs->setTabText(3, counted(tr("Escrow"), s.escrow.size(), overview.escrowFailed(), tr("failed")));
     m_tabs->setTabText(5, counted(tr("Bindings"), s.bindings.size(), overview.bindingsFailed(), tr("failed")));
+    const int backupsInFlight = m_backupsModel->inFlightCount();
+    const int backupsRefused = m_backupsModel->problemCount();
+    m_tabs->setTabText(kBackupsTab, backupsInFlight || backupsRefused
+                                        ? counted(tr("Backups"), backupsInFlight, backupsRefused, tr("refused"))
+                                        : tr("Backups"));
     statusBar()->showMessage(tr("Snapshot generated %1 UTC").arg(TerminalView::isoUtc(s.generatedAtMs)));
     refreshBanner();
 }
@@ -213,7 +221,7 @@ void MainWindow::addEvent(const StatusEvent &event)
 {
     m_eventsModel->addEvent(event);
     const int problems = m_eventsModel->problemCount();
-    m_tabs->setTabText(7, problems ? tr("Events (%1 · %2 failures)").arg(m_eventsModel->rowCount()).arg(problems)
+    m_tabs->setTabText(kEventsTab, problems ? tr("Events (%1 · %2 failures)").arg(m_eventsModel->rowCount()).arg(problems)
                                    : tr("Events (%1)").arg(m_eventsModel->rowCount()));
 }
 

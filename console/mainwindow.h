@@ -9,9 +9,9 @@
 //            (then it says why and what the last snapshot showed).
 //   tabs     "tabs": Overview first (HealthOverview: health, next action, each hop, the counts; problem
 //            rows coloured), then Relay (Cloudly session, registration, listener, counters), Nodes,
-//            Escrow, Ingress, Bindings, VPN, Events; each a TablePane (sortable, filterable; object
+//            Escrow, Ingress, Bindings, VPN, Backups (§18.1 backups), Events; each a TablePane (sortable, filterable; object
 //            names "<pane>Table"/"<pane>Filter", panes: overview, relay, nodes, escrow, ingress,
-//            bindings, vpn, events). Failed or refused rows are coloured in every table
+//            bindings, vpn, backups, events). Failed or refused rows are coloured in every table
 //            (RowTableModel::Row::problem); a tab's title counts its problems ("Escrow (2 · 1 failed)").
 //
 // The window only displays: it has no action that could reach the relay.
@@ -27,6 +27,7 @@ class QTabWidget;
 
 namespace coreflow::console {
 
+class BackupsTableModel;
 class BindingsTableModel;
 class EscrowTableModel;
 class EventsTableModel;
@@ -69,7 +70,10 @@ private:
     KeyValueTableModel *m_ingressModel;
     BindingsTableModel *m_bindingsModel;
     KeyValueTableModel *m_vpnModel;
+    BackupsTableModel *m_backupsModel;
     EventsTableModel *m_eventsModel;
+    static constexpr int kBackupsTab = 7;
+    static constexpr int kEventsTab = 8;
     QHash<QString, TablePane *> m_panes;
     std::optional<status::RelayStatus> m_status;
     StatusClient::State m_state = StatusClient::State::Connecting;

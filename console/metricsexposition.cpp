@@ -129,6 +129,26 @@ QByteArray MetricsExposition::render(const std::optional<status::RelayStatus> &s
     w.one("registry_requests_total", "counter", "Image pull requests relayed to the registry.", s.counters.registryRequests);
     w.one("registry_body_bytes_total", "counter", "Body bytes of registry answers handed to nodes.", s.counters.registryBodyBytes);
     w.one("status_clients_total", "counter", "Status socket clients admitted.", s.counters.statusClients);
+
+    // Backups, restores and closure transfers (docs/contract.md §18.1 backups, §18.3).
+    int backups = 0;
+    for (const auto &op : s.backups.operations)
+        backups += op.kind == QLatin1String("backup") ? 1 : 0;
+    w.family("backup_operations_in_flight", "gauge", "Backups and restores being carried, by kind.");
+    w.sample("backup_operations_in_flight", backups, label("kind", QStringLiteral("backup")));
+    w.sample("backup_operations_in_flight", s.backups.operations.size() - backups, label("kind", QStringLiteral("restore")));
+    int sending = 0;
+    for (const auto &t : s.backups.transfers)
+        sending += t.direction == QLatin1String("send") ? 1 : 0;
+    w.family("closure_transfers_in_flight", "gauge", "Database closure transfers on the Cloudly session, by direction.");
+    w.sample("closure_transfers_in_flight", sending, label("direction", QStringLiteral("send")));
+    w.sample("closure_transfers_in_flight", s.backups.transfers.size() - sending, label("direction", QStringLiteral("receive")));
+    w.family("closure_bytes_total", "counter", "Database closure bytes sent to or received from Cloudly, by direction.");
+    w.sample("closure_bytes_total", s.backups.closureBytesSent, label("direction", QStringLiteral("send")));
+    w.sample("closure_bytes_total", s.backups.closureBytesReceived, label("direction", QStringLiteral("receive")));
+    w.family("closure_transfers_total", "counter", "Database closure transfers ended, by outcome (stored, restored or a refusal name).");
+    for (auto it = s.backups.transfersByOutcome.constBegin(); it != s.backups.transfersByOutcome.constEnd(); ++it)
+        w.sample("closure_transfers_total", it.value(), label("outcome", it.key()));
     return w.take();
 }
 

@@ -298,6 +298,56 @@ QString TerminalView::renderText(const status::RelayStatus &unfiltered)
     }
     out << QString();
 
+    // Backups, restores and closure transfers (docs/contract.md §18.1 backups): value-free.
+    out << QStringLiteral("BACKUPS");
+    int backups = 0;
+    for (const auto &op : s.backups.operations)
+        backups += op.kind == QLatin1String("backup") ? 1 : 0;
+    kv(out, QStringLiteral("in flight"), QStringLiteral("%1 backups, %2 restores, %3 closure transfers")
+                                             .arg(backups)
+                                             .arg(s.backups.operations.size() - backups)
+                                             .arg(s.backups.transfers.size()));
+    kv(out, QStringLiteral("closure bytes"),
+       QStringLiteral("sent %1, received %2").arg(s.backups.closureBytesSent).arg(s.backups.closureBytesReceived));
+    QStringList outcomes;
+    for (auto it = s.backups.transfersByOutcome.constBegin(); it != s.backups.transfersByOutcome.constEnd(); ++it)
+        outcomes << QStringLiteral("%1 %2").arg(it.key()).arg(it.value());
+    kv(out, QStringLiteral("transfers ended"), outcomes.isEmpty() ? QStringLiteral("-") : outcomes.join(QStringLiteral(", ")));
+    if (!s.backups.operations.isEmpty()) {
+        QList<QStringList> rows;
+        for (const auto &op : s.backups.operations)
+            rows << QStringList{orDash(op.kind), orDash(op.nodeId), orDash(op.serviceId), orDash(op.backupId), orDash(op.step),
+                                stepsText(op), isoUtc(op.startedAtMs)};
+        out << formatTable({QStringLiteral("KIND"), QStringLiteral("NODE"), QStringLiteral("SERVICE"), QStringLiteral("BACKUP"),
+                            QStringLiteral("STEP"), QStringLiteral("STEPS"), QStringLiteral("STARTED (UTC)")},
+                           rows);
+    }
+    if (!s.backups.transfers.isEmpty()) {
+        QList<QStringList> rows;
+        for (const auto &t : s.backups.transfers)
+            rows << QStringList{orDash(t.streamId), orDash(t.direction), orDash(t.nodeId), orDash(t.serviceId), orDash(t.backupId),
+                                orDash(t.state), progressText(t.bytesMoved, t.sizeBytes), rateText(t, s.generatedAtMs), orDash(t.awaiting),
+                                isoUtc(t.startedAtMs)};
+        out << formatTable({QStringLiteral("STREAM"), QStringLiteral("DIRECTION"), QStringLiteral("NODE"), QStringLiteral("SERVICE"),
+                            QStringLiteral("BACKUP"), QStringLiteral("STATE"), QStringLiteral("MOVED"), QStringLiteral("RATE"),
+                            QStringLiteral("AWAITING"), QStringLiteral("STARTED (UTC)")},
+                           rows);
+    }
+    if (!s.backups.recent.isEmpty()) {
+        QList<QStringList> rows;
+        QList<bool> marks;
+        for (const auto &r : s.backups.recent) {
+            rows << QStringList{orDash(r.streamId), orDash(r.direction), orDash(r.nodeId), orDash(r.serviceId), orDash(r.backupId),
+                                orDash(r.outcome), progressText(r.bytesMoved, r.sizeBytes), isoUtc(r.endedAtMs)};
+            marks << HealthOverview::closureOutcomeFailed(r);
+        }
+        out << QStringLiteral("  last transfers");
+        out << formatTable({QStringLiteral("STREAM"), QStringLiteral("DIRECTION"), QStringLiteral("NODE"), QStringLiteral("SERVICE"),
+                            QStringLiteral("BACKUP"), QStringLiteral("OUTCOME"), QStringLiteral("MOVED"), QStringLiteral("ENDED (UTC)")},
+                           rows, QStringLiteral("  "), marks);
+    }
+    out << QString();
+
     out << QStringLiteral("COUNTERS");
     kv(out, QStringLiteral("forwards"), QString::number(s.counters.forwards));
     kv(out, QStringLiteral("pushes"), QString::number(s.counters.pushes));
@@ -393,6 +443,25 @@ QString TerminalView::renderWatch(const QString &socketPath, const QString &conn
     while (out.size() > rows)
         out.removeLast();
     return finish(out);
+}
+
+QString TerminalView::progressText(qint64 bytesMoved, const std::optional<qint64> &sizeBytes)
+{
+    return sizeBytes ? QStringLiteral("%1 of %2 B").arg(bytesMoved).arg(*sizeBytes) : QStringLiteral("%1 B").arg(bytesMoved);
+}
+
+QString TerminalView::rateText(const status::ClosureTransferStatus &transfer, qint64 generatedAtMs)
+{
+    const qint64 elapsedMs = generatedAtMs - transfer.startedAtMs;
+    if (transfer.startedAtMs <= 0 || elapsedMs < 1000)
+        return QStringLiteral("-");
+    return QStringLiteral("%1 B/s").arg(transfer.bytesMoved * 1000 / elapsedMs);
+}
+
+QString TerminalView::stepsText(const status::BackupOperationStatus &operation)
+{
+    return operation.kind == QLatin1String("restore") ? QStringLiteral("%1 of %2").arg(operation.stepsDone).arg(operation.stepsTotal)
+                                                      : QStringLiteral("-");
 }
 
 QString TerminalView::grantText(const status::PlatformBinding &binding)

@@ -44,6 +44,11 @@ public:
     static QString orDash(const QString &value) { return value.isEmpty() ? QStringLiteral("-") : value; }
     // A binding's grant as "<operation> (generation <n>)", "-" without one (never its authority).
     static QString grantText(const status::PlatformBinding &binding);
+    // §18.1 backups: "<moved> of <size> B" ("<moved> B" while the size is not stated yet).
+    static QString progressText(qint64 bytesMoved, const std::optional<qint64> &sizeBytes);
+    // Bytes per second since the transfer started, at the snapshot's time ("-" before a second passed).
+    static QString rateText(const status::ClosureTransferStatus &transfer, qint64 generatedAtMs);
+    static QString stepsText(const status::BackupOperationStatus &operation); // "2 of 4"; "-" for a backup
     static QString refusalLine(const status::ReadinessRefusal &refusal); // "hop: line [peer offer X; own offer Y]"
     // The Cloudly session's last error class as the text view and the window show it (D-87): "-" before
     // any failure; "<class> (recovered at <connectedSince, ISO 8601 UTC>)" while a session is

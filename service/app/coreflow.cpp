@@ -67,6 +67,7 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
     m_isolatedRestore->attachListenerRefusals();
     // Database closures (docs/contract.md §13.4-§13.6) on the Cloudly session, through the Corestore client.
     m_closures = std::make_unique<ClosureStreams>(*m_cloudly, *m_corestore, m_cloudlyMethods, m_clock, m_timing.cloudlyCallTimeoutMs);
+    connect(m_closures.get(), &ClosureStreams::statusChanged, this, &Coreflow::notifyStatus);
     // Backup, restore and pruning per node (§13.1–§13.3) on the same client, the replicated closure
     // through the closure streams; the restore's credential precondition (CS-80) asks the credential
     // itself, which is the root's to hand out (D-81).
@@ -188,6 +189,7 @@ void Coreflow::setClosureTransfer(ClosureTransfer *closures)
             });
         },
         used, m_cloudlyMethods, m_clock);
+    connect(m_clusterBackup.get(), &ClusterBackup::statusChanged, this, &Coreflow::notifyStatus);
 }
 
 Coreflow::~Coreflow()
@@ -816,6 +818,8 @@ status::RelayStatus Coreflow::statusSnapshot() const
     s.counters.refusalsByName = m_counters.refusalsByName();
     s.counters.refusalsLastHour = m_counters.refusalsLastHour();
     s.clockSkew = m_escrow->clockSkew();
+    s.backups = m_closures->statusLane();
+    s.backups.operations = m_clusterBackup->statusOperations();
     s.counters.reregistrationWaves = m_counters.reregistrationWaves();
     s.counters.escrowOffersByOutcome = m_counters.escrowOffersByOutcome();
     if (m_registryProxy) {

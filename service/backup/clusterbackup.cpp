@@ -15,6 +15,7 @@
 
 #include <QJsonArray>
 #include <QPointer>
+#include <algorithm>
 
 namespace coreflow {
 
@@ -69,12 +70,16 @@ void ClusterBackup::serveBackup(const Frame &frame, MethodTable::Reply reply)
     const BackupRequest request = read.value();
     const QByteArray route = kBackupsRoute.toByteArray();
     QPointer<ClusterBackup> self(this);
-    ++m_backupsInFlight;
-    m_client.post(request.nodeId, route, request.corestoreBody(), [self, frame, reply, request, route](const CorestoreCallOutcome &outcome) {
+    const quint64 id = m_nextBackup++;
+    m_backups.emplace(id, status::BackupOperationStatus{QStringLiteral("backup"), request.nodeId, request.serviceId, request.backupId,
+                                                        m_clock.nowMs(), QStringLiteral("snapshots"), 0, 0});
+    Q_EMIT statusChanged();
+    m_client.post(request.nodeId, route, request.corestoreBody(), [self, id, frame, reply, request, route](const CorestoreCallOutcome &outcome) {
         if (!self)
             return;
         const auto fail = [&](const Refusal &refused) {
-            --self->m_backupsInFlight;
+            self->m_backups.erase(id);
+            Q_EMIT self->statusChanged();
             qCWarning(logBackup).noquote() << QStringLiteral("backup %1: service %2 on node %3 not taken: %4")
                                                   .arg(request.backupId, request.serviceId, request.nodeId, refused.text());
             reply(MethodTable::refusalFor(frame, refused));
@@ -86,8 +91,9 @@ void ClusterBackup::serveBackup(const Frame &frame, MethodTable::Reply reply)
             return fail(UnreadableAnswer::refusal(self->m_client, request.nodeId, route, snapshots.refusal().reason));
 
         const QJsonObject taken = snapshots.value();
-        const auto answer = [self, frame, reply, request, taken]() {
-            --self->m_backupsInFlight;
+        const auto answer = [self, id, frame, reply, request, taken]() {
+            self->m_backups.erase(id);
+            Q_EMIT self->statusChanged();
             const QJsonObject response{{QStringLiteral("nodeId"), request.nodeId},
                                        {QStringLiteral("serviceId"), request.serviceId},
                                        {QStringLiteral("backupId"), request.backupId},
@@ -108,6 +114,9 @@ void ClusterBackup::serveBackup(const Frame &frame, MethodTable::Reply reply)
                               "volume and object-storage snapshots stay on node %3")
                    .arg(request.backupId, request.serviceId, request.nodeId);
         // CS-74, CS-79: the closure goes before the answer; CS-78: its failure does not fail the backup.
+        if (const auto it = self->m_backups.find(id); it != self->m_backups.end())
+            it->second.step = QStringLiteral("closure");
+        Q_EMIT self->statusChanged();
         self->m_closures.sendToCloudly(request.nodeId, request.serviceId, request.backupId, [self, request, answer](const auto &result) {
             if (!self)
                 return;
@@ -135,6 +144,16 @@ void ClusterBackup::serveRestore(const Frame &frame, MethodTable::Reply reply)
     auto read = RestoreRequest::read(body.value());
     if (!read)
         return reply(MethodTable::refusalFor(frame, read.refusal()));
+    // §13.2: one restore of a service at a time; the second is refused by name and dials nothing.
+    for (const auto &[runningId, running] : m_restores) {
+        if (running->finished() || running->request().serviceId != read->serviceId)
+            continue;
+        const RestoreRequest &theirs = running->request();
+        const Refusal busy{QString(refusal::restoreInProgress), QStringLiteral("a restore of service %1 is already running (backup %2 on node %3)")
+                                                                    .arg(theirs.serviceId, theirs.backupId, theirs.nodeId)};
+        qCWarning(logBackup).noquote() << QStringLiteral("restore of backup %1: not started: %2").arg(read->backupId, busy.text());
+        return reply(MethodTable::refusalFor(frame, busy));
+    }
     const quint64 id = m_nextRestore++;
     QPointer<ClusterBackup> self(this);
     auto run = std::make_unique<RestoreRun>(read.value(), m_client, m_credential, m_closures, m_clock,
@@ -148,13 +167,29 @@ void ClusterBackup::serveRestore(const Frame &frame, MethodTable::Reply reply)
                                                 const auto it = self->m_restores.find(id);
                                                 if (it != self->m_restores.end()) {
                                                     // Not deleted inside its own callback.
+                                                    it->second->disconnect(self.data());
                                                     it->second.release()->deleteLater();
                                                     self->m_restores.erase(it);
+                                                    Q_EMIT self->statusChanged();
                                                 }
                                             });
     RestoreRun *started = run.get();
+    connect(started, &RestoreRun::stepChanged, this, &ClusterBackup::statusChanged);
     m_restores.emplace(id, std::move(run));
+    Q_EMIT statusChanged();
     started->start();
+}
+
+QList<status::BackupOperationStatus> ClusterBackup::statusOperations() const
+{
+    QList<status::BackupOperationStatus> out;
+    for (const auto &[id, op] : m_backups)
+        out.append(op);
+    for (const auto &[id, run] : m_restores)
+        if (!run->finished())
+            out.append(run->statusEntry());
+    std::stable_sort(out.begin(), out.end(), [](const auto &a, const auto &b) { return a.startedAtMs < b.startedAtMs; });
+    return out;
 }
 
 void ClusterBackup::servePrune(const Frame &frame, MethodTable::Reply reply)

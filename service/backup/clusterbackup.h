@@ -16,6 +16,8 @@
 //     { nodeId, serviceId, backupId, completedAt: Clock ms, snapshots }
 //   A failed snapshot call is refused with its §12 class (nothing is sent to Cloudly).
 // restoreClusterService (RestoreRequest): one RestoreRun per request (preconditions, then the steps).
+//   While a restore of a service runs, another one of the same service (any node) is refused
+//   restore-in-progress (§13.2, D-95) before anything is dialled.
 // pruneClusterNodeArchive (PruneRequest)
 //   POST /control/archive/prune { serviceId, olderThan, keepBackupIds } ->
 //     { nodeId, prunedSnapshots, freedBytes }
@@ -25,6 +27,7 @@
 // states them: value-free, never the control token (CS-09).
 #include "service/backup/restorerun.h"
 #include "service/core/methodtable.h"
+#include "shared/status/relaystatus.h"
 
 #include <QObject>
 #include <map>
@@ -48,8 +51,14 @@ public:
     // CorestoreClient::stop()).
     void detach();
 
-    int backupsInFlight() const { return m_backupsInFlight; }
+    int backupsInFlight() const { return int(m_backups.size()); }
     int restoresInFlight() const { return int(m_restores.size()); }
+    // §18.1 backups.operations: every backup and restore being carried, oldest first (value-free:
+    // ids, times, step names, counts).
+    QList<status::BackupOperationStatus> statusOperations() const;
+
+Q_SIGNALS:
+    void statusChanged(); // an operation started, moved to its next step or ended
 
 private:
     void serveBackup(const contract::Frame &frame, MethodTable::Reply reply);
@@ -62,7 +71,8 @@ private:
     MethodTable &m_methods;
     Clock &m_clock;
     bool m_attached = false;
-    int m_backupsInFlight = 0;
+    quint64 m_nextBackup = 1;
+    std::map<quint64, status::BackupOperationStatus> m_backups;
     quint64 m_nextRestore = 1;
     std::map<quint64, std::unique_ptr<RestoreRun>> m_restores;
 };

@@ -28,8 +28,22 @@ constexpr QByteArrayView kRestoreObjectStorageRoute("/control/restores/objectsto
 RestoreRun::RestoreRun(RestoreRequest request, CorestoreClient &client, CredentialProbe credential, ClosureTransfer &closures,
                        Clock &clock, Done done, QObject *parent)
     : QObject(parent), m_request(std::move(request)), m_client(client), m_credential(std::move(credential)), m_closures(closures),
-      m_clock(clock), m_done(std::move(done)), m_steps(m_request.steps())
+      m_clock(clock), m_done(std::move(done)), m_steps(m_request.steps()), m_startedAtMs(clock.nowMs())
 {
+}
+
+status::BackupOperationStatus RestoreRun::statusEntry() const
+{
+    status::BackupOperationStatus s;
+    s.kind = QStringLiteral("restore");
+    s.nodeId = m_request.nodeId;
+    s.serviceId = m_request.serviceId;
+    s.backupId = m_request.backupId;
+    s.startedAtMs = m_startedAtMs;
+    s.step = !m_running ? QStringLiteral("preconditions") : m_steps.value(int(m_completed.size()), QStringLiteral("answering"));
+    s.stepsDone = int(m_completed.size());
+    s.stepsTotal = int(m_steps.size());
+    return s;
 }
 
 RestoreRun::~RestoreRun() = default;
@@ -74,6 +88,7 @@ void RestoreRun::onCredential(const Refusal *failure)
     qCInfo(logBackup).noquote() << QStringLiteral("restore of backup %1: service %2 on node %3, steps %4")
                                        .arg(m_request.backupId, m_request.serviceId, m_request.nodeId,
                                             m_steps.isEmpty() ? QStringLiteral("none") : m_steps.join(QLatin1Char(',')));
+    m_running = true;
     runNext();
 }
 
@@ -96,6 +111,7 @@ void RestoreRun::runNext()
         return finish(Envelope::compact(answer));
     }
     const QString step = m_steps.at(m_completed.size());
+    Q_EMIT stepChanged();
     const QJsonValue service(m_request.serviceId);
     const QJsonValue backup(m_request.backupId);
     if (step == QLatin1String("closure")) {

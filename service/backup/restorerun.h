@@ -26,6 +26,7 @@
 // precondition refused at once).
 #include "service/backup/restorerequest.h"
 #include "shared/contract/result.h"
+#include "shared/status/relaystatus.h"
 
 #include <QObject>
 #include <functional>
@@ -53,6 +54,11 @@ public:
     const RestoreRequest &request() const { return m_request; }
     QStringList completedSteps() const { return m_completed; }
     bool finished() const { return m_finished; }
+    // §18.1 backups.operations: kind "restore", step "preconditions" until the first step runs.
+    status::BackupOperationStatus statusEntry() const;
+
+Q_SIGNALS:
+    void stepChanged(); // a step started (the status shows the one running)
 
 private:
     std::optional<contract::Refusal> judgeEndpointAndSession() const;
@@ -75,6 +81,8 @@ private:
     Done m_done;
     QStringList m_steps;
     QStringList m_completed;
+    qint64 m_startedAtMs = 0;
+    bool m_running = false; // the preconditions held; steps run
     bool m_started = false;
     bool m_finished = false;
 };

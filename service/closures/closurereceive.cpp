@@ -22,26 +22,48 @@ namespace coreflow {
 
 using namespace contract;
 
-namespace {
-
-QString plainOr(const QString &name, const QString &otherwise) { return RefusalQuote::isPlain(name) ? name : otherwise; }
-
-} // namespace
-
 ClosureReceive::ClosureReceive(CloudlyConnector &cloudly, CorestoreClient &corestore, Clock &clock, qint64 cloudlyCallTimeoutMs,
                                QString nodeId, QString serviceId, QString backupId, ClosureTransfer::RestoreDone done, QObject *parent)
-    : ClosureStream(parent), m_cloudly(cloudly), m_corestore(corestore), m_callTimeoutMs(cloudlyCallTimeoutMs),
-      m_nodeId(std::move(nodeId)), m_serviceId(std::move(serviceId)), m_backupId(std::move(backupId)), m_done(std::move(done)),
-      m_streamId(QUuid::createUuid()),
-      m_watch(std::make_unique<ClosureProgressWatch>(clock, [this] { quiet(); }))
+    : ClosureStream(Direction::Receive, cloudly, corestore, clock, cloudlyCallTimeoutMs, std::move(nodeId), std::move(serviceId),
+                    std::move(backupId), parent),
+      m_done(std::move(done))
 {
+    setReceiver(this);
 }
 
-ClosureReceive::~ClosureReceive() { release(); }
+ClosureReceive::~ClosureReceive() { endQuietly(); } // deleted by its owner: done() is not called any more
 
-bool ClosureReceive::holdsResources() const
+std::optional<qint64> ClosureReceive::knownSizeBytes() const
 {
-    return m_pool != nullptr || m_watch->isRunning() || m_ticket != 0 || !m_buffer.isEmpty();
+    return m_phase == Phase::Opening ? std::nullopt : std::optional<qint64>(m_descriptor.sizeBytes);
+}
+
+QString ClosureReceive::stateWord() const
+{
+    switch (m_phase) {
+    case Phase::Opening: return QStringLiteral("opening");
+    case Phase::Preparing: return QStringLiteral("preparing");
+    case Phase::Streaming: return QStringLiteral("streaming");
+    case Phase::AwaitingCorestore: return QStringLiteral("awaiting-node");
+    case Phase::Completing: return QStringLiteral("completing");
+    case Phase::Ended: break;
+    }
+    return QStringLiteral("ended");
+}
+
+bool ClosureReceive::awaitingCloudly() const { return m_phase == Phase::Streaming && bufferedBytes() == 0 && m_received < m_granted; }
+
+QString ClosureReceive::awaitedSide() const
+{
+    switch (m_phase) {
+    case Phase::Opening:
+    case Phase::Completing: return QStringLiteral("cloudly");
+    case Phase::Preparing:
+    case Phase::AwaitingCorestore: return QStringLiteral("node");
+    case Phase::Streaming: return awaitingCloudly() ? QStringLiteral("cloudly") : QStringLiteral("node");
+    case Phase::Ended: break;
+    }
+    return QString();
 }
 
 void ClosureReceive::start()
@@ -55,21 +77,16 @@ void ClosureReceive::start()
         if (!self || self->m_ended)
             return;
         if (!r.delivered)
-            return self->fail(r.refusal, {}, {});
-        if (r.answer.hasError()) {
-            const Refusal theirs = r.answer.errorRefusal();
-            return self->fail(Refusal{QString(refusal::closureRefused),
-                                      QStringLiteral("Cloudly refused openServiceDatabaseClosure: %1")
-                                          .arg(plainOr(theirs.name, QStringLiteral("an unnamed refusal")))},
-                              {}, {});
-        }
+            return self->cloudlyCallFailed(r.refusal);
+        if (r.answer.hasError())
+            return self->endRefused(refusedByCloudly(QStringLiteral("Cloudly refused openServiceDatabaseClosure"), r.answer.errorRefusal()), {}, {});
         self->onDescriptor(r.answer.response.toByteArray());
     });
 }
 
 void ClosureReceive::onDescriptor(const QByteArray &response)
 {
-    m_opened = true;
+    m_cloudlyKnows = true;
     ExactKeyReader r(QJsonDocument::fromJson(response).object(), QStringLiteral("response"));
     const QJsonObject descriptorJson = r.requiredObject(QStringLiteral("descriptor"));
     std::optional<Refusal> refused = r.finish();
@@ -85,12 +102,12 @@ void ClosureReceive::onDescriptor(const QByteArray &response)
             m_descriptor = std::move(descriptor).value();
     }
     if (refused)
-        return fail(Refusal{QString(refusal::closureRefused), QStringLiteral("Cloudly's descriptor is not the contract's: %1").arg(refused->reason)},
+        return endRefused(Refusal{QString(refusal::closureRefused), QStringLiteral("Cloudly's descriptor is not the contract's: %1").arg(refused->reason)},
                     QStringLiteral("relay"), QString(refusal::closureRefused));
     if (m_descriptor.sizeBytes == 0) {
         // Nothing will cross: the empty closure's digest is judged now.
         if (m_sha.hexDigest() != m_descriptor.sha256)
-            return fail(Refusal{QString(refusal::closureDigestMismatch), QStringLiteral("an empty closure does not hash to the descriptor's SHA-256")},
+            return endRefused(Refusal{QString(refusal::closureDigestMismatch), QStringLiteral("an empty closure does not hash to the descriptor's SHA-256")},
                         QStringLiteral("relay"), QString(refusal::closureDigestMismatch));
         m_digestChecked = true;
     }
@@ -99,17 +116,12 @@ void ClosureReceive::onDescriptor(const QByteArray &response)
         + QByteArrayLiteral("&backupId=") + QUrl::toPercentEncoding(m_backupId);
     const QPointer<ClosureReceive> self(this);
     m_corestore.prepareStream(m_nodeId, "POST", route, [self](CorestoreClient::StreamStart start) {
-        if (!self || self->m_ended) {
-            if (self && start.ticket)
-                self->m_corestore.releaseStream(start.ticket);
+        if (!self)
             return;
-        }
-        if (start.failure.kind != CorestoreCallOutcome::Kind::Answered)
-            return self->fail(start.failure.refusal, QStringLiteral("node"), start.failure.refusal.name);
-        self->m_pool = start.pool;
-        self->m_ticket = start.ticket;
-        self->m_tokenGeneration = start.tokenGeneration;
-        self->m_lineHead = start.lineHead;
+        if (!self->m_ended && start.failure.kind != CorestoreCallOutcome::Kind::Answered)
+            return self->endRefused(start.failure.refusal, QStringLiteral("node"), start.failure.refusal.name);
+        if (!self->adoptStreamStart(start.ticket, start.pool, start.tokenGeneration, start.lineHead))
+            return;
         HttpClientRequest request = std::move(start.request);
         // Exactly the descriptor's length, identity encodings (no Transfer-Encoding, no Content-Encoding).
         request.headers.append({QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/octet-stream")});
@@ -144,13 +156,10 @@ void ClosureReceive::grantCredit()
         if (!self || self->m_ended)
             return;
         if (!r.delivered)
-            return self->fail(r.refusal, {}, {});
-        if (r.answer.hasError()) {
-            const Refusal theirs = r.answer.errorRefusal();
-            self->fail(Refusal{QString(refusal::closureRefused), QStringLiteral("Cloudly refused grantServiceDatabaseClosureCredit: %1")
-                                                                    .arg(plainOr(theirs.name, QStringLiteral("an unnamed refusal")))},
-                       QStringLiteral("relay"), QString(refusal::closureRefused));
-        }
+            return self->cloudlyCallFailed(r.refusal);
+        if (r.answer.hasError())
+            self->endRefused(refusedByCloudly(QStringLiteral("Cloudly refused grantServiceDatabaseClosureCredit"), r.answer.errorRefusal()),
+                             QStringLiteral("relay"), QString(refusal::closureRefused));
     });
 }
 
@@ -159,7 +168,7 @@ void ClosureReceive::chunkArrived(quint64 offset, QByteArrayView payload)
     if (m_ended)
         return;
     const auto invalid = [this](const QString &what) {
-        fail(Refusal{QString(refusal::closureDigestMismatch), what}, QStringLiteral("relay"), QString(refusal::closureDigestMismatch));
+        endRefused(Refusal{QString(refusal::closureDigestMismatch), what}, QStringLiteral("relay"), QString(refusal::closureDigestMismatch));
     };
     if (m_phase == Phase::Opening || m_phase == Phase::Preparing)
         return invalid(QStringLiteral("Cloudly sent a chunk before the relay granted credit"));
@@ -233,10 +242,8 @@ void ClosureReceive::responseComplete()
     if (m_ended)
         return;
     if (m_status < 200 || m_status >= 300) {
-        if (m_status == 401 || m_status == 403)
-            m_corestore.streamRefusedBearer(m_tokenGeneration);
-        const Refusal refusal = m_corestore.streamOutcome(m_lineHead, m_status, m_answer).refusal;
-        return fail(refusal, QStringLiteral("node"), refusal.name);
+        const Refusal refusal = corestoreRefusal(m_status, m_answer);
+        return endRefused(refusal, QStringLiteral("node"), refusal.name);
     }
     ExactKeyReader r(QJsonDocument::fromJson(m_answer).object(), QStringLiteral("answer"));
     const bool restored = r.requiredBool(QStringLiteral("restored"));
@@ -245,7 +252,7 @@ void ClosureReceive::responseComplete()
     std::optional<Refusal> refused = r.finish();
     const auto unreadable = [this](const QString &what) {
         const Refusal refusal{QString(refusal::corestoreUnreachable), m_lineHead + QStringLiteral(": unreadable answer (%1)").arg(what)};
-        fail(refusal, QStringLiteral("node"), refusal.name);
+        endRefused(refusal, QStringLiteral("node"), refusal.name);
     };
     if (refused)
         return unreadable(refused->reason);
@@ -256,7 +263,7 @@ void ClosureReceive::responseComplete()
     if (size != m_descriptor.sizeBytes || sha.toLatin1() != m_descriptor.sha256) {
         const Refusal refusal{QString(refusal::closureDigestMismatch),
                               QStringLiteral("node %1 restored another size or SHA-256 than the %2 bytes sent").arg(m_nodeId).arg(m_consumed)};
-        return fail(refusal, QStringLiteral("node"), refusal.name);
+        return endRefused(refusal, QStringLiteral("node"), refusal.name);
     }
     complete(m_descriptor.sha256);
 }
@@ -267,7 +274,7 @@ void ClosureReceive::responseFailed(HttpClientFailure failure)
     if (m_ended)
         return;
     const Refusal refusal{QString(refusal::corestoreUnreachable), m_lineHead + QStringLiteral(": ") + CorestoreHttpExchange::failureWord(failure)};
-    fail(refusal, QStringLiteral("node"), refusal.name);
+    endRefused(refusal, QStringLiteral("node"), refusal.name);
 }
 
 void ClosureReceive::complete(const QByteArray &sha256)
@@ -287,31 +294,18 @@ void ClosureReceive::complete(const QByteArray &sha256)
         if (!self || self->m_ended)
             return;
         if (!r.delivered)
-            return self->fail(r.refusal, {}, {});
-        if (r.answer.hasError()) {
-            const Refusal theirs = r.answer.errorRefusal();
-            return self->fail(Refusal{QString(refusal::closureRefused), QStringLiteral("Cloudly did not accept the restore's completion: %1")
-                                                                           .arg(plainOr(theirs.name, QStringLiteral("an unnamed refusal")))},
-                              {}, {});
-        }
-        ClosureRestored restored;
-        restored.restoredBytes = self->m_descriptor.sizeBytes;
-        restored.sha256 = QString::fromLatin1(self->m_descriptor.sha256);
-        self->release();
-        qCInfo(logClosures).noquote() << "closure" << ClosureDescriptor::idText(self->m_streamId) << "of backup" << self->m_backupId << "restored into node"
-                                      << self->m_nodeId << ":" << restored.restoredBytes << "bytes";
-        auto done = std::move(self->m_done);
-        if (done)
-            done(restored);
-        if (self)
-            Q_EMIT self->ended(self.data());
+            return self->cloudlyCallFailed(r.refusal);
+        if (r.answer.hasError())
+            return self->endRefused(refusedByCloudly(QStringLiteral("Cloudly did not accept the restore's completion"), r.answer.errorRefusal()),
+                                    {}, {});
+        self->endWell(QStringLiteral("restored into node %1 : %2 bytes").arg(self->m_nodeId).arg(self->m_descriptor.sizeBytes));
     });
 }
 
 void ClosureReceive::abortedByCloudly(const QString &side, const QString &reason)
 {
-    m_opened = false;
-    fail(Refusal{QString(refusal::closureRefused), QStringLiteral("Cloudly aborted the stream after %1 of %2 bytes (side %3: %4)")
+    m_cloudlyKnows = false; // Cloudly ended it: nothing to tell it
+    endRefused(Refusal{QString(refusal::closureRefused), QStringLiteral("Cloudly aborted the stream after %1 of %2 bytes (side %3: %4)")
                                                       .arg(m_received)
                                                       .arg(m_descriptor.sizeBytes)
                                                       .arg(plainOr(side, QStringLiteral("unnamed")), plainOr(reason, QStringLiteral("unnamed")))},
@@ -320,49 +314,30 @@ void ClosureReceive::abortedByCloudly(const QString &side, const QString &reason
 
 void ClosureReceive::quiet()
 {
-    const bool awaitingCloudly = m_phase == Phase::Streaming && bufferedBytes() == 0 && m_received < m_granted;
-    const QString side = awaitingCloudly ? QStringLiteral("cloudly") : QStringLiteral("node");
-    fail(Refusal{QString(refusal::closureTransferStalled),
+    const QString side = awaitingCloudly() ? QStringLiteral("cloudly") : QStringLiteral("node");
+    endRefused(Refusal{QString(refusal::closureTransferStalled),
                  QStringLiteral("%1 went quiet after %2 of %3 bytes").arg(side).arg(m_received).arg(m_descriptor.sizeBytes)},
          QStringLiteral("relay"), QString(refusal::closureTransferStalled));
 }
 
-void ClosureReceive::endNow(const QString &refusalName, const QString &reason)
+void ClosureReceive::deliverRefusal(const Refusal &refusal)
 {
-    if (refusalName == refusal::cloudlySessionLost)
-        m_opened = false;
-    fail(Refusal{refusalName, reason}, QStringLiteral("relay"), refusalName);
-}
-
-void ClosureReceive::fail(const Refusal &refusal, const QString &abortSide, const QString &abortReason)
-{
-    if (m_ended)
-        return;
-    const bool tellCloudly = m_opened && !abortSide.isEmpty();
-    release();
-    if (tellCloudly) {
-        const QByteArray body = Envelope::compact(QJsonObject{{QStringLiteral("streamId"), ClosureDescriptor::idText(m_streamId)},
-                                                             {QStringLiteral("side"), abortSide},
-                                                             {QStringLiteral("reason"), abortReason}});
-        m_cloudly.call(QString(method::abortServiceDatabaseClosure), body, m_callTimeoutMs, [](const CloudlyConnector::CallResult &) {});
-    }
-    qCInfo(logClosures).noquote() << "closure" << ClosureDescriptor::idText(m_streamId) << "of backup" << m_backupId
-                                  << "not restored:" << refusal.text();
-    auto done = std::move(m_done);
-    if (done)
+    if (auto done = std::move(m_done))
         done(refusal);
-    Q_EMIT ended(this);
 }
 
-void ClosureReceive::release()
+void ClosureReceive::deliverSuccess()
 {
-    m_ended = true;
+    ClosureRestored restored;
+    restored.restoredBytes = m_descriptor.sizeBytes;
+    restored.sha256 = QString::fromLatin1(m_descriptor.sha256);
+    if (auto done = std::move(m_done))
+        done(restored);
+}
+
+void ClosureReceive::releaseBytes()
+{
     m_phase = Phase::Ended;
-    m_watch->stop();
-    if (HttpClientPool *pool = std::exchange(m_pool, nullptr))
-        pool->cancel(this);
-    if (m_ticket)
-        m_corestore.releaseStream(std::exchange(m_ticket, 0));
     m_buffer = QByteArray();
     m_bufferOffset = 0;
     m_answer = QByteArray();

@@ -32,15 +32,12 @@
 #include "shared/contract/refusal.h"
 
 #include <QByteArray>
-#include <memory>
 
 namespace coreflow {
 
 class Clock;
 class CloudlyConnector;
 class CorestoreClient;
-class ClosureProgressWatch;
-class HttpClientPool;
 
 class ClosureReceive : public ClosureStream, private HttpResponseReceiver, private HttpRequestBodyStream {
     Q_OBJECT
@@ -54,16 +51,15 @@ public:
                    QObject *parent = nullptr);
     ~ClosureReceive() override;
 
-    QUuid streamId() const override { return m_streamId; }
     void start() override;
     void chunkArrived(quint64 offset, QByteArrayView payload) override;
     void abortedByCloudly(const QString &side, const QString &reason) override;
-    void endNow(const QString &refusalName, const QString &reason) override;
-    bool hasEnded() const override { return m_ended; }
-    bool holdsResources() const override;
 
     qint64 sizeBytes() const { return m_descriptor.sizeBytes; }
     qint64 bytesReceived() const { return m_received; }
+    qint64 bytesMoved() const override { return m_received; }
+    std::optional<qint64> knownSizeBytes() const override;
+    qint64 heldBytes() const override { return bufferedBytes(); }
     // Granted and not yet taken by Corestore's socket (tests: never above kMaxOutstandingCreditBytes).
     qint64 outstandingCredit() const { return m_granted - m_consumed; }
     qint64 bufferedBytes() const { return m_buffer.size() - m_bufferOffset; }
@@ -81,29 +77,24 @@ private:
     qsizetype requestBodyRead(char *out, qsizetype max) override;
     void requestBodyDrained() override;
 
+    // ClosureStream
+    void releaseBytes() override;
+    bool holdsBytes() const override { return !m_buffer.isEmpty(); }
+    void deliverRefusal(const contract::Refusal &refusal) override;
+    void deliverSuccess() override;
+    void quiet() override;
+    QString stateWord() const override;
+    QString awaitedSide() const override;
+    QString refusedWord() const override { return QStringLiteral("not restored"); }
+
     void onDescriptor(const QByteArray &response);
-    void openRestore();
     void grantCredit();
     void complete(const QByteArray &sha256);
-    void quiet();
-    void fail(const contract::Refusal &refusal, const QString &abortSide, const QString &abortReason);
-    void release();
+    bool awaitingCloudly() const;
 
-    CloudlyConnector &m_cloudly;
-    CorestoreClient &m_corestore;
-    qint64 m_callTimeoutMs;
-    QString m_nodeId;
-    QString m_serviceId;
-    QString m_backupId;
     ClosureTransfer::RestoreDone m_done;
-    QUuid m_streamId;
     Phase m_phase = Phase::Opening;
     ClosureDescriptor m_descriptor;
-    std::unique_ptr<ClosureProgressWatch> m_watch;
-    HttpClientPool *m_pool = nullptr; // while Corestore's request runs
-    quint64 m_ticket = 0;
-    quint64 m_tokenGeneration = 0;
-    QString m_lineHead;
     QByteArray m_buffer;          // received, not yet taken by Corestore (at most the credit)
     qsizetype m_bufferOffset = 0;
     qint64 m_granted = 0;
@@ -113,8 +104,6 @@ private:
     bool m_digestChecked = false;
     int m_status = 0;
     QByteArray m_answer;
-    bool m_opened = false;        // Cloudly knows the stream
-    bool m_ended = false;
 };
 
 } // namespace coreflow

@@ -47,42 +47,64 @@ QString errorCodeOf(const QByteArray &body)
     return RefusalQuote::isPlain(code) ? code : QString();
 }
 
-QString plainOr(const QString &name, const QString &otherwise)
-{
-    return RefusalQuote::isPlain(name) ? name : otherwise;
-}
-
 } // namespace
 
 ClosureSend::ClosureSend(CloudlyConnector &cloudly, CorestoreClient &corestore, Clock &clock, qint64 cloudlyCallTimeoutMs,
                          QString nodeId, QString serviceId, QString backupId, ClosureTransfer::SendDone done, QObject *parent)
-    : ClosureStream(parent), m_cloudly(cloudly), m_corestore(corestore), m_callTimeoutMs(cloudlyCallTimeoutMs),
-      m_nodeId(std::move(nodeId)), m_serviceId(std::move(serviceId)), m_backupId(std::move(backupId)), m_done(std::move(done)),
-      m_streamId(QUuid::createUuid()),
-      m_watch(std::make_unique<ClosureProgressWatch>(clock, [this] { quiet(); }))
+    : ClosureStream(Direction::Send, cloudly, corestore, clock, cloudlyCallTimeoutMs, std::move(nodeId), std::move(serviceId),
+                    std::move(backupId), parent),
+      m_done(std::move(done))
 {
+    setReceiver(this);
 }
 
-ClosureSend::~ClosureSend() { release(); }
+ClosureSend::~ClosureSend()
+{
+    endQuietly(); // deleted by its owner: done() is not called any more
+}
 
-bool ClosureSend::holdsResources() const { return m_pool != nullptr || m_watch->isRunning() || m_ticket != 0 || !m_chunk.isEmpty(); }
+std::optional<qint64> ClosureSend::knownSizeBytes() const
+{
+    return m_phase == Phase::Preparing || m_phase == Phase::Exporting ? std::nullopt : std::optional<qint64>(m_sizeBytes);
+}
+
+QString ClosureSend::stateWord() const
+{
+    switch (m_phase) {
+    case Phase::Preparing: return QStringLiteral("preparing");
+    case Phase::Exporting: return QStringLiteral("exporting");
+    case Phase::Offering: return QStringLiteral("offering");
+    case Phase::Streaming: return QStringLiteral("streaming");
+    case Phase::Completing: return QStringLiteral("completing");
+    case Phase::Ended: break;
+    }
+    return QStringLiteral("ended");
+}
+
+QString ClosureSend::awaitedSide() const
+{
+    switch (m_phase) {
+    case Phase::Preparing:
+    case Phase::Exporting: return QStringLiteral("node");
+    case Phase::Offering:
+    case Phase::Completing: return QStringLiteral("cloudly");
+    case Phase::Streaming: return m_heldBySocket ? QStringLiteral("cloudly") : QStringLiteral("node");
+    case Phase::Ended: break;
+    }
+    return QString();
+}
 
 void ClosureSend::start()
 {
     m_watch->start(); // the export's answer is the node's to give: bounded by progress too
     const QPointer<ClosureSend> self(this);
     m_corestore.prepareStream(m_nodeId, "POST", kExportRoute, [self](CorestoreClient::StreamStart start) {
-        if (!self || self->m_ended) {
-            if (self && start.ticket)
-                self->m_corestore.releaseStream(start.ticket);
+        if (!self)
             return;
-        }
-        if (start.failure.kind != CorestoreCallOutcome::Kind::Answered)
+        if (!self->m_ended && start.failure.kind != CorestoreCallOutcome::Kind::Answered)
             return self->fail(start.failure.refusal, {});
-        self->m_pool = start.pool;
-        self->m_ticket = start.ticket;
-        self->m_tokenGeneration = start.tokenGeneration;
-        self->m_lineHead = start.lineHead;
+        if (!self->adoptStreamStart(start.ticket, start.pool, start.tokenGeneration, start.lineHead))
+            return;
         self->m_requestBody = Envelope::compact(QJsonObject{{QStringLiteral("serviceId"), self->m_serviceId},
                                                              {QStringLiteral("backupId"), self->m_backupId}});
         HttpClientRequest request = std::move(start.request);
@@ -153,14 +175,9 @@ void ClosureSend::offer()
         if (!self || self->m_ended)
             return;
         if (!r.delivered)
-            return self->fail(r.refusal, {});
-        if (r.answer.hasError()) {
-            const Refusal theirs = r.answer.errorRefusal();
-            return self->fail(Refusal{QString(refusal::closureRefused),
-                                      QStringLiteral("Cloudly refused offerServiceDatabaseClosure: %1")
-                                          .arg(plainOr(theirs.name, QStringLiteral("an unnamed refusal")))},
-                              {});
-        }
+            return self->cloudlyCallFailed(r.refusal);
+        if (r.answer.hasError())
+            return self->fail(refusedByCloudly(QStringLiteral("Cloudly refused offerServiceDatabaseClosure"), r.answer.errorRefusal()), {});
         self->onPermit(r.answer.response.toByteArray());
     });
 }
@@ -183,12 +200,11 @@ void ClosureSend::onPermit(const QByteArray &response)
             p.fail(QStringLiteral("streamId"), QStringLiteral("names another stream"));
         refused = p.finish();
     }
+    m_cloudlyKnows = true;
     if (refused) {
-        m_offered = true;
         return fail(Refusal{QString(refusal::closureRefused), QStringLiteral("Cloudly's permit is not the contract's: %1").arg(refused->reason)},
                     QString(refusal::closureRefused));
     }
-    m_offered = true;
     m_maxChunkBytes = qsizetype(qMin<qint64>(maxChunk, ClosureChunkFrame::kMaxPayloadBytes));
     m_chunk.reserve(m_maxChunkBytes);
     m_phase = Phase::Streaming;
@@ -254,7 +270,7 @@ void ClosureSend::sendChunk()
         return;
     m_sha.update(m_chunk);
     if (!m_cloudly.sendBinary(ClosureChunkFrame::compose(m_streamId, quint64(m_sent), m_chunk)))
-        return endNow(QString(refusal::cloudlySessionLost), QStringLiteral("the Cloudly session went away after %1 of %2 bytes").arg(m_sent).arg(m_sizeBytes));
+        return sessionLost(QStringLiteral("the Cloudly session went away after %1 of %2 bytes").arg(m_sent).arg(m_sizeBytes));
     m_sent += m_chunk.size();
     m_chunk.resize(0); // keeps the capacity for the next chunk
 }
@@ -278,9 +294,7 @@ void ClosureSend::responseComplete()
     if (m_status < 200 || m_status >= 300) {
         if (m_status == 404 && errorCodeOf(m_errorBody) == QLatin1String("no-database"))
             return fail(Refusal{QString(refusal::closureAbsent), QStringLiteral("service %1 has no database").arg(m_serviceId)}, {});
-        if (m_status == 401 || m_status == 403)
-            m_corestore.streamRefusedBearer(m_tokenGeneration);
-        return fail(m_corestore.streamOutcome(m_lineHead, m_status, m_errorBody).refusal, {});
+        return fail(corestoreRefusal(m_status, m_errorBody), {});
     }
     m_exportComplete = true;
     if (m_phase == Phase::Streaming)
@@ -306,7 +320,7 @@ void ClosureSend::responseFailed(HttpClientFailure failure)
     if (m_ended)
         return;
     fail(Refusal{QString(refusal::corestoreUnreachable), m_lineHead + QStringLiteral(": ") + CorestoreHttpExchange::failureWord(failure)},
-         m_offered ? QString(refusal::corestoreUnreachable) : QString());
+         m_cloudlyKnows ? QString(refusal::corestoreUnreachable) : QString());
 }
 
 void ClosureSend::complete()
@@ -323,14 +337,9 @@ void ClosureSend::complete()
         if (!self || self->m_ended)
             return;
         if (!r.delivered)
-            return self->fail(r.refusal, {});
-        if (r.answer.hasError()) {
-            const Refusal theirs = r.answer.errorRefusal();
-            return self->fail(Refusal{QString(refusal::closureRefused),
-                                      QStringLiteral("Cloudly did not accept the closure: %1")
-                                          .arg(plainOr(theirs.name, QStringLiteral("an unnamed refusal")))},
-                              {});
-        }
+            return self->cloudlyCallFailed(r.refusal);
+        if (r.answer.hasError())
+            return self->fail(refusedByCloudly(QStringLiteral("Cloudly did not accept the closure"), r.answer.errorRefusal()), {});
         self->onReceipt(r.answer.response.toByteArray());
     });
 }
@@ -358,7 +367,8 @@ void ClosureSend::onReceipt(const QByteArray &response)
                             QStringLiteral("Cloudly's receipt states another size or SHA-256 than the %1 bytes sent").arg(m_sent)},
                     {});
     receipt.streamId = ClosureDescriptor::idText(m_streamId);
-    succeed(receipt);
+    m_receiptOut = receipt;
+    endWell(QStringLiteral("stored by Cloudly: %1 bytes").arg(receipt.sizeBytes));
 }
 
 void ClosureSend::chunkArrived(quint64, QByteArrayView)
@@ -370,7 +380,7 @@ void ClosureSend::chunkArrived(quint64, QByteArrayView)
 
 void ClosureSend::abortedByCloudly(const QString &side, const QString &reason)
 {
-    m_offered = false; // Cloudly ended it: nothing to tell it
+    m_cloudlyKnows = false; // Cloudly ended it: nothing to tell it
     fail(Refusal{QString(refusal::closureRefused), QStringLiteral("Cloudly aborted the stream after %1 of %2 bytes (side %3: %4)")
                                                       .arg(m_sent)
                                                       .arg(m_sizeBytes)
@@ -388,52 +398,26 @@ void ClosureSend::quiet()
          QString(refusal::closureTransferStalled));
 }
 
-void ClosureSend::endNow(const QString &refusalName, const QString &reason)
-{
-    m_offered = m_offered && refusalName != refusal::cloudlySessionLost;
-    fail(Refusal{refusalName, reason}, refusalName);
-}
-
 void ClosureSend::fail(const Refusal &refusal, const QString &abortReason)
 {
-    if (m_ended)
-        return;
-    const bool tellCloudly = m_offered && !abortReason.isEmpty();
-    release();
-    if (tellCloudly) {
-        const QByteArray body = Envelope::compact(QJsonObject{{QStringLiteral("streamId"), ClosureDescriptor::idText(m_streamId)},
-                                                             {QStringLiteral("side"), QStringLiteral("relay")},
-                                                             {QStringLiteral("reason"), abortReason}});
-        m_cloudly.call(QString(method::abortServiceDatabaseClosure), body, m_callTimeoutMs, [](const CloudlyConnector::CallResult &) {});
-    }
-    qCInfo(logClosures).noquote() << "closure" << ClosureDescriptor::idText(m_streamId) << "of backup" << m_backupId << "not sent:" << refusal.text();
-    auto done = std::move(m_done);
-    if (done)
+    endRefused(refusal, abortReason.isEmpty() ? QString() : QStringLiteral("relay"), abortReason);
+}
+
+void ClosureSend::deliverRefusal(const Refusal &refusal)
+{
+    if (auto done = std::move(m_done))
         done(refusal);
-    Q_EMIT ended(this);
 }
 
-void ClosureSend::succeed(const ClosureReceipt &receipt)
+void ClosureSend::deliverSuccess()
 {
-    if (m_ended)
-        return;
-    release();
-    qCInfo(logClosures).noquote() << "closure" << receipt.streamId << "of backup" << m_backupId << "stored by Cloudly:" << receipt.sizeBytes << "bytes";
-    auto done = std::move(m_done);
-    if (done)
-        done(receipt);
-    Q_EMIT ended(this);
+    if (auto done = std::move(m_done))
+        done(m_receiptOut);
 }
 
-void ClosureSend::release()
+void ClosureSend::releaseBytes()
 {
-    m_ended = true;
     m_phase = Phase::Ended;
-    m_watch->stop();
-    if (HttpClientPool *pool = std::exchange(m_pool, nullptr))
-        pool->cancel(this);
-    if (m_ticket)
-        m_corestore.releaseStream(std::exchange(m_ticket, 0));
     m_chunk = QByteArray();
     m_early = QByteArray();
     m_errorBody = QByteArray();

@@ -22,7 +22,8 @@
 // (read from Corestore or taken by the Cloudly socket) ends the transfer
 // "closure-transfer-stalled: <side> went quiet after <n> of <size> bytes": side "cloudly" when the
 // socket's backlog is what holds the export, else "node" (CS-71); Cloudly is told with an abort.
-// Every exit cancels the export (closing its connection), stops the timer and drops the chunk.
+// Every exit cancels the export (closing its connection), stops the timer and drops the chunk
+// (ClosureStream's one way out).
 #include "service/closures/closuretransfer.h"
 #include "service/closures/closurestream.h"
 #include "service/closures/streamingsha256.h"
@@ -31,15 +32,12 @@
 #include "shared/contract/refusal.h"
 
 #include <QByteArray>
-#include <memory>
 
 namespace coreflow {
 
 class Clock;
 class CloudlyConnector;
 class CorestoreClient;
-class ClosureProgressWatch;
-class HttpClientPool;
 
 class ClosureSend : public ClosureStream, private HttpResponseReceiver, private HttpRequestBodyStream {
     Q_OBJECT
@@ -52,17 +50,16 @@ public:
                 QObject *parent = nullptr);
     ~ClosureSend() override;
 
-    QUuid streamId() const override { return m_streamId; }
     void start() override;
     void chunkArrived(quint64 offset, QByteArrayView payload) override;
     void abortedByCloudly(const QString &side, const QString &reason) override;
     void socketDrained() override;
-    void endNow(const QString &refusalName, const QString &reason) override;
-    bool hasEnded() const override { return m_ended; }
-    bool holdsResources() const override;
 
     qint64 sizeBytes() const { return m_sizeBytes; }
     qint64 bytesSent() const { return m_sent; }
+    qint64 bytesMoved() const override { return m_sent; }
+    std::optional<qint64> knownSizeBytes() const override;
+    qint64 heldBytes() const override { return m_chunk.size() + m_early.size(); }
 
 private:
     enum class Phase { Preparing, Exporting, Offering, Streaming, Completing, Ended };
@@ -76,6 +73,16 @@ private:
     // HttpRequestBodyStream (the export's small JSON body)
     qsizetype requestBodyRead(char *out, qsizetype max) override;
 
+    // ClosureStream
+    void releaseBytes() override;
+    bool holdsBytes() const override { return !m_chunk.isEmpty(); }
+    void deliverRefusal(const contract::Refusal &refusal) override;
+    void deliverSuccess() override;
+    void quiet() override;
+    QString stateWord() const override;
+    QString awaitedSide() const override;
+    QString refusedWord() const override { return QStringLiteral("not sent"); }
+
     void offer();
     void onPermit(const QByteArray &response);
     void sendChunk();
@@ -83,25 +90,12 @@ private:
     void finishExport();
     void complete();
     void onReceipt(const QByteArray &response);
-    void quiet();
+    // Every refusal of a send: Cloudly is told (side "relay", abortReason) when abortReason is given.
     void fail(const contract::Refusal &refusal, const QString &abortReason);
-    void succeed(const ClosureReceipt &receipt);
-    void release();
 
-    CloudlyConnector &m_cloudly;
-    CorestoreClient &m_corestore;
-    qint64 m_callTimeoutMs;
-    QString m_nodeId;
-    QString m_serviceId;
-    QString m_backupId;
     ClosureTransfer::SendDone m_done;
-    QUuid m_streamId;
+    ClosureReceipt m_receiptOut;
     Phase m_phase = Phase::Preparing;
-    std::unique_ptr<ClosureProgressWatch> m_watch;
-    HttpClientPool *m_pool = nullptr; // while the export runs
-    quint64 m_ticket = 0;
-    quint64 m_tokenGeneration = 0;
-    QString m_lineHead;
     QByteArray m_requestBody;
     qsizetype m_requestBodyOffset = 0;
     int m_status = 0;
@@ -117,8 +111,6 @@ private:
     StreamingSha256 m_sha;
     mutable bool m_heldBySocket = false; // the socket's backlog is what holds the export
     bool m_exportComplete = false; // the export's last byte was read
-    bool m_offered = false; // Cloudly knows the stream (an abort tells it)
-    bool m_ended = false;
 };
 
 } // namespace coreflow

@@ -10,9 +10,11 @@
 #include "shared/contract/exactkeyreader.h"
 #include "shared/contract/methods.h"
 #include "shared/contract/refusalnames.h"
+#include "shared/contract/refusalquote.h"
 #include "shared/util/clock.h"
 
 #include <QPointer>
+#include <algorithm>
 #include <QTimer>
 
 namespace coreflow {
@@ -41,6 +43,8 @@ Result<TransferRequest> readTransferRequest(const Frame &frame)
                                      std::pair{QStringLiteral("backupId"), out.backupId}})
         if (!r.failed() && value.isEmpty())
             r.fail(key, QStringLiteral("is empty"));
+        else if (!r.failed() && !RefusalQuote::isPlain(value)) // written into log lines and the status (§13.5, D-96)
+            r.fail(key, QStringLiteral("is not a plain name (1 to %1 of A-Z a-z 0-9 _ - .)").arg(RefusalQuote::maxQuotedChars));
     if (auto refused = r.finish())
         return *refused;
     return out;
@@ -122,10 +126,51 @@ void ClosureStreams::adopt(ClosureStream *stream)
     connect(stream, &ClosureStream::ended, this, [this](ClosureStream *s) {
         if (m_streams.value(s->streamId()) == s)
             m_streams.remove(s->streamId());
+        record(*s);
         s->deleteLater();
         Q_EMIT streamEnded();
+        Q_EMIT statusChanged();
     });
     QTimer::singleShot(0, stream, [stream] { stream->start(); });
+    Q_EMIT statusChanged();
+}
+
+void ClosureStreams::record(const ClosureStream &stream)
+{
+    const status::ClosureTransferStatus entry = stream.statusEntry();
+    (stream.direction() == ClosureStream::Direction::Send ? m_endedBytesSent : m_endedBytesReceived) += entry.bytesMoved;
+    ++m_outcomes[stream.outcome()];
+    m_recent.append(status::ClosureOutcomeStatus{entry.streamId, entry.direction, entry.nodeId, entry.serviceId, entry.backupId,
+                                                 entry.startedAtMs, m_clock.nowMs(), entry.bytesMoved, entry.sizeBytes, stream.outcome()});
+    while (m_recent.size() > status::BackupLaneStatus::kRecentTransfers)
+        m_recent.removeFirst();
+}
+
+qint64 ClosureStreams::heldBytes() const
+{
+    qint64 held = 0;
+    for (const ClosureStream *stream : m_streams)
+        held += stream->heldBytes();
+    return held;
+}
+
+status::BackupLaneStatus ClosureStreams::statusLane() const
+{
+    status::BackupLaneStatus lane;
+    lane.closureBytesSent = m_endedBytesSent;
+    lane.closureBytesReceived = m_endedBytesReceived;
+    for (const ClosureStream *stream : m_streams) {
+        if (stream->hasEnded())
+            continue;
+        lane.transfers.append(stream->statusEntry());
+        (stream->direction() == ClosureStream::Direction::Send ? lane.closureBytesSent : lane.closureBytesReceived) += stream->bytesMoved();
+    }
+    std::stable_sort(lane.transfers.begin(), lane.transfers.end(), [](const auto &a, const auto &b) {
+        return a.startedAtMs != b.startedAtMs ? a.startedAtMs < b.startedAtMs : a.streamId < b.streamId;
+    });
+    lane.recent = m_recent;
+    lane.transfersByOutcome = m_outcomes;
+    return lane;
 }
 
 void ClosureStreams::sendToCloudly(const QString &nodeId, const QString &serviceId, const QString &backupId, SendDone done)
@@ -184,7 +229,13 @@ void ClosureStreams::dropped(const QString &why)
         qCWarning(logClosures).noquote() << "dropped a binary frame from Cloudly:" << why << QStringLiteral("(%1 so far)").arg(m_droppedFrames);
 }
 
-void ClosureStreams::onSessionLost() { endAll(QString(refusal::cloudlySessionLost), QStringLiteral("the Cloudly session went away mid-stream")); }
+void ClosureStreams::onSessionLost()
+{
+    const QList<ClosureStream *> streams = m_streams.values();
+    for (ClosureStream *stream : streams)
+        if (!stream->hasEnded())
+            stream->sessionLost(QStringLiteral("the Cloudly session went away mid-stream"));
+}
 
 void ClosureStreams::endAll(const QString &refusalName, const QString &reason)
 {

@@ -8,7 +8,7 @@
 //       -> { nodeId, serviceId, backupId, restoredBytes, sha256, completedAt } (a ClosureReceive, §13.6)
 //   abortServiceDatabaseClosure { streamId, side, reason } -> {}  (Cloudly ends a stream; an unknown
 //       stream is answered {} as well: the abort may cross the stream's own end)
-// A request that is not the shape (ids non-empty) is refused request-invalid; a transfer's refusal is
+// A request that is not the shape (ids plain names, D-96) is refused request-invalid; a transfer's refusal is
 // the answer (closure-absent, closure-transfer-stalled, closure-digest-mismatch, closure-refused,
 // cloudly-session-unavailable, cloudly-session-lost, the §12 failure classes).
 //
@@ -19,11 +19,14 @@
 // reason: "closure-stream-unknown" } once per stream id (the last kRememberedUnknownStreams ids are
 // remembered, so a flood of one stale stream's chunks costs one abort); dropped frames are logged one
 // line per doubling of their count.
-// The session lost: every stream ends cloudly-session-lost. stop(): every stream ends
-// cloudly-session-lost "the relay is stopping" (Cloudly told with an abort when the session is up).
+// The session lost: every stream ends cloudly-session-lost (ClosureStream::sessionLost: no abort can
+// travel). stop(): every stream ends cloudly-session-lost "the relay is stopping", Cloudly told with
+// abortServiceDatabaseClosure { side: "relay", reason: "cloudly-session-lost" } while the session is
+// up (ClosureStream::endNow, D-97).
 // Streams are started on the next event-loop turn, so done() never runs inside the call.
 #include "service/closures/closuretransfer.h"
 #include "service/core/methodtable.h"
+#include "shared/status/relaystatus.h"
 
 #include <QHash>
 #include <QList>
@@ -61,12 +64,19 @@ public:
     bool holdsResources() const;
     qint64 droppedFrames() const { return m_droppedFrames; }
     qint64 unknownStreamAborts() const { return m_unknownAborts; }
+    // Closure bytes held by every stream now (tests: bounded by a chunk or the credit, never the size).
+    qint64 heldBytes() const;
+    // §18.1 backups: the transfers in flight (oldest first), the last kRecentTransfers that ended,
+    // closure bytes moved since start and transfers ended by outcome. operations stays empty here.
+    status::BackupLaneStatus statusLane() const;
 
 Q_SIGNALS:
     void streamEnded();
+    void statusChanged(); // a stream started or ended
 
 private:
     void adopt(ClosureStream *stream);
+    void record(const ClosureStream &stream);
     void onBinaryFrame(const QByteArray &payload);
     void onSessionLost();
     void endAll(const QString &refusalName, const QString &reason);
@@ -81,6 +91,10 @@ private:
     qint64 m_callTimeoutMs;
     QHash<QUuid, ClosureStream *> m_streams;
     QList<QUuid> m_unknownAnswered; // the last kRememberedUnknownStreams ids aborted
+    QList<status::ClosureOutcomeStatus> m_recent;
+    QMap<QString, qint64> m_outcomes;
+    qint64 m_endedBytesSent = 0;
+    qint64 m_endedBytesReceived = 0;
     qint64 m_droppedFrames = 0;
     qint64 m_unknownAborts = 0;
     bool m_attached = false;

@@ -158,6 +158,7 @@ inline constexpr Name corestoreBindingRefused{"corestore-binding-refused"};     
 inline constexpr Name corestoreBindingFailed{"corestore-binding-failed"};       // log prefix (CS-27)
 inline constexpr Name corestoreBindingFailureCleared{"corestore-binding-failure-cleared"}; // log prefix (CS-29)
 inline constexpr Name restoreStepFailed{"restore-step-failed"};                 // (project) CS-82
+inline constexpr Name restoreInProgress{"restore-in-progress"};                 // (project) §13.2, D-95
 inline constexpr Name closureAbsent{"closure-absent"};                          // (project) CS-76
 inline constexpr Name closureTransferStalled{"closure-transfer-stalled"};       // (project) CS-70/71
 inline constexpr Name closureDigestMismatch{"closure-digest-mismatch"};         // (project)

@@ -90,6 +90,46 @@ QJsonObject RelayStatus::toJson() const
                                           {QStringLiteral("packetsOut"), double(m.packetsOut)},
                                           {QStringLiteral("bytesOut"), double(m.bytesOut)},
                                           {QStringLiteral("drops"), countsJson(m.drops)}});
+    QJsonArray operationsJson;
+    for (const auto &op : backups.operations)
+        operationsJson.append(QJsonObject{{QStringLiteral("kind"), op.kind},
+                                          {QStringLiteral("nodeId"), op.nodeId},
+                                          {QStringLiteral("serviceId"), op.serviceId},
+                                          {QStringLiteral("backupId"), op.backupId},
+                                          {QStringLiteral("startedAtMs"), double(op.startedAtMs)},
+                                          {QStringLiteral("step"), op.step},
+                                          {QStringLiteral("stepsDone"), op.stepsDone},
+                                          {QStringLiteral("stepsTotal"), op.stepsTotal}});
+    QJsonArray transfersJson;
+    for (const auto &t : backups.transfers)
+        transfersJson.append(QJsonObject{{QStringLiteral("streamId"), t.streamId},
+                                         {QStringLiteral("direction"), t.direction},
+                                         {QStringLiteral("nodeId"), t.nodeId},
+                                         {QStringLiteral("serviceId"), t.serviceId},
+                                         {QStringLiteral("backupId"), t.backupId},
+                                         {QStringLiteral("startedAtMs"), double(t.startedAtMs)},
+                                         {QStringLiteral("state"), t.state},
+                                         {QStringLiteral("bytesMoved"), double(t.bytesMoved)},
+                                         {QStringLiteral("sizeBytes"), optInt(t.sizeBytes)},
+                                         {QStringLiteral("awaiting"), t.awaiting}});
+    QJsonArray recentJson;
+    for (const auto &r : backups.recent)
+        recentJson.append(QJsonObject{{QStringLiteral("streamId"), r.streamId},
+                                      {QStringLiteral("direction"), r.direction},
+                                      {QStringLiteral("nodeId"), r.nodeId},
+                                      {QStringLiteral("serviceId"), r.serviceId},
+                                      {QStringLiteral("backupId"), r.backupId},
+                                      {QStringLiteral("startedAtMs"), double(r.startedAtMs)},
+                                      {QStringLiteral("endedAtMs"), double(r.endedAtMs)},
+                                      {QStringLiteral("bytesMoved"), double(r.bytesMoved)},
+                                      {QStringLiteral("sizeBytes"), optInt(r.sizeBytes)},
+                                      {QStringLiteral("outcome"), r.outcome}});
+    const QJsonObject backupsJson{{QStringLiteral("operations"), operationsJson},
+                                  {QStringLiteral("transfers"), transfersJson},
+                                  {QStringLiteral("recent"), recentJson},
+                                  {QStringLiteral("closureBytesSent"), double(backups.closureBytesSent)},
+                                  {QStringLiteral("closureBytesReceived"), double(backups.closureBytesReceived)},
+                                  {QStringLiteral("transfersByOutcome"), countsJson(backups.transfersByOutcome)}};
     QJsonArray corestoreNodesJson;
     for (const auto &n : corestore.nodes)
         corestoreNodesJson.append(QJsonObject{{QStringLiteral("nodeId"), n.nodeId},
@@ -166,6 +206,7 @@ QJsonObject RelayStatus::toJson() const
                      {QStringLiteral("recipientGeneration"), double(corestore.recipientGeneration)},
                      {QStringLiteral("enrolledAtMs"), double(corestore.enrolledAtMs)},
                      {QStringLiteral("nodes"), corestoreNodesJson}}},
+        {QStringLiteral("backups"), backupsJson},
         {QStringLiteral("clockSkew"),
          QJsonObject{{QStringLiteral("suspected"), clockSkew.suspected},
                      {QStringLiteral("source"), clockSkew.source},
@@ -270,6 +311,28 @@ RelayStatus RelayStatus::fromJson(const QJsonObject &o)
                                                n.contains(QStringLiteral("lastCallOutcome")) ? str(n, "lastCallOutcome") : QStringLiteral("none"),
                                                i64(n, "lastCallAtMs")});
     }
+    const QJsonObject bk = obj(o, "backups");
+    for (const auto &v : arr(bk, "operations")) {
+        const QJsonObject op = v.toObject();
+        s.backups.operations.append(BackupOperationStatus{str(op, "kind"), str(op, "nodeId"), str(op, "serviceId"), str(op, "backupId"),
+                                                          i64(op, "startedAtMs"), str(op, "step"), int(i64(op, "stepsDone")),
+                                                          int(i64(op, "stepsTotal"))});
+    }
+    for (const auto &v : arr(bk, "transfers")) {
+        const QJsonObject t = v.toObject();
+        s.backups.transfers.append(ClosureTransferStatus{str(t, "streamId"), str(t, "direction"), str(t, "nodeId"), str(t, "serviceId"),
+                                                         str(t, "backupId"), i64(t, "startedAtMs"), str(t, "state"), i64(t, "bytesMoved"),
+                                                         readOptInt(t.value(QStringLiteral("sizeBytes"))), str(t, "awaiting")});
+    }
+    for (const auto &v : arr(bk, "recent")) {
+        const QJsonObject r = v.toObject();
+        s.backups.recent.append(ClosureOutcomeStatus{str(r, "streamId"), str(r, "direction"), str(r, "nodeId"), str(r, "serviceId"),
+                                                     str(r, "backupId"), i64(r, "startedAtMs"), i64(r, "endedAtMs"), i64(r, "bytesMoved"),
+                                                     readOptInt(r.value(QStringLiteral("sizeBytes"))), str(r, "outcome")});
+    }
+    s.backups.closureBytesSent = i64(bk, "closureBytesSent");
+    s.backups.closureBytesReceived = i64(bk, "closureBytesReceived");
+    s.backups.transfersByOutcome = readCounts(obj(bk, "transfersByOutcome"));
     const QJsonObject skew = obj(o, "clockSkew");
     s.clockSkew.suspected = bln(skew, "suspected");
     if (skew.contains(QStringLiteral("source")))

@@ -166,6 +166,53 @@ struct ClockSkew {
     bool operator==(const ClockSkew &) const = default;
 };
 
+// A backup or restore being carried (docs/contract.md §18.1 backups.operations, §13.1, §13.2).
+struct BackupOperationStatus {
+    QString kind;                 // "backup" | "restore"
+    QString nodeId, serviceId, backupId;
+    qint64 startedAtMs = 0;       // when the relay took the request
+    QString step;                 // backup: "snapshots" | "closure"; restore: "preconditions" | the step running
+    int stepsDone = 0;            // restore: steps answered so far; backup: 0
+    int stepsTotal = 0;           // restore: the steps it asks for; backup: 0
+    bool operator==(const BackupOperationStatus &) const = default;
+};
+
+// A database closure transfer in flight (§18.1 backups.transfers, §13.4): value-free, no byte of the
+// closure, no descriptor receipt, no header value.
+struct ClosureTransferStatus {
+    QString streamId;             // the stream's UUID
+    QString direction;            // "send" (to Cloudly, a backup) | "receive" (from Cloudly, a restore)
+    QString nodeId, serviceId, backupId;
+    qint64 startedAtMs = 0;
+    QString state;                // send: preparing|exporting|offering|streaming|completing;
+                                  // receive: opening|preparing|streaming|awaiting-node|completing
+    qint64 bytesMoved = 0;        // bytes sent to Cloudly (send) or received from it (receive)
+    std::optional<qint64> sizeBytes; // the closure's size once stated; null before
+    QString awaiting;             // the side the transfer waits for now: "node" | "cloudly"
+    bool operator==(const ClosureTransferStatus &) const = default;
+};
+
+// A closure transfer that ended (§18.1 backups.recent).
+struct ClosureOutcomeStatus {
+    QString streamId, direction, nodeId, serviceId, backupId;
+    qint64 startedAtMs = 0, endedAtMs = 0;
+    qint64 bytesMoved = 0;
+    std::optional<qint64> sizeBytes;
+    QString outcome;              // "stored" | "restored" | the refusal name that ended it
+    bool operator==(const ClosureOutcomeStatus &) const = default;
+};
+
+struct BackupLaneStatus {
+    QList<BackupOperationStatus> operations;
+    QList<ClosureTransferStatus> transfers;
+    QList<ClosureOutcomeStatus> recent;      // the last kRecentTransfers, oldest first
+    qint64 closureBytesSent = 0;             // closure bytes handed to Cloudly since start
+    qint64 closureBytesReceived = 0;         // closure bytes received from Cloudly since start
+    QMap<QString, qint64> transfersByOutcome; // transfers ended since start, by outcome
+    static constexpr int kRecentTransfers = 16;
+    bool operator==(const BackupLaneStatus &) const = default;
+};
+
 struct Counters {
     qint64 forwards = 0;
     qint64 pushes = 0;
@@ -200,6 +247,7 @@ struct RelayStatus {
     VpnHubStatus vpn;
     CorestoreStatus corestore;
     ClockSkew clockSkew;
+    BackupLaneStatus backups;
     Counters counters;
 
     QJsonObject toJson() const;

@@ -79,7 +79,7 @@ private Q_SLOTS:
         QStringList tabs;
         for (int i = 0; i < window.tabs()->count(); ++i)
             tabs << window.tabs()->tabText(i);
-        QCOMPARE(tabs, (QStringList{"Overview", "Relay", "Nodes (3)", "Escrow (2)", "Ingress", "Bindings (1)", "VPN", "Events"}));
+        QCOMPARE(tabs, (QStringList{"Overview", "Relay", "Nodes (3)", "Escrow (2)", "Ingress", "Bindings (1)", "VPN", "Backups (2 · 1 refused)", "Events"}));
 
         TablePane *nodes = window.pane(QStringLiteral("nodes"));
         QCOMPARE(nodes->proxy()->rowCount(), 3);
@@ -96,6 +96,13 @@ private Q_SLOTS:
         QCOMPARE(cell(escrow, 0, 4), QStringLiteral("2023-11-14T23:03:20Z..2023-11-14T23:18:20Z"));
         QCOMPARE(cell(escrow, 0, 6), QStringLiteral("2023-11-14T23:28:20Z")); // DNS authority until
         QCOMPARE(cell(escrow, 0, 7), QStringLiteral("admitted"));
+        // §18.1 backups: the restore, its transfer and the two that ended (the refused one a problem row).
+        TablePane *backups = window.pane(QStringLiteral("backups"));
+        QCOMPARE(backups->proxy()->rowCount(), 4);
+        const QStringList backupCells = backups->model()->allText();
+        for (const char *shown : {"restore", "closure receive", "52428800 of 209715200 B", "cloudly", "stored", "closure-transfer-stalled", "0 of 3"})
+            QVERIFY2(backupCells.contains(QString::fromLatin1(shown)), shown);
+        QCOMPARE(backups->model()->problemCount(), 1);
         TablePane *overview = window.pane(QStringLiteral("overview"));
         QCOMPARE(cell(overview, 0, 0), QStringLiteral("Health"));
         QCOMPARE(cell(overview, 0, 1), QStringLiteral("HEALTHY"));

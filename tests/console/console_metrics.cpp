@@ -5,6 +5,8 @@
 // lists is checked against the relay's own statusSnapshot() and against what the test did.
 // Rules: §18.3 (MX-01 families and values, MX-02 --output atomic, MX-03 a failed read writes up 0,
 // MX-04 clock skew gauges, §9.6, D-87).
+#include "console/metricsexposition.h"
+#include "tests/console/consolefixtures.h"
 #include "tests/integration/relayfixture.h"
 #include "tests/peers/dnsleaserenewalrunbuilder.h"
 
@@ -219,6 +221,26 @@ private Q_SLOTS:
         QCOMPARE(after.value("coreflow_relay_clock_skew_seconds", "source=run-signed-ahead"), 90.5);
         QCOMPARE(after.types.value("coreflow_relay_clock_skew_seconds"), QStringLiteral("gauge"));
         QVERIFY(f.stopRelay());
+    }
+
+    // §18.3 (D-96): the backup families, read by Prometheus' own parser from a status with a restore,
+    // a closure received and two transfers ended (one stored, one stalled).
+    void backupFamilies_D96()
+    {
+        const Parsed p = parse(console::MetricsExposition::render(consoletest::readyStatus()));
+        QVERIFY2(p.ok, qPrintable(p.error));
+        QCOMPARE(p.value("coreflow_relay_backup_operations_in_flight", "kind=backup"), 0.0);
+        QCOMPARE(p.value("coreflow_relay_backup_operations_in_flight", "kind=restore"), 1.0);
+        QCOMPARE(p.value("coreflow_relay_closure_transfers_in_flight", "direction=send"), 0.0);
+        QCOMPARE(p.value("coreflow_relay_closure_transfers_in_flight", "direction=receive"), 1.0);
+        QCOMPARE(p.value("coreflow_relay_closure_bytes_total", "direction=send"), 109051904.0);
+        QCOMPARE(p.value("coreflow_relay_closure_bytes_total", "direction=receive"), 52428800.0);
+        QCOMPARE(p.value("coreflow_relay_closure_transfers_total", "outcome=stored"), 1.0);
+        QCOMPARE(p.value("coreflow_relay_closure_transfers_total", "outcome=closure-transfer-stalled"), 1.0);
+        for (const char *g : {"backup_operations_in_flight", "closure_transfers_in_flight"})
+            QCOMPARE(p.types.value(QStringLiteral("coreflow_relay_") + g), QStringLiteral("gauge"));
+        for (const char *c : {"closure_bytes", "closure_transfers"})
+            QCOMPARE(p.types.value(QStringLiteral("coreflow_relay_") + c), QStringLiteral("counter"));
     }
 
     void outputIsWrittenAtomically_MX02_MX03()

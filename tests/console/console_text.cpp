@@ -318,7 +318,7 @@ private Q_SLOTS:
             if (!line.isEmpty() && !line.startsWith(QLatin1Char(' ')) && !line.startsWith(QLatin1Char('!')))
                 headings << line;
         QCOMPARE(headings, (QStringList{"OVERVIEW", "RELAY", "READINESS", "CLOUDLY SESSION", "REGISTRATION", "LISTENER", "NODES (50)",
-                                        "ESCROW (0)", "INGRESS", "BINDINGS (0)", "VPN HUB", "CORESTORE", "COUNTERS"}));
+                                        "ESCROW (0)", "INGRESS", "BINDINGS (0)", "VPN HUB", "CORESTORE", "BACKUPS", "COUNTERS"}));
         QVERIFY(!text.contains(QStringLiteral(" \n"))); // no trailing blanks
         QVERIFY(text.contains(QStringLiteral("2023-11-14T22:13:20Z")));
         // Rendering is a pure function of the status: node order in the input does not matter.

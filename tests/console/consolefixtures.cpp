@@ -56,6 +56,21 @@ status::RelayStatus readyStatus()
     };
     s.bindings = {{QStringLiteral("corestore-main"), QStringLiteral("database"), QStringLiteral("node-a"), QStringLiteral("ready"), QString(),
                    QStringLiteral("svc-shop"), QStringLiteral("grant-op-1"), 2, 1, 0}};
+    // §18.1 backups: a replicated restore taking its closure from Cloudly, and two transfers that ended.
+    s.backups.operations = {{QStringLiteral("restore"), QStringLiteral("node-a"), QStringLiteral("svc-shop"), QStringLiteral("b-17"),
+                             t0 + 3'500'000, QStringLiteral("closure"), 0, 3}};
+    s.backups.transfers = {{QStringLiteral("6f1c2a4e-9b7d-4c3a-8e21-5d0f3b9a7c11"), QStringLiteral("receive"), QStringLiteral("node-a"),
+                            QStringLiteral("svc-shop"), QStringLiteral("b-17"), t0 + 3'500'000, QStringLiteral("streaming"), 52'428'800,
+                            209'715'200, QStringLiteral("cloudly")}};
+    s.backups.recent = {{QStringLiteral("0b9e8d7c-6a5f-4e3d-9c2b-1a0f9e8d7c6b"), QStringLiteral("send"), QStringLiteral("node-a"),
+                         QStringLiteral("svc-shop"), QStringLiteral("b-16"), t0 + 1'000'000, t0 + 1'060'000, 104'857'600, 104'857'600,
+                         QStringLiteral("stored")},
+                        {QStringLiteral("3d2c1b0a-9f8e-4d7c-8b6a-5f4e3d2c1b0a"), QStringLiteral("send"), QStringLiteral("node-b"),
+                         QStringLiteral("svc-mail"), QStringLiteral("b-9"), t0 + 2'000'000, t0 + 2'030'000, 4'194'304, 8'388'608,
+                         QStringLiteral("closure-transfer-stalled")}};
+    s.backups.closureBytesSent = 109'051'904;
+    s.backups.closureBytesReceived = 52'428'800;
+    s.backups.transfersByOutcome = {{QStringLiteral("stored"), 1}, {QStringLiteral("closure-transfer-stalled"), 1}};
     return s;
 }
 

@@ -10,15 +10,22 @@
 #include "tests/peers/loopbackcorestore.h"
 #include "tests/peers/throttlingproxy.h"
 
+#include "console/metricsexposition.h"
+#include "console/terminalview.h"
 #include "service/closures/closurestreams.h"
 #include "service/cloudly/cloudlyconnector.h"
 #include "service/corestore/corestoreclient.h"
 
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFile>
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTest>
 #include <QUuid>
+
+#include <unistd.h>
 
 using namespace coreflow;
 using namespace coreflow::testing;
@@ -94,13 +101,38 @@ struct Closures {
             last = now;
         }
     }
-    // Every way out released the stream, its timer, its Corestore exchange and connection (CS-73).
-    void verifyNothingHeld()
+    // Every way out released the stream, its timer, its Corestore exchange and connection (CS-73);
+    // with a baseline, the process holds no more file descriptors than it did then.
+    void verifyNothingHeld(int fdBaseline = -1)
     {
         QVERIFY(waitFor([&] { return f.relay->closures()->streamsInFlight() == 0; }));
         QVERIFY(!f.relay->closures()->holdsResources());
         QVERIFY(waitFor([&] { return f.relay->corestore()->connectionCount() == 0; }));
         QVERIFY(waitFor([&] { return corestore.openExchanges() == 0; }));
+        if (fdBaseline >= 0)
+            QVERIFY2(waitFor([&] { return openFds() <= fdBaseline; }),
+                     qPrintable(QStringLiteral("%1 fds open, %2 before: %3").arg(openFds()).arg(fdBaseline).arg(fdTargets().join(QLatin1Char(' ')))));
+    }
+    static int openFds() { return int(fdTargets().size()); }
+    static QStringList fdTargets()
+    {
+        QStringList out;
+        const QDir fds(QStringLiteral("/proc/self/fd"));
+        for (const QString &fd : fds.entryList(QDir::NoDotAndDotDot | QDir::AllEntries | QDir::System))
+        {
+            char target[256] = {};
+            const ssize_t n = ::readlink(QFile::encodeName(fds.filePath(fd)).constData(), target, sizeof(target) - 1);
+            out << fd + QLatin1Char('=') + QString::fromLocal8Bit(target, n > 0 ? int(n) : 0);
+        }
+        return out;
+    }
+    // The relay's log line for a stream that ended, found by its backup id.
+    bool logged(const LogCapture &log, const QString &backupId, const QString &text) const
+    {
+        for (const QString &line : log.lines())
+            if (line.contains(QStringLiteral("of backup %1 ").arg(backupId)) && line.contains(text))
+                return true;
+        return false;
     }
     // No text frame the relay sent Cloudly is large: the bytes never travel as base64 (CS-65).
     void verifyNoLargeTextFrame()
@@ -355,6 +387,283 @@ private Q_SLOTS:
         QCOMPARE(c.f.cloudly->callCount(kComplete), 0);
     }
 
+    // §13.4 "Lost session", CS-73: the Cloudly session goes away while a closure is sent: the stream
+    // ends cloudly-session-lost (no abort can travel), the export is cut, and nothing is held once the
+    // session is back: no stream, timer, buffer, Corestore connection or file descriptor.
+    void aSessionLostMidSendReleasesEverything_CS73()
+    {
+        Closures c;
+        const qint64 size = 16 * kMiB;
+        c.corestore.setClosureSizeBytes(size);
+        c.corestore.script(LoopbackCorestore::closureExportRoute, Behaviour::stallAfter(3 * kMiB));
+        QVERIFY(c.f.startRelay());
+        const int fds = Closures::openFds();
+        std::optional<peers::PeerFrame> answer;
+        c.ask(kBackup, "b-lost-send", &answer);
+        QVERIFY(Closures::waitFor([&] { return c.received() >= 3 * kMiB - 262144; }));
+        QCOMPARE(c.f.relay->closures()->streamsInFlight(), 1);
+        QVERIFY(c.f.takeCloudlySessionDown());
+        QVERIFY(Closures::waitFor([&] { return c.logged(log, "b-lost-send", "not sent: cloudly-session-lost: the Cloudly session went away"); }));
+        QVERIFY(c.f.bringCloudlySessionBack());
+        c.verifyNothingHeld(fds);
+        QVERIFY(!answer); // its answer had no session to travel on
+        QVERIFY(c.store->aborts().isEmpty());
+        QCOMPARE(c.f.cloudly->callCount(kComplete), 0);
+        // The session carries the next closure as before.
+        c.corestore.setClosureSizeBytes(kMiB);
+        c.ask(kBackup, "b-after-lost", &answer);
+        QVERIFY(Closures::waitFor([&] { return answer.has_value(); }));
+        QVERIFY2(!answer->hasError(), answer->raw.constData());
+        c.verifyNothingHeld(fds);
+    }
+
+    // §13.4 "Lost session", CS-73: the session goes away while a closure is received: the stream ends
+    // cloudly-session-lost, Corestore's restore is cut before its body ended (nothing restored), and
+    // nothing is held afterwards.
+    void aSessionLostMidReceiveReleasesEverything_CS73()
+    {
+        Closures c;
+        const qint64 size = 4 * kMiB;
+        c.store->holdClosure("svc-1", "b-lost-recv", "node-a", size, 21);
+        c.store->stallFeedAfter(1536 * 1024);
+        QVERIFY(c.f.startRelay());
+        const int fds = Closures::openFds();
+        std::optional<peers::PeerFrame> answer;
+        c.ask(kRestore, "b-lost-recv", &answer);
+        QVERIFY(Closures::waitFor([&] { return !c.store->outgoing().isEmpty() && c.store->outgoing().first().sent == 1536 * 1024; }));
+        QCOMPARE(c.f.relay->closures()->streamsInFlight(), 1);
+        QVERIFY(c.f.takeCloudlySessionDown());
+        QVERIFY(Closures::waitFor(
+            [&] { return c.logged(log, "b-lost-recv", "not restored: cloudly-session-lost: the Cloudly session went away"); }));
+        QVERIFY(c.f.bringCloudlySessionBack());
+        c.verifyNothingHeld(fds);
+        QVERIFY(!answer);
+        QVERIFY(c.corestore.restoredClosures().isEmpty());
+    }
+
+    // §13.4 "Lost session, stop", CS-73: a stop of the relay ends a closure in each direction
+    // cloudly-session-lost "the relay is stopping"; Cloudly is told with an abort for each while the
+    // session is still up, the stop completes, and nothing is held.
+    void aStopMidStreamTellsCloudlyAndReleasesEverything_CS73()
+    {
+        Closures c;
+        c.corestore.setClosureSizeBytes(16 * kMiB);
+        c.corestore.script(LoopbackCorestore::closureExportRoute, Behaviour::stallAfter(3 * kMiB));
+        c.store->holdClosure("svc-2", "b-stop-recv", "node-a", 4 * kMiB, 22);
+        c.store->stallFeedAfter(1536 * 1024);
+        QVERIFY(c.f.startRelay());
+        const int fds = Closures::openFds();
+        std::optional<peers::PeerFrame> sent;
+        std::optional<peers::PeerFrame> received;
+        c.ask(kBackup, "b-stop-send", &sent);
+        c.ask(kRestore, "b-stop-recv", &received, "svc-2");
+        QVERIFY(Closures::waitFor([&] { return c.received() >= 3 * kMiB - 262144; }));
+        QVERIFY(Closures::waitFor([&] { return !c.store->outgoing().isEmpty() && c.store->outgoing().first().sent == 1536 * 1024; }));
+        QCOMPARE(c.f.relay->closures()->streamsInFlight(), 2);
+        QVERIFY(c.f.stopRelay());
+        QCOMPARE(c.store->aborts().size(), 2);
+        for (const auto &abort : c.store->aborts()) {
+            QCOMPARE(abort.side, QStringLiteral("relay"));
+            QCOMPARE(abort.reason, QStringLiteral("cloudly-session-lost"));
+        }
+        for (const char *backup : {"b-stop-send", "b-stop-recv"})
+            QVERIFY2(c.logged(log, backup, "cloudly-session-lost: the relay is stopping"), backup);
+        c.verifyNothingHeld(fds);
+        QVERIFY(c.corestore.restoredClosures().isEmpty());
+    }
+
+    // CS-73: Corestore's socket lost mid-stream, both directions: an export whose connection closes
+    // after 3 MiB, and a restore whose connection Corestore drops, each end CORESTORE_UNREACHABLE;
+    // Cloudly is told with an abort (side relay for the export, node for the restore); nothing is
+    // held afterwards, file descriptors included.
+    void aCorestoreSocketLostMidStreamReleasesEverything_CS73()
+    {
+        Closures c;
+        c.corestore.setClosureSizeBytes(8 * kMiB);
+        c.corestore.script(LoopbackCorestore::closureExportRoute, Behaviour::truncatedBody(3 * kMiB));
+        c.store->holdClosure("svc-2", "b-cut-recv", "node-a", 2 * kMiB, 51);
+        c.corestore.script(LoopbackCorestore::closureRestoreRoute, Behaviour::dropConnection());
+        QVERIFY(c.f.startRelay());
+        const int fds = Closures::openFds();
+        std::optional<peers::PeerFrame> sent;
+        std::optional<peers::PeerFrame> received;
+        c.ask(kBackup, "b-cut-send", &sent);
+        c.ask(kRestore, "b-cut-recv", &received, "svc-2");
+        QVERIFY(Closures::waitFor([&] { return sent.has_value() && received.has_value(); }));
+        QCOMPARE(sent->errorRefusal().name, QStringLiteral("CORESTORE_UNREACHABLE"));
+        QCOMPARE(received->errorRefusal().name, QStringLiteral("CORESTORE_UNREACHABLE"));
+        QVERIFY(Closures::waitFor([&] { return c.store->aborts().size() == 2; }));
+        QStringList sides;
+        for (const auto &abort : c.store->aborts()) {
+            sides << abort.side;
+            QCOMPARE(abort.reason, QStringLiteral("CORESTORE_UNREACHABLE"));
+        }
+        sides.sort();
+        QCOMPARE(sides, (QStringList{"node", "relay"}));
+        QVERIFY(c.corestore.restoredClosures().isEmpty());
+        QCOMPARE(c.f.cloudly->callCount(kComplete), 0);
+        c.verifyNothingHeld(fds);
+    }
+
+    // §13.4 "Corestore requests of a stream": a 401 on the export is not repeated (its body cannot be
+    // sent twice): the stream ends corestore-refused, nothing is offered to Cloudly, the token is
+    // dropped and read again (the loopback Cloudly seals it a second time), and the next closure goes
+    // through on it.
+    void anExportAnswered401IsNotRepeated()
+    {
+        Closures c;
+        c.corestore.setClosureSizeBytes(kMiB);
+        c.corestore.script(LoopbackCorestore::closureExportRoute, Behaviour::unauthorized());
+        QVERIFY(c.f.startRelay());
+        const int fds = Closures::openFds();
+        std::optional<peers::PeerFrame> answer;
+        c.ask(kBackup, "b-401", &answer);
+        QVERIFY(Closures::waitFor([&] { return answer.has_value(); }));
+        QCOMPARE(answer->errorRefusal().name, QStringLiteral("corestore-refused"));
+        QVERIFY2(answer->errorRefusal().reason.endsWith(QStringLiteral("/control/database-closures/export on node node-a answered 401: unauthorized")),
+                 qPrintable(answer->errorRefusal().reason));
+        QCOMPARE(c.corestore.requestCount(LoopbackCorestore::closureExportRoute), 1);
+        QCOMPARE(c.f.cloudly->callCount(kOffer), 0);
+        auto &recipients = c.f.cloudly->corestoreRecipients();
+        QVERIFY(Closures::waitFor([&] { return recipients.materialsSealed() == 2; })); // read for the stream, read again after the 401
+        c.verifyNothingHeld(fds);
+        answer.reset();
+        c.ask(kBackup, "b-after-401", &answer);
+        QVERIFY(Closures::waitFor([&] { return answer.has_value(); }));
+        QVERIFY2(!answer->hasError(), answer->raw.constData());
+        QCOMPARE(recipients.materialsSealed(), 2); // the token read again is the one used
+        QCOMPARE(c.corestore.requestCount(LoopbackCorestore::closureExportRoute), 2);
+        c.verifyNothingHeld(fds);
+        for (const QString &line : log.lines())
+            QVERIFY2(!line.contains(QString::fromUtf8(c.token)), qPrintable(line));
+    }
+
+    // §13.4 "Corestore requests of a stream": a 401 on the restore is not repeated: the stream ends
+    // corestore-refused, Cloudly is told with an abort naming the node, nothing is restored, the token
+    // is read again, and the next restore goes through on it.
+    void aRestoreAnswered401IsNotRepeated()
+    {
+        Closures c;
+        c.store->holdClosure("svc-1", "b-r401", "node-a", 2 * kMiB, 23);
+        c.store->holdClosure("svc-1", "b-r-after", "node-a", kMiB, 24);
+        c.corestore.script(LoopbackCorestore::closureRestoreRoute, Behaviour::unauthorized());
+        QVERIFY(c.f.startRelay());
+        const int fds = Closures::openFds();
+        std::optional<peers::PeerFrame> answer;
+        c.ask(kRestore, "b-r401", &answer);
+        QVERIFY(Closures::waitFor([&] { return answer.has_value(); }));
+        QCOMPARE(answer->errorRefusal().name, QStringLiteral("corestore-refused"));
+        QVERIFY2(answer->errorRefusal().reason.contains(QStringLiteral("answered 401: unauthorized")), qPrintable(answer->errorRefusal().reason));
+        QVERIFY(Closures::waitFor([&] { return !c.store->aborts().isEmpty(); }));
+        QCOMPARE(c.store->aborts().first().side, QStringLiteral("node"));
+        QCOMPARE(c.store->aborts().first().reason, QStringLiteral("corestore-refused"));
+        QCOMPARE(c.corestore.requestCount(LoopbackCorestore::closureRestoreRoute), 1);
+        QVERIFY(c.corestore.restoredClosures().isEmpty());
+        auto &recipients = c.f.cloudly->corestoreRecipients();
+        QVERIFY(Closures::waitFor([&] { return recipients.materialsSealed() == 2; }));
+        c.verifyNothingHeld(fds);
+        answer.reset();
+        c.ask(kRestore, "b-r-after", &answer);
+        QVERIFY(Closures::waitFor([&] { return answer.has_value(); }));
+        QVERIFY2(!answer->hasError(), answer->raw.constData());
+        QCOMPARE(recipients.materialsSealed(), 2);
+        QCOMPARE(c.corestore.restoredClosures().size(), 1);
+        c.verifyNothingHeld(fds);
+    }
+
+    // §18.1 backups (D-96): a closure in flight in each direction is in the status with its stream id,
+    // direction, node, service, backup, state, bytes moved of its size and the side awaited; one that
+    // ended is in recent with its outcome; the status and the console's --text, --json and --metrics
+    // renderings of it hold neither the control token, nor a byte of a closure, nor Corestore's receipt.
+    void transfersInFlightAreInTheStatusValueFree_D96()
+    {
+        Closures c;
+        const QByteArray id = QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
+        const QByteArray bodyCanary = "canary-closure-body-" + id;
+        const QByteArray receiptCanary = "receipt-canary-" + id;
+        const QByteArray body = bodyCanary.repeated(100);
+        c.corestore.script(LoopbackCorestore::closureExportRoute,
+                           Behaviour::answer(200, body,
+                                             {{"Content-Type", "application/octet-stream"},
+                                              {"X-Corestore-Closure-Sha256", QCryptographicHash::hash(body, QCryptographicHash::Sha256).toHex()},
+                                              {"X-Corestore-Closure-Receipt", receiptCanary}}));
+        QVERIFY(c.f.startRelay());
+        std::optional<peers::PeerFrame> stored;
+        c.ask(kBackup, "b-canary", &stored);
+        QVERIFY(Closures::waitFor([&] { return stored.has_value(); }));
+        QVERIFY2(!stored->hasError(), stored->raw.constData());
+
+        const qint64 sendSize = 16 * kMiB;
+        const qint64 receiveSize = 4 * kMiB;
+        c.corestore.setClosureSizeBytes(sendSize);
+        c.corestore.script(LoopbackCorestore::closureExportRoute, Behaviour::stallAfter(3 * kMiB));
+        c.store->holdClosure("svc-2", "b-in-recv", "node-a", receiveSize, 31, receiptCanary);
+        c.store->stallFeedAfter(1536 * 1024);
+        std::optional<peers::PeerFrame> sent;
+        std::optional<peers::PeerFrame> received;
+        c.ask(kBackup, "b-in-send", &sent);
+        c.ask(kRestore, "b-in-recv", &received, "svc-2");
+        QVERIFY(Closures::waitFor([&] { return c.received() >= 3 * kMiB - 262144; }));
+        QVERIFY(Closures::waitFor([&] { return !c.store->outgoing().isEmpty() && c.store->outgoing().first().sent == 1536 * 1024; }));
+        c.waitUntilQuiet([&] { return c.received(); });
+
+        const status::RelayStatus s = c.f.relay->statusSnapshot();
+        QCOMPARE(s.backups.transfers.size(), 2);
+        const auto find = [&](const QString &direction) {
+            for (const auto &t : s.backups.transfers)
+                if (t.direction == direction)
+                    return t;
+            return status::ClosureTransferStatus{};
+        };
+        const status::ClosureTransferStatus out = find(QStringLiteral("send"));
+        QCOMPARE(out.streamId, c.store->incoming().last().streamId);
+        QCOMPARE(out.nodeId, QStringLiteral("node-a"));
+        QCOMPARE(out.serviceId, QStringLiteral("svc-1"));
+        QCOMPARE(out.backupId, QStringLiteral("b-in-send"));
+        QCOMPARE(out.state, QStringLiteral("streaming"));
+        QCOMPARE(out.bytesMoved, c.received());
+        QCOMPARE(out.sizeBytes, std::optional<qint64>(sendSize));
+        QCOMPARE(out.awaiting, QStringLiteral("node")); // the export went quiet, not the socket
+        QVERIFY(out.startedAtMs > 0);
+        const status::ClosureTransferStatus in = find(QStringLiteral("receive"));
+        QCOMPARE(in.streamId, c.store->outgoing().first().streamId);
+        QCOMPARE(in.serviceId, QStringLiteral("svc-2"));
+        QCOMPARE(in.backupId, QStringLiteral("b-in-recv"));
+        QCOMPARE(in.state, QStringLiteral("streaming"));
+        QCOMPARE(in.bytesMoved, 1536 * 1024);
+        QCOMPARE(in.sizeBytes, std::optional<qint64>(receiveSize));
+        QCOMPARE(in.awaiting, QStringLiteral("cloudly"));
+        QCOMPARE(s.backups.recent.size(), 1);
+        QCOMPARE(s.backups.recent.first().outcome, QStringLiteral("stored"));
+        QCOMPARE(s.backups.recent.first().backupId, QStringLiteral("b-canary"));
+        QCOMPARE(s.backups.recent.first().bytesMoved, body.size());
+        QCOMPARE(s.backups.transfersByOutcome, (QMap<QString, qint64>{{QStringLiteral("stored"), 1}}));
+        QCOMPARE(s.backups.closureBytesSent, body.size() + out.bytesMoved);
+        QCOMPARE(s.backups.closureBytesReceived, in.bytesMoved);
+
+        // Value-free: no spelling of a canary in the status or any console rendering of it.
+        const QByteArray json = QJsonDocument(s.toJson()).toJson();
+        const QByteArray text = console::TerminalView::renderText(s).toUtf8();
+        const QByteArray metrics = console::MetricsExposition::render(s);
+        QVERIFY(text.contains("b-in-send") && text.contains(out.streamId.toLatin1()));
+        QVERIFY(metrics.contains("coreflow_relay_closure_transfers_in_flight{direction=\"send\"} 1"));
+        QVERIFY(metrics.contains("coreflow_relay_closure_transfers_total{outcome=\"stored\"} 1"));
+        const QByteArray generated = peers::ClosureByteGenerator(31).bytes(0, 32);
+        for (const QByteArray &canary : {c.token, bodyCanary, receiptCanary, generated})
+            for (const QByteArray &spelling : {canary, canary.toBase64(), canary.toHex()})
+                for (const QByteArray *shown : {&json, &text, &metrics})
+                    QVERIFY2(!shown->contains(spelling), spelling.left(40).constData());
+
+        // Both stall out: the transfers leave the status and their outcomes are recorded.
+        c.f.clock.advance(30000);
+        QVERIFY(Closures::waitFor([&] { return sent.has_value() && received.has_value(); }));
+        const status::RelayStatus after = c.f.relay->statusSnapshot();
+        QVERIFY(after.backups.transfers.isEmpty());
+        QCOMPARE(after.backups.recent.size(), 3);
+        QCOMPARE(after.backups.transfersByOutcome.value(QStringLiteral("closure-transfer-stalled")), 2);
+        c.verifyNothingHeld();
+    }
+
     // CS-68, CS-69, CS-72: the restore opens Corestore's restore with exactly Content-Length: sizeBytes
     // and no Transfer-Encoding or Content-Encoding; credit outstanding never passes 1 MiB; the stream is
     // completed ("restored") only after Corestore answered.
@@ -398,6 +707,47 @@ private Q_SLOTS:
         QVERIFY(out.first().completed);
         QVERIFY(out.first().largestOutstanding <= kMiB); // CS-72
         QVERIFY(out.first().grants >= size / kMiB);
+        c.verifyNothingHeld();
+    }
+
+    // CS-72, §13.4 "Receive": a Corestore slower than Cloudly (its side of the connection throttled to
+    // 8 MiB/s by a proxy): credit is granted only as Corestore's socket takes bytes, so Cloudly never
+    // has more than 1 MiB outstanding, the relay never holds more than that of the closure, and the
+    // transfer completes (slowed, not deadlocked).
+    void aSlowCorestoreSlowsTheRestoreWithoutBuffering_CS72()
+    {
+        Closures c;
+        const qint64 size = 24 * kMiB;
+        c.store->holdClosure("svc-1", "b-slow", "node-a", size, 41);
+        peers::ThrottlingProxy proxy(QStringLiteral("127.0.0.1"), c.corestore.port(), 8 * kMiB);
+        QVERIFY(proxy.listen());
+        QUrl endpoint = c.corestore.endpoint();
+        endpoint.setPort(proxy.port());
+        c.f.cloudly->options().clusterNodes = QJsonArray{QJsonObject{{"id", "node-a"},
+                                                                     {"corestore", QJsonObject{{"endpoint", endpoint.toString()}}},
+                                                                     {"corestoreDatabase", QJsonValue::Null}}};
+        QVERIFY(c.f.startRelay());
+        std::optional<peers::PeerFrame> answer;
+        c.ask(kRestore, "b-slow", &answer);
+        qint64 mostHeld = 0;
+        qint64 mostAhead = 0; // bytes Cloudly had sent beyond what passed toward Corestore
+        QVERIFY(Closures::waitFor(
+            [&] {
+                mostHeld = qMax(mostHeld, c.f.relay->closures()->heldBytes());
+                if (!c.store->outgoing().isEmpty())
+                    mostAhead = qMax(mostAhead, c.store->outgoing().first().sent - proxy.passedUpBytes());
+                return answer.has_value();
+            },
+            120000));
+        QVERIFY2(!answer->hasError(), answer->raw.constData());
+        QCOMPARE(c.corestore.restoredClosures().size(), 1);
+        QCOMPARE(c.corestore.restoredClosures().first().sha256, LoopbackClosureStore::sha256Of(size, 41));
+        QVERIFY2(mostHeld <= kMiB, qPrintable(QString::number(mostHeld)));
+        QVERIFY(c.store->outgoing().first().largestOutstanding <= kMiB);
+        QVERIFY(c.store->outgoing().first().grants >= size / kMiB);
+        // Cloudly was held back by the credit (never let run to the end): what it sent beyond the proxy is
+        // the 1 MiB credit plus the loopback sockets' kernel buffers, far below the size.
+        QVERIFY2(mostAhead < size - 8 * kMiB, qPrintable(QString::number(mostAhead)));
         c.verifyNothingHeld();
     }
 
@@ -511,6 +861,23 @@ private Q_SLOTS:
         QCOMPARE(c.store->aborts().size(), 1);
         QCOMPARE(c.f.relay->closures()->droppedFrames(), 2);
         QVERIFY(c.f.relay->cloudly()->isDispatchable()); // the session stays
+    }
+
+    // §13.5, §13.6 (D-96): the ids are plain names (they reach log lines and the status); anything else
+    // is request-invalid naming the field, and nothing is dialled or asked of Cloudly.
+    void transferRequestsTakePlainNamesOnly_D96()
+    {
+        Closures c;
+        QVERIFY(c.f.startRelay());
+        for (const QString &method : {kBackup, kRestore}) {
+            const auto answer = c.f.dispatch(method, QJsonObject{{"nodeId", "node-a"}, {"serviceId", "svc 1\x1b[2J"}, {"backupId", "b-1"}});
+            QVERIFY(answer);
+            QCOMPARE(answer->errorRefusal().name, QStringLiteral("request-invalid"));
+            QVERIFY2(answer->errorRefusal().reason.contains(QStringLiteral("serviceId is not a plain name")), qPrintable(answer->errorRefusal().reason));
+        }
+        QCOMPARE(c.corestore.totalRequestCount(), 0);
+        QCOMPARE(c.f.cloudly->callCount(QStringLiteral("openServiceDatabaseClosure")), 0);
+        QVERIFY(c.f.relay->statusSnapshot().backups.recent.isEmpty());
     }
 
     // §13.4: Cloudly's abort of a stream the relay does not hold is answered {} (it may cross the end).

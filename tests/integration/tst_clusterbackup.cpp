@@ -384,6 +384,73 @@ private Q_SLOTS:
         QCOMPARE(steps, (QStringList{"closure", "volume:data", "volume:logs", "objectstorage"}));
     }
 
+    // §18.1 backups.operations (D-96): a replicated backup is in the status while it carries its
+    // closure (step "closure"), and leaves it once answered.
+    void backupInFlightIsInTheStatus_D96()
+    {
+        Lane lane(log);
+        lane.closures.hold = true;
+        QVERIFY(lane.start());
+        std::optional<peers::PeerFrame> answer;
+        lane.f.cloudly->push(kBackup, backupRequest("node-a", true, "b-held"), [&](const peers::PeerFrame &frame) { answer = frame; });
+        QVERIFY(QTest::qWaitFor([&] { return lane.closures.held() == 1; }, 15000));
+        const auto ops = lane.f.relay->statusSnapshot().backups.operations;
+        QCOMPARE(ops.size(), 1);
+        QCOMPARE(ops.first().kind, QStringLiteral("backup"));
+        QCOMPARE(ops.first().nodeId, QStringLiteral("node-a"));
+        QCOMPARE(ops.first().backupId, QStringLiteral("b-held"));
+        QCOMPARE(ops.first().step, QStringLiteral("closure"));
+        lane.closures.release();
+        QVERIFY(QTest::qWaitFor([&] { return answer.has_value(); }, 15000));
+        QVERIFY2(!answer->hasError(), answer->raw.constData());
+        QVERIFY(lane.f.relay->statusSnapshot().backups.operations.isEmpty());
+        lane.verifyTokenNowhere();
+    }
+
+    // §13.2 (D-95): while a restore of a service runs, a second one of the same service (here on
+    // another node) is refused restore-in-progress before anything is dialled; a restore of another
+    // service runs meanwhile; once the first answered, the service may be restored again.
+    void secondRestoreOfOneServiceIsRefused_D95()
+    {
+        Lane lane(log);
+        lane.closures.hold = true;
+        QVERIFY(lane.start());
+        std::optional<peers::PeerFrame> first;
+        lane.f.cloudly->push(kRestore, restoreRequest("node-a", true), [&](const peers::PeerFrame &frame) { first = frame; });
+        QVERIFY(QTest::qWaitFor([&] { return lane.closures.held() == 1; }, 15000));
+        const int dialled = lane.corestoreRequests();
+        // §18.1 backups.operations (D-96): the running restore, at its closure step.
+        const auto ops = lane.f.relay->statusSnapshot().backups.operations;
+        QCOMPARE(ops.size(), 1);
+        QCOMPARE(ops.first(), (status::BackupOperationStatus{QStringLiteral("restore"), QStringLiteral("node-a"), QStringLiteral("svc-1"),
+                                                             QStringLiteral("b-1"), ops.first().startedAtMs, QStringLiteral("closure"), 0, 4}));
+        QVERIFY(ops.first().startedAtMs > 0);
+        auto second = lane.ask(kRestore, restoreRequest("node-b", false));
+        QVERIFY(second);
+        QCOMPARE(second->errorRefusal().text(),
+                 QStringLiteral("restore-in-progress: a restore of service svc-1 is already running (backup b-1 on node node-a)"));
+        QCOMPARE(lane.corestoreRequests(), dialled);
+        QCOMPARE(lane.closures.calls.size(), 1);
+        QVERIFY(!first);
+        // Another service is not held up by it.
+        QJsonObject other = restoreRequest("node-b", false);
+        other["serviceId"] = "svc-2";
+        auto third = lane.ask(kRestore, other);
+        QVERIFY(third);
+        QVERIFY2(!third->hasError(), third->raw.constData());
+        // The first one is unharmed by the refusal and answers its steps.
+        lane.closures.release();
+        QVERIFY(QTest::qWaitFor([&] { return first.has_value(); }, 15000));
+        QVERIFY2(!first->hasError(), first->raw.constData());
+        QCOMPARE(Lane::responseOf(first).value("steps").toArray().size(), 4);
+        QVERIFY(lane.f.relay->statusSnapshot().backups.operations.isEmpty());
+        // Finished: the service may be restored again.
+        lane.closures.hold = false;
+        auto again = lane.ask(kRestore, restoreRequest("node-a", false));
+        QVERIFY(again);
+        QVERIFY2(!again->hasError(), again->raw.constData());
+    }
+
     // CS-80: every precondition is checked before the first step; each refusal dials nothing and asks
     // for no closure.
     void preconditionsBeforeTheFirstStep_CS80()
