@@ -24,6 +24,8 @@ constexpr int kReceiveBuffer = 2048;
 constexpr size_t kServerCidLength = 18;
 // UDP GSO takes at most 64 segments per send (UDP_MAX_SEGMENTS).
 constexpr int kMaxGsoSegments = 64;
+// ... and a UDP datagram's payload limit in all (65535 - 8 - 20), bytes.
+constexpr qint64 kMaxGsoBytes = 65507;
 
 QString bindFailureClass(int error)
 {
@@ -255,7 +257,8 @@ void VpnQuicServer::flushTx()
         const TxSlot &first = m_txSlots[size_t(i)];
         int run = 1;
         if (m_gso) {
-            while (i + run < m_txCount && run < kMaxGsoSegments) {
+            // A GSO send is one UDP datagram to the kernel: at most kMaxGsoBytes in all (EMSGSIZE beyond).
+            while (i + run < m_txCount && run < kMaxGsoSegments && qint64(run + 1) * first.length <= kMaxGsoBytes) {
                 const TxSlot &next = m_txSlots[size_t(i + run)];
                 if (std::memcmp(next.remote, first.remote, sizeof(sockaddr_in)) != 0 || next.length > first.length
                     || m_txSlots[size_t(i + run - 1)].length != first.length)
@@ -309,7 +312,21 @@ void VpnQuicServer::flushTx()
                     }
                 break;
             }
-            break; // the socket buffer is full: the rest is lost like any UDP loss
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break; // the socket buffer is full: the rest is lost like any UDP loss
+            if (packetsIn[done] == 1) {
+                ++done; // this one packet is refused (e.g. its peer unreachable): the others still go
+                continue;
+            }
+            // Any other refusal of a GSO message: send that run packet by packet, then go on.
+            for (int k = 0; k < packetsIn[done]; ++k) {
+                const iovec &v = messages[done].msg_hdr.msg_iov[k];
+                if (::sendto(m_fd, v.iov_base, v.iov_len, 0, static_cast<const sockaddr *>(messages[done].msg_hdr.msg_name), sizeof(sockaddr_in)) >= 0)
+                    ++m_counters.packetsSent;
+                ++m_counters.sendCalls;
+            }
+            ++done;
+            continue;
         }
         for (int k = 0; k < n; ++k)
             m_counters.packetsSent += quint64(packetsIn[done + k]);
