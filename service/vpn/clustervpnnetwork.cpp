@@ -137,17 +137,20 @@ contract::Result<ClusterVpnNetwork> ClusterVpnNetwork::read(const QJsonObject &o
         return invalid(path + QStringLiteral(".revision"), QStringLiteral("is below 1"));
     {
         const qsizetype slash = n.m_controlPrefix.indexOf(QLatin1Char('/'));
-        const auto address = slash > 0 ? parseIpv4(n.m_controlPrefix.left(slash)) : std::nullopt;
+        // value_or, not the optional itself: GCC 12 at -O3 warns the optional "may be used uninitialized".
+        const std::optional<std::uint32_t> parsed = slash > 0 ? parseIpv4(n.m_controlPrefix.left(slash)) : std::nullopt;
+        const bool addressOk = parsed.has_value();
+        const std::uint32_t addressValue = parsed.value_or(0);
         const QString lengthText = slash > 0 ? n.m_controlPrefix.mid(slash + 1) : QString();
         bool lengthOk = false;
         const int length = lengthText.toInt(&lengthOk);
         const bool plainLength = !lengthText.isEmpty() && lengthText.size() <= 2 && lengthText.front().isDigit()
             && (lengthText.size() == 1 || lengthText.front() != QLatin1Char('0'));
-        if (!address || !lengthOk || !plainLength || length < 1 || length > 32)
+        if (!addressOk || !lengthOk || !plainLength || length < 1 || length > 32)
             return invalid(path + QStringLiteral(".controlPrefix"), QStringLiteral("is not an IPv4 CIDR (a.b.c.d/n, n 1..32)"));
-        if ((*address & ~maskOf(length)) != 0)
+        if ((addressValue & ~maskOf(length)) != 0)
             return invalid(path + QStringLiteral(".controlPrefix"), QStringLiteral("has host bits set"));
-        n.m_prefixAddress = *address;
+        n.m_prefixAddress = addressValue;
         n.m_prefixLength = length;
     }
     if (n.m_expiresAtMs < 0)

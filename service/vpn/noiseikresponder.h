@@ -7,6 +7,7 @@
 // the static private key it names) and only then asks the membership check about the initiator's
 // static public key; it returns message 2, the member and the transport keys, or a failure:
 //   message-malformed (message 1 shorter than 96 bytes), dh-zero, decrypt-failed, member-unknown.
+// The payload (the hub's 12-byte timestamp, §11.4) is returned for the hub to judge.
 // A failure leaves nothing behind and costs its sender only: the hub closes that connection
 // (0x100 member-unknown, else 0x103) and answers nothing on the stream. Every call is independent:
 // a rekey is a new message 1 on a new stream.

@@ -12,13 +12,14 @@
 namespace coreflow::vpn {
 
 namespace {
-// One handshake message on its stream: u16 length + bytes (§11.4); a message 1 is 96 bytes, so a
+// One handshake message on its stream: u16 length + bytes (§11.4); a message 1 is 108 bytes, so a
 // longer frame or more pending bytes than this are a malformed handshake.
 constexpr int kMaxHandshakeFrame = 2 + 1024;
 const QString kNoSession = QStringLiteral("no-session");
 const QString kDestinationNotConnected = QStringLiteral("destination-not-connected");
 const QString kQueueFull = QStringLiteral("queue-full");
 const QString kDatagramTooLarge = QStringLiteral("datagram-too-large");
+const QString kHandshakeReplayed = QStringLiteral("handshake-replayed");
 } // namespace
 
 QJsonObject VpnHub::ApplyAnswer::toJson() const
@@ -174,6 +175,22 @@ void VpnHub::handshake(Session &session, qint64 streamId, QByteArrayView message
     }
     NoiseIkResponse &response = outcome.value();
     const QString nodeId = response.member.nodeId;
+    // §11.4 (D-98): the timestamp in message 1 must exceed the greatest accepted for this key, so a
+    // captured message 1 sent again authenticates but changes nothing held; the live connection stays.
+    switch (m_timestamps.admit(response.initiatorStaticKey, response.initiatorPayload)) {
+    case VpnHandshakeTimestamps::Verdict::Accepted:
+        break;
+    case VpnHandshakeTimestamps::Verdict::NotNewer:
+        drop(nodeId, kHandshakeReplayed);
+        if (!m_refusalLog || m_refusalLog->admit(1))
+            qCInfo(logVpn).noquote() << QStringLiteral("VPN handshake from %1 refused: handshake-replayed (member %2's timestamp is not newer)")
+                                            .arg(session.remote, nodeId);
+        return cutSession(id, kVpnCloseHandshakeReplayed);
+    case VpnHandshakeTimestamps::Verdict::Malformed:
+        if (!m_refusalLog || m_refusalLog->admit(1))
+            qCInfo(logVpn).noquote() << QStringLiteral("VPN handshake from %1 refused: message-malformed (no 12-byte timestamp)").arg(session.remote);
+        return cutSession(id, kVpnCloseHandshakeFailed);
+    }
     // One connection per member: a newer one replaces the older.
     if (const auto older = m_memberConnection.value(nodeId); older != 0 && older != id)
         cutSession(older, 0);

@@ -15,13 +15,16 @@
 // with another key) is cut at once with 0x101 member-withdrawn; one whose expiresAt (or the network's)
 // passes on the injected clock is cut with 0x102 member-expired; a member still sending under keys
 // older than 180000 ms is cut with 0x104 rekey-required; an unknown static key gets 0x100, any other
-// handshake failure 0x103 (§11.7). One connection per member: a newer authenticated connection of
+// handshake failure 0x103, a message 1 whose timestamp does not exceed the greatest accepted for its
+// key 0x105 handshake-replayed (counted `handshake-replayed`; the live connection stays, §11.4, D-98)
+// (§11.7). One connection per member: a newer authenticated connection of
 // the same member replaces the older one (closed with QUIC's NO_ERROR, code 0).
 //
 // Drops are counted by cause (the policy's names, the opener's names, `no-session`,
 // `destination-not-connected`, `datagram-too-large`, `queue-full`) in total and per sending member.
 #include "service/core/refusallogbound.h"
 #include "service/vpn/noiseikresponder.h"
+#include "service/vpn/vpnhandshaketimestamps.h"
 #include "service/vpn/vpnnetworkauthority.h"
 #include "service/vpn/vpnpacketpolicy.h"
 #include "service/vpn/vpnquicserver.h"
@@ -114,6 +117,7 @@ private:
     Settings m_settings;
     Clock &m_clock;
     NoiseIkResponder m_responder;
+    VpnHandshakeTimestamps m_timestamps; // greatest message 1 timestamp per member key (§11.4, D-98)
     VpnNetworkAuthority m_authority;
     VpnPacketPolicy m_policy;
     std::unique_ptr<VpnQuicServer> m_server;

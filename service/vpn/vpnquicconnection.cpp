@@ -401,6 +401,10 @@ bool VpnQuicConnection::writeStreams(ngtcp2_path_storage &ps, uint8_t *buf, size
 void VpnQuicConnection::armTimer()
 {
     const uint64_t expiry = ngtcp2_conn_get_expiry(m_conn);
+    // Re-arming a QTimer re-registers it with the event dispatcher: skip it when nothing moved.
+    if (expiry == m_armedExpiry && (expiry == UINT64_MAX || m_timer.isActive()))
+        return;
+    m_armedExpiry = expiry;
     if (expiry == UINT64_MAX) {
         m_timer.stop();
         return;

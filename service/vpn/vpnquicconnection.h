@@ -82,6 +82,7 @@ private:
     ngtcp2_connection_close_error m_lastError{};
     bool m_opened = false;
     bool m_reading = false;
+    uint64_t m_armedExpiry = 0; // ngtcp2's expiry the timer was last armed for
     std::optional<quint64> m_pendingClose; // asked for while reading: sent once the read returns
     bool m_finished = false;
 };

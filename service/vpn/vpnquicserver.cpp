@@ -7,6 +7,8 @@
 #include <gnutls/gnutls.h>
 
 #include <QSocketNotifier>
+#include <cstring>
+#include <netinet/udp.h>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <netinet/in.h>
@@ -20,6 +22,10 @@ namespace {
 constexpr int kBatch = 64;
 constexpr int kReceiveBuffer = 2048;
 constexpr size_t kServerCidLength = 18;
+// UDP GSO takes at most 64 segments per send (UDP_MAX_SEGMENTS).
+constexpr int kMaxGsoSegments = 64;
+// ... and a UDP datagram's payload limit in all (65535 - 8 - 20), bytes.
+constexpr qint64 kMaxGsoBytes = 65507;
 
 QString bindFailureClass(int error)
 {
@@ -124,6 +130,7 @@ void VpnQuicServer::readReady()
     iovec vectors[kBatch];
     sockaddr_in addresses[kBatch];
     m_inRead = true;
+    m_batching = true;
     // A bounded number of batches per turn, so one busy socket cannot starve the relay's other work.
     for (int round = 0; round < 16; ++round) {
         for (int i = 0; i < kBatch; ++i) {
@@ -143,7 +150,6 @@ void VpnQuicServer::readReady()
                 ++m_counters.undecodable;
                 continue;
             }
-            const QByteArray remote(reinterpret_cast<const char *>(&addresses[i]), sizeof(sockaddr_in));
             uint8_t *data = buffers.data() + size_t(i) * kReceiveBuffer;
             const size_t length = messages[i].msg_len;
             ngtcp2_version_cid vc;
@@ -151,7 +157,8 @@ void VpnQuicServer::readReady()
                 ++m_counters.undecodable;
                 continue;
             }
-            const QByteArray key(reinterpret_cast<const char *>(vc.dcid), qsizetype(vc.dcidlen));
+            // A view for the lookup (no copy); a copy only when a connection is made.
+            const QByteArray key = QByteArray::fromRawData(reinterpret_cast<const char *>(vc.dcid), qsizetype(vc.dcidlen));
             VpnQuicConnection *connection = m_byCid.value(key);
             if (!connection) {
                 ngtcp2_pkt_hd hd;
@@ -163,6 +170,7 @@ void VpnQuicServer::readReady()
                     ++m_counters.connectionLimit;
                     continue;
                 }
+                const QByteArray remote(reinterpret_cast<const char *>(&addresses[i]), sizeof(sockaddr_in));
                 auto created = std::make_unique<VpnQuicConnection>(*this, m_nextId++, remote);
                 if (!created->init(hd)) {
                     ++m_counters.undecodable;
@@ -173,7 +181,7 @@ void VpnQuicServer::readReady()
                 }
                 connection = created.release();
                 m_connections.insert(connection->id(), connection);
-                m_byCid.insert(key, connection);
+                m_byCid.insert(QByteArray(key.constData(), key.size()), connection);
             }
             if (connection->isFinished())
                 continue;
@@ -188,6 +196,8 @@ void VpnQuicServer::readReady()
     }
     m_inRead = false;
     flushDirty();
+    flushTx();
+    m_batching = false;
 }
 
 void VpnQuicServer::flushDirty()
@@ -207,12 +217,123 @@ void VpnQuicServer::sendPacket(const QByteArray &remote, const uint8_t *data, si
 {
     if (m_fd < 0)
         return;
+    if (m_batching && length <= size_t(kTxSlotBytes) && remote.size() == qsizetype(sizeof(sockaddr_in))) {
+        if (m_txCount == kTxBatch)
+            flushTx();
+        if (m_txBuffer.empty()) {
+            m_txBuffer.resize(size_t(kTxBatch) * kTxSlotBytes);
+            m_txSlots.resize(size_t(kTxBatch));
+        }
+        std::memcpy(m_txBuffer.data() + size_t(m_txCount) * kTxSlotBytes, data, length);
+        TxSlot &slot = m_txSlots[size_t(m_txCount)];
+        slot.length = quint32(length);
+        std::memcpy(slot.remote, remote.constData(), sizeof(sockaddr_in));
+        ++m_txCount;
+        return;
+    }
     ssize_t sent;
     do {
         sent = ::sendto(m_fd, data, length, 0, reinterpret_cast<const sockaddr *>(remote.constData()), socklen_t(remote.size()));
     } while (sent < 0 && errno == EINTR);
     if (sent >= 0)
         ++m_counters.packetsSent;
+    ++m_counters.sendCalls;
+}
+
+void VpnQuicServer::flushTx()
+{
+    if (m_txCount == 0 || m_fd < 0) {
+        m_txCount = 0;
+        return;
+    }
+    // One mmsghdr per run of packets to the same peer; with UDP GSO a run of equal-sized packets (the
+    // last may be shorter) is one message the kernel segments, else one message per packet.
+    mmsghdr messages[kTxBatch];
+    iovec vectors[kTxBatch];
+    alignas(cmsghdr) char controls[kTxBatch][CMSG_SPACE(sizeof(uint16_t))];
+    int messageCount = 0;
+    int packetsIn[kTxBatch];
+    for (int i = 0; i < m_txCount;) {
+        const TxSlot &first = m_txSlots[size_t(i)];
+        int run = 1;
+        if (m_gso) {
+            // A GSO send is one UDP datagram to the kernel: at most kMaxGsoBytes in all (EMSGSIZE beyond).
+            while (i + run < m_txCount && run < kMaxGsoSegments && qint64(run + 1) * first.length <= kMaxGsoBytes) {
+                const TxSlot &next = m_txSlots[size_t(i + run)];
+                if (std::memcmp(next.remote, first.remote, sizeof(sockaddr_in)) != 0 || next.length > first.length
+                    || m_txSlots[size_t(i + run - 1)].length != first.length)
+                    break;
+                ++run;
+            }
+        }
+        mmsghdr &message = messages[messageCount];
+        message = mmsghdr{};
+        message.msg_hdr.msg_name = const_cast<char *>(first.remote);
+        message.msg_hdr.msg_namelen = sizeof(sockaddr_in);
+        for (int k = 0; k < run; ++k)
+            vectors[i + k] = iovec{m_txBuffer.data() + size_t(i + k) * kTxSlotBytes, m_txSlots[size_t(i + k)].length};
+        message.msg_hdr.msg_iov = &vectors[i];
+        message.msg_hdr.msg_iovlen = size_t(run);
+        if (run > 1) {
+            message.msg_hdr.msg_control = controls[messageCount];
+            message.msg_hdr.msg_controllen = sizeof(controls[messageCount]);
+            cmsghdr *cm = CMSG_FIRSTHDR(&message.msg_hdr);
+            cm->cmsg_level = SOL_UDP;
+            cm->cmsg_type = UDP_SEGMENT;
+            cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+            const uint16_t segment = uint16_t(first.length);
+            std::memcpy(CMSG_DATA(cm), &segment, sizeof(segment));
+        }
+        packetsIn[messageCount] = run;
+        ++messageCount;
+        i += run;
+    }
+    int done = 0;
+    while (done < messageCount) {
+        const int n = ::sendmmsg(m_fd, messages + done, unsigned(messageCount - done), 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (m_gso && (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT) && packetsIn[done] > 1) {
+                // The kernel or the device refuses GSO: degrade to one message per packet, for good.
+                m_gso = false;
+                ++m_counters.gsoRefused;
+                for (int m = done; m < messageCount; ++m)
+                    for (int k = 0; k < packetsIn[m]; ++k) {
+                        const iovec &v = messages[m].msg_hdr.msg_iov[k];
+                        ssize_t sent;
+                        do {
+                            sent = ::sendto(m_fd, v.iov_base, v.iov_len, 0, static_cast<const sockaddr *>(messages[m].msg_hdr.msg_name),
+                                            sizeof(sockaddr_in));
+                        } while (sent < 0 && errno == EINTR);
+                        if (sent >= 0)
+                            ++m_counters.packetsSent;
+                        ++m_counters.sendCalls;
+                    }
+                break;
+            }
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break; // the socket buffer is full: the rest is lost like any UDP loss
+            if (packetsIn[done] == 1) {
+                ++done; // this one packet is refused (e.g. its peer unreachable): the others still go
+                continue;
+            }
+            // Any other refusal of a GSO message: send that run packet by packet, then go on.
+            for (int k = 0; k < packetsIn[done]; ++k) {
+                const iovec &v = messages[done].msg_hdr.msg_iov[k];
+                if (::sendto(m_fd, v.iov_base, v.iov_len, 0, static_cast<const sockaddr *>(messages[done].msg_hdr.msg_name), sizeof(sockaddr_in)) >= 0)
+                    ++m_counters.packetsSent;
+                ++m_counters.sendCalls;
+            }
+            ++done;
+            continue;
+        }
+        for (int k = 0; k < n; ++k)
+            m_counters.packetsSent += quint64(packetsIn[done + k]);
+        ++m_counters.sendCalls;
+        done += n;
+    }
+    m_txCount = 0;
 }
 
 bool VpnQuicServer::sendStream(ConnectionId id, qint64 streamId, QByteArrayView bytes)

@@ -26,6 +26,7 @@
 #include <QString>
 #include <memory>
 #include <optional>
+#include <vector>
 
 class QSocketNotifier;
 
@@ -68,6 +69,8 @@ public:
         quint64 undecodable = 0;
         quint64 packetsReceived = 0;
         quint64 packetsSent = 0;
+        quint64 sendCalls = 0;  // sendto/sendmmsg calls: packetsSent / sendCalls is the batching gained
+        quint64 gsoRefused = 0; // 1 once the kernel refused UDP_SEGMENT (then one message per packet)
     };
 
     VpnQuicServer(Handler &handler, Limits limits, QObject *parent = nullptr);
@@ -114,6 +117,9 @@ private:
     void handlePacket(const QByteArray &remote, uint8_t *data, size_t length);
     void reapFinished();
     void flushDirty();
+    // Sends what sendPacket() collected during a read turn: sendmmsg, one message per run of packets
+    // to the same peer with UDP GSO (UDP_SEGMENT) while the kernel takes it, else one per packet.
+    void flushTx();
 
     Handler &m_handler;
     Limits m_limits;
@@ -129,6 +135,18 @@ private:
     QSet<VpnQuicConnection *> m_dirty; // written to during a read: flushed (timers re-armed) at its end
     bool m_inRead = false;
     bool m_flushScheduled = false;
+    // Outgoing packets of the current read turn (at most kTxBatch, kTxSlotBytes each).
+    static constexpr int kTxBatch = 64;
+    static constexpr int kTxSlotBytes = 1500;
+    struct TxSlot {
+        quint32 length = 0;
+        char remote[16] = {}; // sockaddr_in
+    };
+    std::vector<uint8_t> m_txBuffer;
+    std::vector<TxSlot> m_txSlots;
+    int m_txCount = 0;
+    bool m_batching = false;
+    bool m_gso = true; // cleared for good when the kernel refuses UDP_SEGMENT
     Counters m_counters;
 };
 

@@ -40,5 +40,6 @@ inline constexpr std::uint64_t kVpnCloseMemberWithdrawn = 0x101;
 inline constexpr std::uint64_t kVpnCloseMemberExpired = 0x102;
 inline constexpr std::uint64_t kVpnCloseHandshakeFailed = 0x103;
 inline constexpr std::uint64_t kVpnCloseRekeyRequired = 0x104;
+inline constexpr std::uint64_t kVpnCloseHandshakeReplayed = 0x105;
 
 } // namespace coreflow::vpn

@@ -15,6 +15,7 @@
 #include <QJsonDocument>
 #include <QTest>
 #include <QUdpSocket>
+#include <functional>
 
 using namespace coreflow;
 using namespace coreflow::testing;
@@ -272,6 +273,137 @@ private slots:
         QCOMPARE(stranger->closeCode(), std::optional<quint64>(0x100));
         QVERIFY(stranger->rawStreamBytes(0).isEmpty());
         QVERIFY(!stranger->isHandshakeDone());
+    }
+
+    std::unique_ptr<SimulatedVpnMember> dialOnly(RelayFixture &f, const Member &m, std::function<QByteArray()> timestamp = {})
+    {
+        SimulatedVpnMember::Options options;
+        options.hubPort = m_vpnPort;
+        options.staticPrivateKey = m.privateKey;
+        options.hubPublicKey = advertisedHubKey(f);
+        options.timestamp = std::move(timestamp);
+        auto peer = std::make_unique<SimulatedVpnMember>(options);
+        if (!peer->dial() || !QTest::qWaitFor([&] { return peer->isConnected() || peer->isClosed(); }, 10000) || !peer->isConnected())
+            return nullptr;
+        return peer;
+    }
+
+    // §11.4/§11.7 (D-98): message 1 captured from a live member and replayed on another connection
+    // authenticates (it is the member's own bytes) but its timestamp does not exceed the greatest the
+    // hub accepted for that key: the replaying connection is closed with 0x105 handshake-replayed,
+    // counted, and the live member keeps its connection, its keys and its packets.
+    void replayedMessage1LeavesTheLiveMemberConnected()
+    {
+        RelayFixture f;
+        QVERIFY(startRelayWithHub(f));
+        QTRY_COMPARE(f.cloudly->callCount(QStringLiteral("registerClusterRelay")), 1);
+        const Member a = member(1), b = member(2);
+        apply(f, networkJson(1, {a, b}, {{a.nodeId, b.nodeId}, {b.nodeId, a.nodeId}}, f.clock.nowMs()));
+        auto peerA = connectMember(f, a);
+        auto peerB = connectMember(f, b);
+        QVERIFY(peerA && peerA->isHandshakeDone() && peerB && peerB->isHandshakeDone());
+        const QByteArray captured = peerA->lastMessage1Frame();
+        QCOMPARE(captured.size(), 2 + 108);
+        const qint64 handshakeAt = memberStatus(f, a.nodeId).lastHandshakeAtMs;
+        f.clock.advance(1000);
+
+        // The attacker holds no key of A's: it only replays A's bytes, from another UDP port.
+        auto attacker = dialOnly(f, member(8));
+        QVERIFY(attacker);
+        attacker->sendRawStream(0, captured);
+        QTRY_VERIFY(attacker->isClosed());
+        QCOMPARE(attacker->closeCode(), std::optional<quint64>(0x105));
+        QVERIFY(attacker->rawStreamBytes(0).isEmpty());
+        QCOMPARE(f.relay->statusSnapshot().vpn.drops.value(QStringLiteral("handshake-replayed")), 1);
+        QCOMPARE(memberStatus(f, a.nodeId).drops.value(QStringLiteral("handshake-replayed")), 1);
+
+        // A is untouched: still connected, same handshake time, packets flow both ways under its keys.
+        QVERIFY(!peerA->isClosed());
+        QCOMPARE(memberStatus(f, a.nodeId).lastHandshakeAtMs, handshakeAt);
+        QVERIFY(memberStatus(f, a.nodeId).connected);
+        peerA->sendPacket(packet(a, b, 120, 'r'));
+        QTRY_COMPARE(peerB->receivedPackets().size(), 1);
+        peerB->sendPacket(packet(b, a, 130, 's'));
+        QTRY_COMPARE(peerA->receivedPackets().size(), 1);
+        QCOMPARE(f.relay->statusSnapshot().vpn.membersConnected, 2);
+    }
+
+    // §11.4 (D-98): the timestamp must exceed the greatest accepted for the key: an equal or older one
+    // from the member itself (a clock stepped back) is refused with 0x105 and the live connection stays;
+    // a later one replaces the older connection as before; a message 1 without the 12-byte timestamp
+    // is a malformed handshake (0x103).
+    void handshakeTimestampMustExceedTheGreatestAccepted()
+    {
+        RelayFixture f;
+        QVERIFY(startRelayWithHub(f));
+        QTRY_COMPARE(f.cloudly->callCount(QStringLiteral("registerClusterRelay")), 1);
+        const Member a = member(1);
+        apply(f, networkJson(1, {a}, {}, f.clock.nowMs()));
+        const qint64 base = qint64(1800000000) * 1000000000;
+        auto first = dialOnly(f, a, [base] { return SimulatedVpnMember::tai64n(base); });
+        QVERIFY(first);
+        first->handshake();
+        QTRY_VERIFY(first->isHandshakeDone());
+
+        for (const qint64 stamp : {base, base - 1}) {
+            auto older = dialOnly(f, a, [stamp] { return SimulatedVpnMember::tai64n(stamp); });
+            QVERIFY(older);
+            older->handshake();
+            QTRY_VERIFY(older->isClosed());
+            QCOMPARE(older->closeCode(), std::optional<quint64>(0x105));
+            QVERIFY(!older->isHandshakeDone());
+        }
+        QCOMPARE(f.relay->statusSnapshot().vpn.drops.value(QStringLiteral("handshake-replayed")), 2);
+        QVERIFY(!first->isClosed());
+
+        auto bare = dialOnly(f, a, [] { return QByteArray(); });
+        QVERIFY(bare);
+        bare->handshake();
+        QTRY_VERIFY(bare->isClosed());
+        QCOMPARE(bare->closeCode(), std::optional<quint64>(0x103));
+        QVERIFY(!first->isClosed());
+
+        auto later = dialOnly(f, a, [base] { return SimulatedVpnMember::tai64n(base + 1); });
+        QVERIFY(later);
+        later->handshake();
+        QTRY_VERIFY(later->isHandshakeDone());
+        QTRY_VERIFY(first->isClosed());
+        QCOMPARE(first->closeCode(), std::optional<quint64>(0));
+        QVERIFY(!later->isClosed());
+    }
+
+    // §11.5, §11.8 (D-77): a packet whose datagram does not fit the destination's path is dropped and
+    // counted datagram-too-large, never split. The sender's own path is made wide (1500-byte UDP
+    // payloads from the start) so its 1400-byte packet reaches the hub; the hub's path to B is at most
+    // 1452 bytes (1408 of datagram, so 1384 of packet), so 1400 never fits, and 1132 always does.
+    void packetBeyondTheDestinationPathIsDroppedAsDatagramTooLarge()
+    {
+        RelayFixture f;
+        QVERIFY(startRelayWithHub(f));
+        QTRY_COMPARE(f.cloudly->callCount(QStringLiteral("registerClusterRelay")), 1);
+        const Member a = member(1), b = member(2);
+        apply(f, networkJson(1, {a, b}, {{a.nodeId, b.nodeId}}, f.clock.nowMs()));
+        SimulatedVpnMember::Options options;
+        options.hubPort = m_vpnPort;
+        options.staticPrivateKey = a.privateKey;
+        options.hubPublicKey = advertisedHubKey(f);
+        options.fixedUdpPayload = 1500;
+        SimulatedVpnMember peerA(options);
+        QVERIFY(peerA.dial());
+        QTRY_VERIFY_WITH_TIMEOUT(peerA.isConnected(), 10000);
+        peerA.handshake();
+        QTRY_VERIFY_WITH_TIMEOUT(peerA.isHandshakeDone(), 10000);
+        auto peerB = connectMember(f, b);
+        QVERIFY(peerB && peerB->isHandshakeDone());
+
+        peerA.sendPacket(packet(a, b, 1400, 'L'));
+        QTRY_COMPARE(f.relay->statusSnapshot().vpn.drops.value(QStringLiteral("datagram-too-large")), 1);
+        QCOMPARE(memberStatus(f, a.nodeId).drops.value(QStringLiteral("datagram-too-large")), 1);
+        QCOMPARE(memberStatus(f, a.nodeId).packetsIn, 1); // it was opened: the hub judged it, then dropped it
+        peerA.sendPacket(packet(a, b, 1132, 'S'));
+        QTRY_COMPARE(peerB->receivedPackets().size(), 1);
+        QCOMPARE(peerB->receivedPackets().first(), packet(a, b, 1132, 'S'));
+        QCOMPARE(f.relay->statusSnapshot().vpn.drops.value(QStringLiteral("datagram-too-large")), 1);
     }
 
     // VH-08, VH-10: a later revision leaving B out withdraws it: cut at once with 0x101, and A's packets

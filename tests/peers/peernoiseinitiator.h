@@ -4,7 +4,7 @@
 // docs/contract.md §11.4 (prologue "coreflow-vpn/1"), with libsodium's X25519 and ChaCha20-Poly1305
 // IETF and OpenSSL's BLAKE2s-256 / HMAC. It shares no code with the hub (tests/peers rule).
 //
-// writeMessage1() -> e, es, s, ss (96 bytes with an empty payload); readMessage2() <- e, ee, se (48
+// writeMessage1() -> e, es, s, ss (96 bytes with an empty payload, 108 with the 12-byte TAI64N timestamp §11.4 asks for); readMessage2() <- e, ee, se (48
 // bytes) and splits into the transport keys: sendKey (initiator -> responder) and receiveKey.
 #include <QByteArray>
 #include <optional>

@@ -149,6 +149,11 @@ bool SimulatedVpnMember::dial()
     ngtcp2_settings settings;
     ngtcp2_settings_default(&settings);
     settings.initial_ts = nowNs();
+    if (m_options.fixedUdpPayload > 0) {
+        settings.max_tx_udp_payload_size = size_t(m_options.fixedUdpPayload);
+        settings.no_tx_udp_payload_size_shaping = 1;
+        settings.no_pmtud = 1;
+    }
     ngtcp2_transport_params params;
     ngtcp2_transport_params_default(&params);
     params.initial_max_streams_bidi = 0;
@@ -179,10 +184,20 @@ void SimulatedVpnMember::handshake()
         return;
     m_handshakeStarted = true;
     m_noise = std::make_unique<PeerNoiseInitiator>(m_options.staticPrivateKey, m_options.hubPublicKey);
-    const QByteArray message = m_noise->writeMessage1();
+    // §11.4: message 1's payload is a TAI64N timestamp greater than any this key sent before.
+    QByteArray timestamp;
+    if (m_options.timestamp) {
+        timestamp = m_options.timestamp();
+    } else {
+        const qint64 nowNs = qint64(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+        m_lastTimestampNs = qMax(nowNs, m_lastTimestampNs + 1);
+        timestamp = tai64n(m_lastTimestampNs);
+    }
+    const QByteArray message = m_noise->writeMessage1(timestamp);
     QByteArray framed(2, '\0');
     qToBigEndian<quint16>(quint16(message.size()), framed.data());
     framed += message;
+    m_lastMessage1Frame = framed;
     m_awaitingMessage2 = true;
     sendRawStream(m_handshakeStream, framed);
 }
@@ -247,6 +262,14 @@ void SimulatedVpnMember::closeConnection()
     if (n > 0)
         (void)::send(m_fd, buf, size_t(n), 0);
     markClosed();
+}
+
+QByteArray SimulatedVpnMember::tai64n(qint64 unixNanoseconds)
+{
+    QByteArray stamp(12, '\0');
+    qToBigEndian<quint64>((quint64(1) << 62) + 10 + quint64(unixNanoseconds / 1000000000), stamp.data());
+    qToBigEndian<quint32>(quint32(unixNanoseconds % 1000000000), stamp.data() + 8);
+    return stamp;
 }
 
 QByteArray SimulatedVpnMember::ipv4Packet(const QHostAddress &source, const QHostAddress &destination, int size, char fill)
@@ -340,7 +363,7 @@ void SimulatedVpnMember::writeOut()
     if (!m_conn || m_closed)
         return;
     ngtcp2_conn *conn = asConn(m_conn);
-    uint8_t buf[1500];
+    uint8_t buf[65536];
     ngtcp2_path_storage ps;
     ngtcp2_path_storage_zero(&ps);
     const uint64_t ts = nowNs();

@@ -5,7 +5,7 @@
 // service/ or shared/.
 //
 // dial() opens the QUIC connection; once it is up (connected()), handshake() sends Noise message 1 on
-// stream 0 (u16 big-endian length + bytes) and reads message 2 there (handshakeDone()). sendPacket()
+// stream 0 (u16 big-endian length + bytes; its payload the 12-byte TAI64N timestamp) and reads message 2 there (handshakeDone()). sendPacket()
 // seals one IPv4 packet into a datagram (u64 big-endian counter + ChaCha20-Poly1305 of the packet,
 // empty associated data); packetReceived() hands up what the hub relayed to it, opened. The raw
 // methods serve transport tests and hostile cases (a replayed datagram, bytes on another stream).
@@ -16,6 +16,7 @@
 #include <QHostAddress>
 #include <QObject>
 #include <QTimer>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -34,6 +35,12 @@ public:
         QByteArray alpn = QByteArrayLiteral("coreflow-vpn/1");
         QByteArray staticPrivateKey;  // 32 bytes; a fresh one when empty
         QByteArray hubPublicKey;      // 32 bytes (relay.vpnHub.publicKey, decoded)
+        // §11.4: the 12-byte TAI64N timestamp message 1 carries; empty: the member's wall clock
+        // (kept strictly increasing across this member's handshakes).
+        std::function<QByteArray()> timestamp;
+        // UDP payload this member sends from the first packet on (no ngtcp2 shaping to 1200, no
+        // probing), bytes; 0: ngtcp2's default (1200, raised by path MTU discovery).
+        int fixedUdpPayload = 0;
     };
 
     explicit SimulatedVpnMember(Options options, QObject *parent = nullptr);
@@ -46,6 +53,10 @@ public:
     void rekey();
     int rekeyCount() const { return m_rekeys; }
     void sendPacket(const QByteArray &ipv4Packet);
+    // The last handshake frame sent (u16 length + message 1), verbatim (for a replay).
+    QByteArray lastMessage1Frame() const { return m_lastMessage1Frame; }
+    // §11.4: TAI64N of a Unix time in nanoseconds (2^62 + 10 + seconds, big-endian; then nanoseconds).
+    static QByteArray tai64n(qint64 unixNanoseconds);
     // The last datagram sent, verbatim (for a replay).
     QByteArray lastDatagram() const { return m_lastDatagram; }
     void sendRawDatagram(const QByteArray &payload);
@@ -107,6 +118,8 @@ private:
     QByteArray m_receiveKey;
     quint64 m_sendCounter = 0;
     QByteArray m_lastDatagram;
+    QByteArray m_lastMessage1Frame;
+    qint64 m_lastTimestampNs = 0;
     QList<QByteArray> m_received;
     QList<QByteArray> m_rawDatagrams;
     bool m_connected = false;

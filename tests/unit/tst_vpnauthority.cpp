@@ -5,6 +5,7 @@
 #include "service/vpn/clustervpnnetwork.h"
 #include "service/vpn/vpnnetworkauthority.h"
 #include "service/vpn/vpnpacketpolicy.h"
+#include "service/vpn/vpnqueuebudget.h"
 #include "shared/contract/refusalnames.h"
 #include "shared/util/manualclock.h"
 
@@ -278,6 +279,31 @@ private slots:
         QCOMPARE(judge("node-a", ipv4("100.96.0.2", "100.96.0.4")), V::Forward);
         clock.advance(3'600'000);
         QCOMPARE(judge("node-a", ipv4("100.96.0.2", "100.96.0.4")), V::SenderNotAdmitted);
+    }
+
+    // §11.8 Bounds, the numbers the contract states: a sixteenth of the cgroup's memory, half in
+    // connections at 128 KiB (16..4096), half in 1500-byte queued datagrams per connection (16..1024).
+    void queueBoundsFromTheCgroupLimit()
+    {
+        const qint64 gib = qint64(1) << 30;
+        auto limits = VpnQueueBudget::limitsFor(gib); // also what "no limit" counts as
+        QCOMPARE(limits.maxConnections, 512);
+        QCOMPARE(limits.maxQueuedDatagrams, 43);
+        limits = VpnQueueBudget::limitsFor(4 * gib);
+        QCOMPARE(limits.maxConnections, 2048);
+        QCOMPARE(limits.maxQueuedDatagrams, 43);
+        limits = VpnQueueBudget::limitsFor(64 * gib);
+        QCOMPARE(limits.maxConnections, 4096);            // the upper bound
+        QCOMPARE(limits.maxQueuedDatagrams, 349);
+        limits = VpnQueueBudget::limitsFor(1024 * gib);
+        QCOMPARE(limits.maxQueuedDatagrams, 1024);        // the upper bound
+        limits = VpnQueueBudget::limitsFor(1024 * 1024);
+        QCOMPARE(limits.maxConnections, 16);              // the lower bounds
+        QCOMPARE(limits.maxQueuedDatagrams, 16);
+        limits = VpnQueueBudget::limitsFor(-1);
+        QCOMPARE(limits.maxConnections, 16);
+        QCOMPARE(limits.maxQueuedDatagrams, 16);
+        QVERIFY(VpnQueueBudget::memoryLimitBytes() > 0);
     }
 };
 

@@ -7,6 +7,7 @@
 #include "service/vpn/noisekeypair.h"
 #include "service/vpn/vpndatagramopener.h"
 #include "service/vpn/vpndatagramsealer.h"
+#include "service/vpn/vpnhandshaketimestamps.h"
 #include "service/vpn/vpnrekeyclock.h"
 #include "service/vpn/vpnreplaywindow.h"
 #include "service/vpn/vpnwireconstants.h"
@@ -421,6 +422,36 @@ private slots:
         QCOMPARE(window.check(10'000'000 - 100), VpnReplayWindow::Verdict::Replayed);
         QCOMPARE(window.check(10'000'000), VpnReplayWindow::Verdict::Replayed);
         QCOMPARE(window.check(10'000'000 + 1), VpnReplayWindow::Verdict::Fresh);
+    }
+
+    // §11.4 (D-98): per key, a message 1 timestamp must be strictly greater than the greatest accepted,
+    // compared as a 96-bit big-endian number (the seconds field outranks the nanoseconds field); a
+    // refusal changes nothing; keys are independent; a payload of another size is malformed.
+    void handshakeTimestampsOnlyMoveForward()
+    {
+        using Verdict = VpnHandshakeTimestamps::Verdict;
+        auto stamp = [](quint64 seconds, quint32 nanoseconds) {
+            QByteArray s(12, '\0');
+            qToBigEndian<quint64>(seconds, s.data());
+            qToBigEndian<quint32>(nanoseconds, s.data() + 8);
+            return s;
+        };
+        const QByteArray keyA(32, 'a'), keyB(32, 'b');
+        VpnHandshakeTimestamps table;
+        QCOMPARE(table.admit(keyA, stamp(100, 5)), Verdict::Accepted);
+        QCOMPARE(table.admit(keyA, stamp(100, 5)), Verdict::NotNewer);
+        QCOMPARE(table.admit(keyA, stamp(100, 4)), Verdict::NotNewer);
+        QCOMPARE(table.admit(keyA, stamp(99, 999999999)), Verdict::NotNewer);
+        QCOMPARE(table.admit(keyB, stamp(1, 0)), Verdict::Accepted);   // another key: its own greatest
+        QCOMPARE(table.admit(keyA, stamp(100, 6)), Verdict::Accepted);
+        QCOMPARE(table.admit(keyA, stamp(100, 6)), Verdict::NotNewer);
+        QCOMPARE(table.admit(keyA, stamp(101, 0)), Verdict::Accepted);  // seconds outrank nanoseconds
+        QCOMPARE(table.admit(keyA, stamp(100, 999999999)), Verdict::NotNewer);
+        QCOMPARE(table.admit(keyA, QByteArray()), Verdict::Malformed);
+        QCOMPARE(table.admit(keyA, stamp(200, 0).left(11)), Verdict::Malformed);
+        QCOMPARE(table.admit(keyA, stamp(200, 0) + 'x'), Verdict::Malformed);
+        QCOMPARE(table.admit(keyA, stamp(101, 1)), Verdict::Accepted);  // the malformed ones moved nothing
+        QCOMPARE(table.size(), 2);
     }
 };
 
