@@ -567,7 +567,8 @@ int soakMain(int argc, char **argv, const std::string &self)
         sleepMs(50);
         const uint64_t now = nowNs();
         // Cloudly restart.
-        if (now >= nextRestart) {
+        // No restart in the last minute: its re-registration could not be checked before the end.
+        if (now >= nextRestart && now + 60000000000ull < endNs) {
             nextRestart += uint64_t(restartSeconds * 1e9);
             finishRestartCheck(now);
             if (pushActive)

@@ -1,5 +1,6 @@
-"""One row per minute of a soak CSV (bench/soak/run.sh): the sample closest to each full minute, the
-latency percentiles of that 10 s sample, and the running totals of lost answers."""
+"""One row per minute of a soak CSV (bench/soak/run.sh): the sample closest to the middle of each
+minute (node kills and Cloudly restarts fall on full minutes), the latency percentiles of that 10 s
+sample, and the running totals of lost answers."""
 import csv
 import sys
 
@@ -18,14 +19,14 @@ picked = set()
 for r in rows:
     lost += int(r["forwards_lost"])
     t = float(r["t_s"])
-    minute = round(t / 60)
-    if abs(t - minute * 60) > 5.5 or minute in picked:
+    minute = int((t - 30) // 60 + 0.5) if t >= 25 else -1
+    if minute < 0 or abs(t - (minute * 60 + 30)) > 5.5 or minute in picked:
         continue
     picked.add(minute)
     cells = []
     for name, key in cols:
         if name == "min":
-            cells.append(str(minute))
+            cells.append(f"{minute}.5")
         elif name == "lost":
             cells.append(f"{lost} fwd, {r['push_rounds_lost']} push, {r.get('hold_rounds_lost', '0')} hold")
         else:
