@@ -12,6 +12,12 @@
 //                                           <extra> pushes of <extraBytes> to n0 (the stalled node)
 //   -> "pushdone <round> <allMs> <ok> <timeouts> <otherErrors> <othersMs> <node0Ms> <firstError>"
 //   <- "drop"                               aborts the relay's session (as if the network dropped it)
+//   <- "pending"                            -> "pending <round> <answered> <expected> <active 0|1>"
+//   <- "hold <seq> <count>"                 holdRuntimeNetworkDnsLeaseRenewals for each of n0..n<count-1>
+//                                           it has a binding for: a two-renewal run whose first window is
+//                                           open now (sequence grows with <seq>)
+//   -> "holddone <seq> <sent> <held> <errors> <firstError>"
+//   <- "registrations"                      -> "registrations <nodes registered with this process>"
 //   <- "quit"
 #include "bench/harness/wsnet.h"
 
@@ -85,6 +91,13 @@ struct PushRound {
     bool active = false;
 };
 
+struct HoldRound {
+    uint64_t seq = 0;
+    size_t sent = 0, answered = 0, held = 0, errors = 0;
+    std::string firstError;
+    bool active = false;
+};
+
 class Cloudly : public ConnHandler {
 public:
     Cloudly(Loop &loop, int controlFd, std::string origin, std::string certPem, std::string keyPem)
@@ -121,6 +134,16 @@ public:
         } else if (cmd == "drop") {
             if (m_relay)
                 m_loop.abort(*m_relay);
+        } else if (cmd == "pending") {
+            say("pending " + std::to_string(m_round.round) + " " + std::to_string(m_round.answered) + " "
+                + std::to_string(m_round.expected) + " " + (m_round.active ? "1" : "0"));
+        } else if (cmd == "hold") {
+            uint64_t seq = 0;
+            size_t count = 0;
+            in >> seq >> count;
+            hold(seq, count);
+        } else if (cmd == "registrations") {
+            say("registrations " + std::to_string(m_nodeRegistrations));
         } else if (cmd == "quit") {
             m_loop.stop();
         }
@@ -140,8 +163,11 @@ public:
         bool isResponse = false;
         if (!correlationOf(frame, id, isResponse))
             return;
-        if (isResponse)
+        if (isResponse) {
+            if (!id.empty() && id[0] == 'h')
+                return onHoldAnswer(frame);
             return onPushAnswer(id, frame);
+        }
         const std::string_view method = stringMember(frame, "method");
         const std::string_view request = rawMember(frame, "request");
         if (method == "reportRuntimeAssignmentObservation" || method == "reportRuntimeNetworkProtection"
@@ -222,6 +248,7 @@ private:
             m_nodes.resize(index + 1);
         NodeEntry &node = m_nodes[index];
         ++node.generation;
+        ++m_nodeRegistrations;
         node.binding = "{\"nodeId\":\"" + std::string(nodeId) + "\",\"clusterId\":\"cluster-1\",\"sessionId\":\"s"
                        + std::string(nodeId.substr(1)) + "-" + std::to_string(node.generation)
                        + "\",\"relayRegistrationGeneration\":1}";
@@ -326,6 +353,71 @@ private:
         maybeDone();
     }
 
+    // A run of two renewals on Cloudly's grid (§9.1): the first window opened 60 s ago (so the relay may
+    // offer it during an outage, §9.4), the second starts 10 minutes later.
+    void hold(uint64_t seq, size_t count)
+    {
+        m_hold = HoldRound{};
+        m_hold.seq = seq;
+        m_hold.active = true;
+        const int64_t now = wallMs();
+        const std::string projection = "{\"id\":\"soak-projection\",\"generation\":1,\"digest\":\""
+                                       "8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4\"}";
+        for (size_t i = 0; i < count && i < m_nodes.size(); ++i) {
+            const NodeEntry &node = m_nodes[i];
+            if (node.binding.empty())
+                continue;
+            Conn *target = node.direct ? node.direct : m_relay;
+            if (!target)
+                continue;
+            const std::string nodeId(stringMember(node.binding, "nodeId"));
+            const std::string sessionId(stringMember(node.binding, "sessionId"));
+            std::string renewals = "[";
+            for (int k = 0; k < 2; ++k) {
+                const int64_t notBefore = now - 60000 + int64_t(k) * 600000;
+                if (k)
+                    renewals += ",";
+                renewals += "{\"nodeId\":\"" + nodeId + "\",\"sessionId\":\"" + sessionId + "\",\"projection\":" + projection
+                            + ",\"sequence\":" + std::to_string(seq * 2 + uint64_t(k)) + ",\"notBefore\":" + std::to_string(notBefore)
+                            + ",\"expiresAt\":" + std::to_string(notBefore + 900000) + ",\"signature\":\"c29hay1zaWduYXR1cmU=\"}";
+            }
+            renewals += "]";
+            ++m_hold.sent;
+            m_loop.sendTextParts(*target, {"{\"method\":\"holdRuntimeNetworkDnsLeaseRenewals\",\"request\":{\"session\":",
+                                           node.binding, ",\"projection\":", projection, ",\"renewals\":", renewals,
+                                           "},\"correlation\":{\"id\":\"h", std::to_string(seq), "-", std::to_string(i),
+                                           "\",\"phase\":\"request\"}}"});
+        }
+        maybeHoldDone();
+    }
+
+    void onHoldAnswer(std::string_view frame)
+    {
+        if (!m_hold.active)
+            return;
+        ++m_hold.answered;
+        const std::string_view error = rawMember(frame, "error");
+        if (!error.empty() && error != "null") {
+            ++m_hold.errors;
+            if (m_hold.firstError.empty()) {
+                const std::string_view name = stringMember(error, "name");
+                m_hold.firstError = std::string(name.empty() ? "error" : name);
+            }
+        } else {
+            ++m_hold.held;
+        }
+        maybeHoldDone();
+    }
+
+    void maybeHoldDone()
+    {
+        if (!m_hold.active || m_hold.answered < m_hold.sent)
+            return;
+        m_hold.active = false;
+        say("holddone " + std::to_string(m_hold.seq) + " " + std::to_string(m_hold.sent) + " " + std::to_string(m_hold.held) + " "
+            + std::to_string(m_hold.errors) + " " + (m_hold.firstError.empty() ? "-" : m_hold.firstError));
+    }
+
     void maybeDone()
     {
         if (!m_round.active || m_round.answered < m_round.expected)
@@ -354,6 +446,8 @@ private:
     std::unordered_map<uint64_t, size_t> m_pending;
     uint64_t m_pushSeq = 0;
     PushRound m_round;
+    HoldRound m_hold;
+    uint64_t m_nodeRegistrations = 0;
 };
 
 } // namespace

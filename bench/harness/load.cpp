@@ -8,6 +8,8 @@
 //
 // The relay command is started with CLOUDLY_URL, CREDENTIALS_DIRECTORY, COREFLOW_NODE_ID,
 // COREFLOW_RELAY_BIND_HOSTNAME and COREFLOW_RELAY_BIND_PORT set; its CPU and RSS are read from /proc.
+#include "bench/harness/cloudlychild.h"
+#include "bench/harness/processes.h"
 #include "bench/harness/wsnet.h"
 
 #include <algorithm>
@@ -46,52 +48,7 @@ namespace bench {
 
 namespace {
 
-void logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void logf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    std::fprintf(stderr, "[bench] ");
-    std::vfprintf(stderr, fmt, ap);
-    std::fprintf(stderr, "\n");
-    va_end(ap);
-}
 
-void sleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
-
-// --- process metrics ---------------------------------------------------------------------------
-
-uint64_t cpuNsOf(pid_t pid)
-{
-    clockid_t cid;
-    if (clock_getcpuclockid(pid, &cid) != 0)
-        return 0;
-    timespec ts{};
-    if (clock_gettime(cid, &ts) != 0)
-        return 0;
-    return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
-
-uint64_t selfCpuNs()
-{
-    timespec ts{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
-
-long statusKiB(pid_t pid, const char *field)
-{
-    std::ifstream f("/proc/" + std::to_string(pid) + "/status");
-    std::string line;
-    const size_t n = std::strlen(field);
-    while (std::getline(f, line)) {
-        if (line.compare(0, n, field) == 0 && line.size() > n && line[n] == ':')
-            return std::atol(line.c_str() + n + 1);
-    }
-    return -1;
-}
-
-int threadCount(pid_t pid) { return int(statusKiB(pid, "Threads")); }
 
 // --- nodes and drivers -------------------------------------------------------------------------
 
@@ -411,156 +368,6 @@ private:
     size_t m_rrNext = 0;
 };
 
-// --- the Cloudly child and its control channel ---------------------------------------------------
-
-class CloudlyChild {
-public:
-    bool start(const std::string &self, const std::vector<std::string> &args)
-    {
-        int sv[2];
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-            return false;
-        m_pid = fork();
-        if (m_pid == 0) {
-            const int fd = dup(sv[1]); // without CLOEXEC
-            std::vector<std::string> a{self, "cloudly"};
-            a.insert(a.end(), args.begin(), args.end());
-            a.push_back("--control-fd");
-            a.push_back(std::to_string(fd));
-            std::vector<char *> argv;
-            for (auto &s : a)
-                argv.push_back(s.data());
-            argv.push_back(nullptr);
-            execv(self.c_str(), argv.data());
-            _exit(127);
-        }
-        ::close(sv[1]);
-        m_fd = sv[0];
-        m_reader = std::thread([this] { readLoop(); });
-        return true;
-    }
-
-    void send(const std::string &line)
-    {
-        const std::string l = line + "\n";
-        [[maybe_unused]] ssize_t n = ::write(m_fd, l.data(), l.size());
-    }
-
-    // Waits for the next line starting with prefix (other lines are kept for their own waiters).
-    bool wait(const std::string &prefix, int timeoutMs, std::string &line)
-    {
-        std::unique_lock<std::mutex> lock(m_mu);
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
-        for (;;) {
-            for (auto it = m_lines.begin(); it != m_lines.end(); ++it) {
-                if (it->compare(0, prefix.size(), prefix) == 0) {
-                    line = *it;
-                    m_lines.erase(it);
-                    return true;
-                }
-            }
-            if (m_cv.wait_until(lock, deadline) == std::cv_status::timeout)
-                return false;
-        }
-    }
-
-    void drop(const std::string &prefix)
-    {
-        std::lock_guard<std::mutex> lock(m_mu);
-        m_lines.erase(std::remove_if(m_lines.begin(), m_lines.end(),
-                                     [&](const std::string &l) { return l.compare(0, prefix.size(), prefix) == 0; }),
-                      m_lines.end());
-    }
-
-    void stop()
-    {
-        send("quit");
-        int status = 0;
-        for (int i = 0; i < 50; ++i) {
-            if (waitpid(m_pid, &status, WNOHANG) == m_pid) {
-                m_pid = -1;
-                break;
-            }
-            sleepMs(50);
-        }
-        if (m_pid > 0) {
-            kill(m_pid, SIGKILL);
-            waitpid(m_pid, &status, 0);
-        }
-        ::shutdown(m_fd, SHUT_RDWR);
-        if (m_reader.joinable())
-            m_reader.join();
-        ::close(m_fd);
-    }
-
-    pid_t pid() const { return m_pid; }
-
-private:
-    void readLoop()
-    {
-        std::string buf;
-        char chunk[4096];
-        for (;;) {
-            const ssize_t n = ::read(m_fd, chunk, sizeof chunk);
-            if (n <= 0) {
-                if (n < 0 && errno == EINTR)
-                    continue;
-                return;
-            }
-            buf.append(chunk, size_t(n));
-            size_t pos;
-            while ((pos = buf.find('\n')) != std::string::npos) {
-                {
-                    std::lock_guard<std::mutex> lock(m_mu);
-                    m_lines.push_back(buf.substr(0, pos));
-                }
-                m_cv.notify_all();
-                buf.erase(0, pos + 1);
-            }
-        }
-    }
-
-    pid_t m_pid = -1;
-    int m_fd = -1;
-    std::thread m_reader;
-    std::mutex m_mu;
-    std::condition_variable m_cv;
-    std::deque<std::string> m_lines;
-};
-
-int freePort()
-{
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
-bool tcpReachable(int port)
-{
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(uint16_t(port));
-    const bool ok = ::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0;
-    ::close(fd);
-    return ok;
-}
-
-double percentile(std::vector<uint32_t> &v, double p)
-{
-    if (v.empty())
-        return -1;
-    const size_t k = std::min(v.size() - 1, size_t(p / 100.0 * double(v.size())));
-    std::nth_element(v.begin(), v.begin() + long(k), v.end());
-    return double(v[k]);
-}
 
 struct Json {
     std::ostringstream s;

@@ -13,6 +13,7 @@
 #include "service/closures/closurestreams.h"
 #include "service/bindings/credentialpublisher.h"
 
+#include "service/core/epolleventdispatcher.h"
 #include "service/core/logging.h"
 #include "service/core/readinessboard.h"
 #include "service/registration/relayregistration.h"
@@ -35,6 +36,7 @@
 #include "service/vpn/vpnhub.h"
 #include "service/vpn/vpnqueuebudget.h"
 
+#include <QAbstractEventDispatcher>
 #include <QDateTime>
 #include <QJsonDocument>
 #include <QTimeZone>
@@ -827,6 +829,9 @@ status::RelayStatus Coreflow::statusSnapshot() const
         s.counters.registryBodyBytes = m_registryProxy->bodyBytesRelayed();
     }
     s.counters.statusClients = m_statusServer ? m_statusServer->clientsAdmitted() : 0;
+    // Qt's own dispatcher (COREFLOW_EVENT_DISPATCHER=qt) does not count its timers: 0 then (D-103).
+    if (const auto *dispatcher = qobject_cast<const EpollEventDispatcher *>(QAbstractEventDispatcher::instance()))
+        s.counters.timers = dispatcher->timerCount();
     return s;
 }
 

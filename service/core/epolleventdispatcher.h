@@ -33,6 +33,9 @@ public:
     ~EpollEventDispatcher() override;
 
     bool isValid() const { return m_epoll >= 0 && m_wakeOnly >= 0 && m_wake >= 0; }
+    // Timers registered now (every QTimer, QObject::startTimer and single shot of this thread): the
+    // status counter `timers` (contract §18.1, D-103), sampled by the soak to show none is left behind.
+    qsizetype timerCount() const { return m_timers.size(); }
 
     bool processEvents(QEventLoop::ProcessEventsFlags flags) override;
     void registerSocketNotifier(QSocketNotifier *notifier) override;

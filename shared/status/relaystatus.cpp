@@ -224,7 +224,8 @@ QJsonObject RelayStatus::toJson() const
                      {QStringLiteral("escrowOffersByOutcome"), offerCounts},
                      {QStringLiteral("registryRequests"), double(counters.registryRequests)},
                      {QStringLiteral("registryBodyBytes"), double(counters.registryBodyBytes)},
-                     {QStringLiteral("statusClients"), double(counters.statusClients)}}},
+                     {QStringLiteral("statusClients"), double(counters.statusClients)},
+                     {QStringLiteral("timers"), double(counters.timers)}}},
     };
 }
 
@@ -356,6 +357,7 @@ RelayStatus RelayStatus::fromJson(const QJsonObject &o)
     s.counters.registryRequests = i64(cnt, "registryRequests");
     s.counters.registryBodyBytes = i64(cnt, "registryBodyBytes");
     s.counters.statusClients = i64(cnt, "statusClients");
+    s.counters.timers = i64(cnt, "timers");
     return s;
 }
 

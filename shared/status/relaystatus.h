@@ -224,6 +224,7 @@ struct Counters {
     qint64 registryRequests = 0;              // §17 image pull requests relayed to the registry
     qint64 registryBodyBytes = 0;             // body bytes of those answers handed to nodes
     qint64 statusClients = 0;                 // status socket clients admitted since start (§18)
+    qint64 timers = 0;                        // event-loop timers registered on the relay's main thread now (D-103)
     bool operator==(const Counters &) const = default;
 };
 

@@ -216,6 +216,31 @@ private Q_SLOTS:
         QVERIFY(QCoreApplication::eventDispatcher()->registeredTimers(&timer).isEmpty());
     }
 
+    // The status counter `timers` (§18.1, D-103) reads this: a timer counts while it is registered and
+    // stops counting when it is stopped, fires as a single shot, or its object is destroyed.
+    void timerCountFollowsRegistrations()
+    {
+        auto *dispatcher = qobject_cast<EpollEventDispatcher *>(QCoreApplication::eventDispatcher());
+        const qsizetype before = dispatcher->timerCount();
+        QTimer periodic;
+        periodic.start(10000);
+        QTimer single;
+        single.setSingleShot(true);
+        single.start(0);
+        QCOMPARE(dispatcher->timerCount(), before + 2);
+        QTRY_VERIFY_WITH_TIMEOUT(!single.isActive(), 10000);
+        QCOMPARE(dispatcher->timerCount(), before + 1);
+        periodic.stop();
+        QCOMPARE(dispatcher->timerCount(), before);
+        {
+            QObject owner;
+            auto *owned = new QTimer(&owner);
+            owned->start(10000);
+            QCOMPARE(dispatcher->timerCount(), before + 1);
+        }
+        QCOMPARE(dispatcher->timerCount(), before);
+    }
+
     void postedEventsAreDeliveredOnTheNextTurn()
     {
         bool delivered = false;
