@@ -15,7 +15,9 @@
 //   truncate  the push frame toward the node is cut half-way -> node-connection-lost at once
 //   blackhole -> node-push-timeout exactly at 8000 ms on the clock
 // Corestore mid-call is tst_corestore's dropConnection row; a silent Cloudly and silent nodes are
-// tst_silentpeers (the 45000 ms rule with descriptor counts).
+// tst_silentpeers (the 45000 ms rule with descriptor counts). The registry mid-blob rows are
+// tst_faultmatrixregistry (docker-registry behind the proxy) and the Corestore mid-closure rows
+// (export and restore) tst_faultmatrixclosures; both arm the proxy to break a stream mid-way.
 #include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"

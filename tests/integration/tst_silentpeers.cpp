@@ -49,6 +49,20 @@ const QString renewalMethod = QStringLiteral("applyRuntimeNetworkDnsLeaseRenewal
 
 int openDescriptors() { return int(QDir(QStringLiteral("/proc/self/fd")).entryList(QDir::NoDotAndDotDot | QDir::System).size()); }
 
+// The descriptor count once it stopped moving (sockets closed by the other side a moment ago are
+// gone): a baseline taken mid-close would count a descriptor that is already on its way out.
+int settledDescriptors()
+{
+    int last = -1;
+    for (int stable = 0, rounds = 0; stable < 20 && rounds < 400; ++rounds) {
+        QTest::qWait(25);
+        const int now = openDescriptors();
+        stable = now == last ? stable + 1 : 0;
+        last = now;
+    }
+    return last;
+}
+
 // Bytes the raw peer end of a socket pair has received so far (non-blocking); eof set at end of file.
 QByteArray drain(int fd, bool *eof = nullptr)
 {
@@ -295,7 +309,7 @@ private Q_SLOTS:
             QVERIFY(reconnect(f));
             QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete); // the old socket's parts
             if (round == 0) {
-                baseline = openDescriptors(); // after one full round: every part exists once
+                baseline = settledDescriptors(); // after one full round: every part exists once
                 continue;
             }
             QTRY_COMPARE(openDescriptors(), baseline);

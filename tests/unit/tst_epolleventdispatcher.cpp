@@ -16,7 +16,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <memory>
+#include <thread>
+#include <vector>
 
 using coreflow::EpollEventDispatcher;
 
@@ -261,6 +264,62 @@ private Q_SLOTS:
         waker->start();
         turn(QEventLoop::WaitForMoreEvents); // would block for ever without the wake-up
         QVERIFY(waker->wait(10000));
+    }
+
+    // wakeUp() called by several threads at once while the main thread keeps turning (blocked in
+    // WaitForMoreEvents between wake-ups): every turn ends, the loop never blocks once the last wake-up
+    // is written. std::thread (joined with pthread_join) so that ./run test --tsan sees every ordering
+    // in this test; the dispatcher's own state is the only thing the threads share.
+    void wakeUpsFromManyThreadsWhileTheLoopTurns()
+    {
+        constexpr int kThreads = 4;
+        constexpr int kWakeUps = 500;
+        QAbstractEventDispatcher *dispatcher = QCoreApplication::eventDispatcher();
+        std::atomic<int> finished{0};
+        std::vector<std::thread> threads;
+        for (int t = 0; t < kThreads; ++t)
+            threads.emplace_back([dispatcher, &finished] {
+                for (int i = 0; i < kWakeUps; ++i)
+                    dispatcher->wakeUp();
+                finished.fetch_add(1);
+                dispatcher->wakeUp(); // after the count: the turn it ends sees this thread finished
+            });
+        int turns = 0;
+        while (finished.load() < kThreads) {
+            turn(QEventLoop::WaitForMoreEvents);
+            ++turns;
+        }
+        for (std::thread &thread : threads)
+            thread.join();
+        QVERIFY(turns >= 1);
+        turn(); // the wake-ups left are drained without blocking
+    }
+
+    // Calls queued from other threads (the way Qt's helper threads hand back host lookups) are all
+    // delivered on the main thread's next turn, each thread's in the order it posted them.
+    void callsQueuedFromOtherThreadsAreDeliveredInOrder()
+    {
+        constexpr int kThreads = 4;
+        constexpr int kCalls = 200;
+        std::vector<int> last(kThreads, -1);
+        bool ordered = true;
+        int delivered = 0;
+        std::vector<std::thread> threads;
+        for (int t = 0; t < kThreads; ++t)
+            threads.emplace_back([this, t, &last, &ordered, &delivered] {
+                for (int i = 0; i < kCalls; ++i)
+                    QMetaObject::invokeMethod(this, [t, i, &last, &ordered, &delivered] {
+                        ordered = ordered && last[size_t(t)] == i - 1;
+                        last[size_t(t)] = i;
+                        ++delivered;
+                    }, Qt::QueuedConnection);
+            });
+        for (std::thread &thread : threads)
+            thread.join();
+        QCOMPARE(delivered, 0); // nothing runs on a thread that posted
+        turn();
+        QCOMPARE(delivered, kThreads * kCalls);
+        QVERIFY(ordered);
     }
 };
 
