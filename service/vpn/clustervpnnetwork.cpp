@@ -145,9 +145,12 @@ contract::Result<ClusterVpnNetwork> ClusterVpnNetwork::read(const QJsonObject &o
             && (lengthText.size() == 1 || lengthText.front() != QLatin1Char('0'));
         if (!address || !lengthOk || !plainLength || length < 1 || length > 32)
             return invalid(path + QStringLiteral(".controlPrefix"), QStringLiteral("is not an IPv4 CIDR (a.b.c.d/n, n 1..32)"));
-        if ((*address & ~maskOf(length)) != 0)
+        // value_or, not *address: GCC 12 at -O3 (the Release build) reads the dereference as maybe
+        // uninitialized past the check above and -Werror stops the build.
+        const std::uint32_t prefixAddress = address.value_or(0);
+        if ((prefixAddress & ~maskOf(length)) != 0)
             return invalid(path + QStringLiteral(".controlPrefix"), QStringLiteral("has host bits set"));
-        n.m_prefixAddress = *address;
+        n.m_prefixAddress = prefixAddress;
         n.m_prefixLength = length;
     }
     if (n.m_expiresAtMs < 0)
