@@ -12,6 +12,13 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BUILD="$(cd "${1:?usage: bench/run.sh BUILD_DIR [--quick]}" && pwd)"
 shift
+# `bench/run.sh BUILD_DIR instructions BEFORE_RELAY [options]`: the issue-14 instruction-count check of
+# BUILD_DIR's relay against another build's (bench/instructions/run.sh, bench/README.md).
+if [ "${1:-}" = instructions ]; then
+  shift
+  exec bash "$here/instructions/run.sh" "${1:?usage: bench/run.sh BUILD_DIR instructions BEFORE_RELAY}" \
+    "$BUILD/service/coreflow" --bench "$BUILD/bench/harness/coreflow-bench" "${@:2}"
+fi
 NODES="100 1000 10000"
 SAT=5
 LOW=10

@@ -422,10 +422,15 @@ void CloudlyConnector::onTextMessage(const QByteArray &message)
         return;
     }
     QPointer<CloudlySocket> origin = m_socket.get();
-    m_methods.dispatch(frame, Caller{}, [origin](QByteArray answer) {
+    // An answer echoes its request (a route table's keys): Secret content, unless the method's answers
+    // carry only a node's bytes (a push's acknowledgement; MethodTable::answersCarryNodeDataOnly).
+    const auto content = m_methods.answersCarryNodeDataOnly(frame.method) ? TlsConnection::Content::Ordinary
+                                                                           : TlsConnection::Content::Secret;
+    m_methods.dispatch(frame, Caller{}, [origin, content](QByteArray answer) {
         if (origin)
-            origin->sendText(answer); // nothing when that socket is no longer open
-        Secret::wipe(answer);         // an answer echoes its request (a route table's keys)
+            origin->sendText(answer, content); // nothing when that socket is no longer open
+        if (content == TlsConnection::Content::Secret)
+            Secret::wipe(answer);
     });
     // A pushed route table carries every hostname's private key: its decoded copy is wiped once the
     // lane has read it (a lane that kept the frame keeps its own copy; contract §19.4).
@@ -435,9 +440,9 @@ void CloudlyConnector::onTextMessage(const QByteArray &message)
     }
 }
 
-void CloudlyConnector::sendOnSocket(const QByteArray &frame)
+void CloudlyConnector::sendOnSocket(const QByteArray &frame, TlsConnection::Content content)
 {
-    m_socket->sendText(frame);
+    m_socket->sendText(frame, content);
     if (!m_sendBacklogged && m_socket->pendingBytes() >= kSendHighWaterBytes)
         setSendBacklogged(true);
 }
@@ -501,7 +506,8 @@ quint64 CloudlyConnector::sendCall(const QString &method, QByteArrayView rawRequ
     });
     m_pending.emplace(id, std::move(pending));
     QByteArray frame = Envelope::request(method, QLatin1Char('c') + QString::number(id), rawRequest);
-    sendOnSocket(frame); // framed (masked) and handed to TLS before it returns
+    // framed (masked) and handed to TLS before it returns
+    sendOnSocket(frame, wipeFrame ? TlsConnection::Content::Secret : TlsConnection::Content::Ordinary);
     if (wipeFrame)
         Secret::wipe(frame);
     return id;

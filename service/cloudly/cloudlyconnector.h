@@ -23,6 +23,7 @@
 // The bearer and the identity token are Secrets: they appear in exactly two frame bodies and nowhere
 // else (no log line, no error, no status member).
 #include "service/core/methodtable.h"
+#include "service/transport/tlsconnection.h"
 #include "shared/contract/offers.h"
 #include "shared/contract/timing.h"
 #include "shared/contract/types.h"
@@ -154,7 +155,7 @@ private:
     void onConnected();
     void onDisconnected();
     void onTextMessage(const QByteArray &message);
-    void sendOnSocket(const QByteArray &frame);
+    void sendOnSocket(const QByteArray &frame, TlsConnection::Content content);
     void setSendBacklogged(bool backlogged);
     // wipeFrame: the composed frame is wiped once it is on the socket (a body that carries a secret).
     quint64 sendCall(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback,

@@ -70,6 +70,9 @@ void CloudlySocket::onDialed(int fd)
         // Decrypted records are cleansed from OpenSSL's read buffer once read: Cloudly's answers
         // carry the bearer's echo, the identity token and the listener key (contract §19.4).
         SSL_set_options(ssl, SSL_OP_CLEANSE_PLAINTEXT);
+        // The read buffer is kept (the one Cloudly session): released, OpenSSL would cleanse all of
+        // its 64 KiB each time it ran empty, where kept it cleanses only the bytes each read consumed.
+        SSL_clear_mode(ssl, SSL_MODE_RELEASE_BUFFERS);
     }
     auto *tls = new TlsConnection(fd, ssl);
     m_handshake = new WebSocketClientHandshake(tls, m_hostHeader, m_target, this);
@@ -122,10 +125,10 @@ void CloudlySocket::failAttempt(const QString &reason)
     Q_EMIT disconnected();
 }
 
-void CloudlySocket::sendText(QByteArrayView utf8)
+void CloudlySocket::sendText(QByteArrayView utf8, TlsConnection::Content content)
 {
     if (m_state == State::Open && m_session)
-        m_session->sendText(utf8);
+        m_session->sendText(utf8, content);
 }
 
 void CloudlySocket::sendBinary(QByteArrayView payload)

@@ -50,7 +50,8 @@ public:
     QString errorString() const { return m_error; }
     // Frames one text message (UTF-8 bytes) and sends what the socket takes now; nothing on a socket
     // that is not open.
-    void sendText(QByteArrayView utf8);
+    // content Secret: the frame carries a relay-held secret or its echo (WebSocketSession::sendText).
+    void sendText(QByteArrayView utf8, TlsConnection::Content content = TlsConnection::Content::Ordinary);
     // Frames one binary message (a closure chunk, docs/contract.md §13.4); nothing when not open.
     void sendBinary(QByteArrayView payload);
     // Bytes framed for Cloudly that the socket has not taken yet; written() each time some left.

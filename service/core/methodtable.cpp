@@ -9,7 +9,11 @@ MethodTable::MethodTable(QString laneName) : m_lane(std::move(laneName)) {}
 
 void MethodTable::add(const QString &method, Handler handler) { m_handlers.insert(method, std::move(handler)); }
 
-void MethodTable::remove(const QString &method) { m_handlers.remove(method); }
+void MethodTable::remove(const QString &method)
+{
+    m_handlers.remove(method);
+    m_nodeDataAnswers.remove(method);
+}
 
 void MethodTable::dispatch(const contract::Frame &request, const Caller &caller, const Reply &reply) const
 {

@@ -42,6 +42,11 @@ public:
     // Refusals of `method` this table answers itself (not served, the unserved refusal) echo `{}` as
     // their request instead of the request's bytes: its body carries a bearer (§14, D-79).
     void withholdEcho(const QString &method) { m_withheldEcho.insert(method); }
+    // The answers of `method` carry only bytes a node sent or is sent (a push routed to a node and its
+    // acknowledgement), never a relay-held secret: the transport need not wipe them (§19.4). Any other
+    // method's answer counts as secret-bearing. remove() forgets it.
+    void markAnswersNodeDataOnly(const QString &method) { m_nodeDataAnswers.insert(method); }
+    bool answersCarryNodeDataOnly(const QString &method) const { return m_nodeDataAnswers.contains(method); }
 
     // Calls the method's handler, or answers method-not-served.
     void dispatch(const contract::Frame &request, const Caller &caller, const Reply &reply) const;
@@ -55,6 +60,7 @@ private:
     QHash<QString, Handler> m_handlers;
     std::optional<contract::Refusal> m_unserved;
     QSet<QString> m_withheldEcho;
+    QSet<QString> m_nodeDataAnswers;
 };
 
 } // namespace coreflow

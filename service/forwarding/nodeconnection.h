@@ -40,6 +40,13 @@ public:
 
     quint64 connectionId() const { return m_id; }
     void send(const QByteArray &frame);
+    // Every later frame on this connection counts as secret-bearing: the transport wipes what it had
+    // to queue (the bound cluster ingress, once it is sent the route table's keys; §19.4).
+    void treatWritesAsSecret()
+    {
+        if (m_session)
+            m_session->treatWritesAsSecret();
+    }
     void close(QWebSocketProtocol::CloseCode code, const QString &reason);
     // Leaves the relay: deleted on the next turn; a session still in its closing handshake finishes it
     // on its own (at most kCloseGraceMs) so the close frame reaches the node.

@@ -27,6 +27,8 @@ void PushRouter::attach()
         m_cloudlyMethods.add(QString(name), [this](const Frame &frame, const Caller &, MethodTable::Reply reply) {
             push(frame, reply);
         });
+        // A push and its acknowledgement are the node's bytes, never a relay-held secret (§19.4).
+        m_cloudlyMethods.markAnswersNodeDataOnly(QString(name));
     }
 }
 

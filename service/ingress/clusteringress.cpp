@@ -242,6 +242,7 @@ void ClusterIngress::onPull(const Frame &frame, const Caller &caller, const Meth
     // The one place the table travels. The composed body is held as a Secret so its copy is wiped.
     const Secret body = Secret::concatenated({"{\"routeTable\":", m_table->material().reveal(), "}"});
     QByteArray answer = MethodTable::responseFor(frame, body.reveal());
+    connection->treatWritesAsSecret(); // the one node-facing write that carries keys (§19.4)
     reply(answer);
     Secret::wipe(answer); // the reply is framed and written before it returns (contract §19.4)
 }

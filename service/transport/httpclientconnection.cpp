@@ -103,6 +103,9 @@ void HttpClientConnection::onDialed(int fd)
         }
     }
     m_connection = new TlsConnection(fd, ssl, this);
+    // A request's head may carry a bearer (a Corestore token) and its body a grant: the queue is wiped
+    // whatever it held (contract §19.4).
+    m_connection->treatWritesAsSecret();
     m_connection->setReceiver(this);
     if (!m_tls) {
         m_ready = true;

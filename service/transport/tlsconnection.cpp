@@ -56,8 +56,7 @@ void TlsConnection::finish()
     m_deferredFlush.stop();
     m_readNotifier->setEnabled(false);
     setWriteNotification(false);
-    Secret::wipe(m_out); // the queue may hold a secret's bytes (a bearer's head, a frame; §19.4)
-    m_outOffset = 0;
+    releaseQueue(); // the queue may hold a secret's bytes (a bearer's head, a frame; §19.4)
     ERR_clear_error();
     if (m_ssl) {
         SSL_free(m_ssl);
@@ -192,10 +191,12 @@ QString TlsConnection::peerAddress() const
 
 bool TlsConnection::hasBufferedInput() const { return m_ssl && m_state == State::Open && SSL_has_pending(m_ssl); }
 
-void TlsConnection::write(QByteArrayView bytes)
+void TlsConnection::write(QByteArrayView bytes, Content content)
 {
     if (m_state == State::Closed || bytes.isEmpty() || m_shutdownRequested)
         return;
+    if (m_writesSecret)
+        content = Content::Secret;
     if (pendingBytes() == 0 && m_state == State::Open) {
         // Fast path: nothing queued, hand the bytes to OpenSSL directly and keep only the rest.
         qsizetype offset = 0;
@@ -214,17 +215,20 @@ void TlsConnection::write(QByteArrayView bytes)
             return;
         m_out = QByteArray(bytes.data() + offset, bytes.size() - offset);
         m_outOffset = 0;
+        m_outHoldsSecret = content == Content::Secret;
         updateWriteNotifier();
         return;
     }
-    queue(bytes);
+    queue(bytes, content);
     updateWriteNotifier();
 }
 
-void TlsConnection::queue(QByteArrayView bytes)
+void TlsConnection::queue(QByteArrayView bytes, Content content)
 {
-    // Grown by hand so that no realloc() frees an unwiped copy of queued bytes (§19.4).
-    if (!m_out.isEmpty() && m_out.capacity() - m_out.size() < bytes.size()) {
+    if (content == Content::Secret)
+        m_outHoldsSecret = true;
+    // While it holds a secret, grown by hand so that no realloc() frees an unwiped copy (§19.4).
+    if (m_outHoldsSecret && !m_out.isEmpty() && m_out.capacity() - m_out.size() < bytes.size()) {
         QByteArray grown;
         grown.reserve(qMax(2 * m_out.size(), m_out.size() + bytes.size()));
         grown.append(m_out.constData(), m_out.size());
@@ -232,6 +236,16 @@ void TlsConnection::queue(QByteArrayView bytes)
         m_out = std::move(grown);
     }
     m_out.append(bytes.data(), bytes.size());
+}
+
+void TlsConnection::releaseQueue()
+{
+    if (m_outHoldsSecret)
+        Secret::wipe(m_out);
+    else
+        m_out = QByteArray();
+    m_outOffset = 0;
+    m_outHoldsSecret = false;
 }
 
 qsizetype TlsConnection::writeSome(const char *data, qsizetype size)
@@ -254,13 +268,15 @@ qsizetype TlsConnection::writeSome(const char *data, qsizetype size)
     return error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ ? 0 : -1;
 }
 
-void TlsConnection::writeDeferred(QByteArrayView bytes)
+void TlsConnection::writeDeferred(QByteArrayView bytes, Content content)
 {
     if (m_state == State::Closed || bytes.isEmpty() || m_shutdownRequested)
         return;
+    if (m_writesSecret)
+        content = Content::Secret;
     if (pendingBytes() == 0 && bytes.size() >= kDeferredFlushBytes)
-        return write(bytes);
-    queue(bytes);
+        return write(bytes, content);
+    queue(bytes, content);
     if (m_state != State::Open)
         return;
     // Already waiting for the socket to take more: the write notifier sends these too.
@@ -302,12 +318,13 @@ void TlsConnection::drain(bool notify)
         return;
     }
     if (pendingBytes() == 0) {
-        Secret::wipe(m_out); // the queue's allocation goes back (wiped) while idle
-        m_outOffset = 0;
+        releaseQueue(); // the queue's allocation goes back while idle (wiped if it held a secret)
     } else if (m_outOffset > (1 << 20) && m_outOffset > m_out.size() / 2) {
         QByteArray rest(m_out.constData() + m_outOffset, pendingBytes());
-        Secret::wipe(m_out);
+        const bool holdsSecret = m_outHoldsSecret;
+        releaseQueue();
         m_out = std::move(rest);
+        m_outHoldsSecret = holdsSecret;
         m_outOffset = 0;
     }
     updateWriteNotifier();

@@ -66,14 +66,22 @@ public:
     // Whether OpenSSL holds received bytes not yet returned by read() (the socket notifier cannot
     // see them): a reader that stops before read() returned 0 must come back while this is true.
     bool hasBufferedInput() const;
-    void write(QByteArrayView bytes);
+    // What a write carries, for the write queue's wiping (docs/contract.md §19.4). Secret: a
+    // relay-held secret or an echo of one (a bearer, a token, a key). While Secret bytes are queued,
+    // the queue is zeroed whenever its allocation is released or replaced; a queue that held only
+    // Ordinary bytes since it was last empty is released without zeroing.
+    enum class Content { Ordinary, Secret };
+    void write(QByteArrayView bytes, Content content = Content::Ordinary);
     // Like write(), but small writes are gathered: the bytes wait until the current event-loop turn
     // has finished its other work (a zero timer), or until kDeferredFlushBytes (one full TLS record)
     // wait, so that many small writes leave as few, full TLS records in as few system calls as
     // possible. A piece of a full record or more with nothing waiting goes at once. For connections
     // that carry many small writes (the Cloudly session's frames; answer bodies arriving from the
     // registry in small reads). Order with write() is kept; tlsWritten() is never called from here.
-    void writeDeferred(QByteArrayView bytes);
+    void writeDeferred(QByteArrayView bytes, Content content = Content::Ordinary);
+    // Every later write counts as Secret (a connection where any write may carry a secret, e.g. the
+    // bound cluster ingress once it pulled the route table with its keys; §19.4). Never undone.
+    void treatWritesAsSecret() { m_writesSecret = true; }
     static constexpr qsizetype kDeferredFlushBytes = 16 * 1024;
     qsizetype pendingBytes() const { return m_out.size() - m_outOffset; }
     void setReadEnabled(bool enabled);
@@ -99,8 +107,11 @@ private:
     void drain(bool notify);
     // Hands bytes to TLS (or the socket, plaintext): > 0 taken, 0 would block, -1 failed.
     qsizetype writeSome(const char *data, qsizetype size);
-    // Appends to the queue; the queue is wiped whenever its allocation is released or replaced.
-    void queue(QByteArrayView bytes);
+    // Appends to the queue; while it holds Secret bytes it is grown by hand (no realloc() that frees
+    // an unwiped copy) and wiped whenever its allocation is released or replaced.
+    void queue(QByteArrayView bytes, Content content);
+    // Releases the queue's allocation, zeroed first when it held Secret bytes.
+    void releaseQueue();
     void updateWriteNotifier();
     void finish();
     void setWriteNotification(bool enabled);
@@ -113,6 +124,8 @@ private:
     Receiver *m_receiver = nullptr;
     QByteArray m_out;
     qsizetype m_outOffset = 0;
+    bool m_outHoldsSecret = false; // Secret bytes were queued since the queue was last released
+    bool m_writesSecret = false;   // treatWritesAsSecret()
     State m_state = State::Handshaking;
     bool m_readEnabled = true;
     bool m_readWantsWrite = false;  // an SSL_read needs the socket writable (TLS 1.3 key update)

@@ -182,16 +182,21 @@ void WebSocketSession::onControl(WebSocketFrameDecoder::Opcode opcode, const QBy
     }
 }
 
-void WebSocketSession::sendText(QByteArrayView utf8)
+void WebSocketSession::sendText(QByteArrayView utf8, TlsConnection::Content content)
 {
     if (m_state != State::Open)
         return;
     if (!withinSendBound(utf8.size()))
         return;
+    if (m_writesSecret)
+        content = TlsConnection::Content::Secret;
+    QByteArray frame = WebSocketFrameEncoder::text(utf8, maskKey());
     if (m_coalesce)
-        m_tls->writeDeferred(WebSocketFrameEncoder::text(utf8, maskKey()));
+        m_tls->writeDeferred(frame, content);
     else
-        m_tls->write(WebSocketFrameEncoder::text(utf8, maskKey()));
+        m_tls->write(frame, content);
+    if (content == TlsConnection::Content::Secret)
+        Secret::wipe(frame); // the frame holds the message in the clear (or masked: as good; §19.4)
 }
 
 void WebSocketSession::sendBinary(QByteArrayView payload)

@@ -77,7 +77,9 @@ public:
     ~WebSocketSession() override;
 
     bool isOpen() const { return m_state == State::Open; }
-    void sendText(QByteArrayView utf8);
+    // content Secret (a relay-held secret or its echo, §19.4): the encoded frame is wiped once handed
+    // to the transport, which wipes its queue while the bytes wait.
+    void sendText(QByteArrayView utf8, TlsConnection::Content content = TlsConnection::Content::Ordinary);
     // One binary message (a database closure chunk, docs/contract.md §13.4): framed and handed to the
     // transport at once, behind whatever waits in its queue (never deferred). The same send bound.
     void sendBinary(QByteArrayView payload);
@@ -87,6 +89,13 @@ public:
     // Each received text message is wiped once its receiver returns (when no one kept a copy): for the
     // Cloudly session, whose answers echo requests that carry the bearer (contract §19.4).
     void setWipeMessages(bool enabled) { m_wipeMessages = enabled; }
+    // Every later text message counts as Secret content (TlsConnection::treatWritesAsSecret).
+    void treatWritesAsSecret()
+    {
+        m_writesSecret = true;
+        if (m_tls)
+            m_tls->treatWritesAsSecret();
+    }
     // Starts the closing handshake (Close frame with code and reason, reason cut to 123 bytes).
     void close(quint16 code, QByteArrayView reason);
     void abort();
@@ -163,6 +172,7 @@ private:
     TlsConnection *m_tls;
     Receiver *m_receiver = nullptr;
     bool m_wipeMessages = false;
+    bool m_writesSecret = false; // treatWritesAsSecret()
     std::shared_ptr<ReceiveBudget> m_budget;
     std::shared_ptr<ReceiveBudget> m_promotedBudget; // set by setPromotion(), taken by promote()
     qsizetype m_promotedMaxMessageBytes = 0;

@@ -11,11 +11,17 @@
 #include "tests/peers/throttlingproxy.h"
 
 #include "service/cloudly/cloudlyconnector.h"
+#include "service/core/refusallogbound.h"
 #include "service/forwarding/nodeconnection.h"
 #include "service/forwarding/noderegistry.h"
 #include "service/forwarding/sessionforwarder.h"
+#include "service/listener/listenerhttpconnection.h"
 #include "service/listener/relaylistener.h"
+#include "service/transport/websocketsession.h"
+#include "shared/contract/envelope.h"
 #include "shared/contract/refusalnames.h"
+#include "shared/contract/refusalquote.h"
+#include "shared/contract/timing.h"
 
 #include <QJsonDocument>
 #include <QSignalSpy>
@@ -321,6 +327,31 @@ private Q_SLOTS:
         auto node = f.registeredNode(QStringLiteral("node-b")); // takes the seat, then frees it
         QVERIFY(node->session());
         QTRY_COMPARE(listener->unregisteredSessions(), 2);
+    }
+
+    // Issue 14 "Bounds in the contract": the figures docs/contract.md §3.4, §3.1, §3.0 and §17 state,
+    // written out here from the contract, against what the relay is built with. The behaviour at each
+    // bound is shown by the cases above (at smaller values set for the test where the default would
+    // take thousands of connections); this case keeps the defaults those cases scale down equal to
+    // the contract's.
+    void boundsAreTheContractsFigures()
+    {
+        QCOMPARE(RelayListener::kUnregisteredMaxMessageBytes, qsizetype(65536));        // §3.4 frame bound
+        QCOMPARE(RelayListener::kUnregisteredReceiveBudgetBytes, qint64(4194304));      // §3.4 own pool
+        QCOMPARE(RelayListener::kReceiveBudgetBytes, qint64(268435456));                // §3.0 256 MiB
+        QCOMPARE(RelayListener::kMaxUnregisteredSessions, 1024);                        // §3.4 count bound
+        QCOMPARE(RelayListener::kMaxPendingHandshakes, 512);                            // §3.4 count bound
+        QCOMPARE(WebSocketSession::kUnpromotedMaxPendingBytes, qsizetype(262144));      // §3.4 send bound
+        QCOMPARE(WebSocketSession::kMaxPendingBytes, qsizetype(33554432));              // §3.0 32 MiB
+        QCOMPARE(CloudlyConnector::kSendHighWaterBytes, qsizetype(8388608));            // §3.4 backpressure
+        QCOMPARE(CloudlyConnector::kSendLowWaterBytes, qsizetype(2097152));             // §3.4 backpressure
+        QCOMPARE(contract::RelayTiming{}.registrationDeadlineMs, 60000);                // §3.4 deadline
+        QCOMPARE(RefusalLogBound::kLinesPerWindow, 10);                                 // §3.1 log bound
+        QCOMPARE(RefusalLogBound::kWindowMs, qint64(1000));                             // §3.1 log bound
+        QCOMPARE(contract::Envelope::retainedParserCapacityBytes, qsizetype(1048576));  // §3.0 parser memory
+        QCOMPARE(ListenerHttpConnection::kMaxPipelinedRequests, 16);                    // §17 pipelining
+        QCOMPARE(ListenerHttpConnection::kMaxHeldRequestBytes, qsizetype(65536));       // §17 head bytes
+        QCOMPARE(contract::RefusalQuote::maxQuotedChars, qsizetype(64));                // §1 quoting
     }
 
     // Issue 14 defect 4: at most N connections in their TLS handshake; one more is closed at accept.

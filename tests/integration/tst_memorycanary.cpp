@@ -7,6 +7,8 @@
 // After an identity renewal the old token is nowhere, and after a park the bearer is nowhere.
 // The Corestore control token (§12.1) is used for a few inventory calls and then lies only in guarded
 // pages too: not in the parsed material, not in the Authorization header the HTTP client wrote.
+// A route table's key stays in guarded pages after Cloudly pushed it and after the bound cluster
+// ingress pulled it (the one node-facing answer that carries keys; its frame and queue are wiped).
 // Rules: OV-05 (the bearer only in memory), OC-11 (markers absent from a memory dump), RR-29 (park),
 // CS-09 (the control token is never exposed).
 #include "tests/support/epolltestmain.h"
@@ -14,6 +16,7 @@
 #include "tests/peers/peerframe.h"
 #include "tests/integration/relayfixture.h"
 #include "tests/support/processwait.h"
+#include "tests/peers/loopbackingress.h"
 #ifdef COREFLOW_CORESTORE_PEER
 #include "tests/peers/loopbackcorestore.h"
 #endif
@@ -178,6 +181,26 @@ class TstMemoryCanary : public QObject {
         return p;
     }
 
+    // Cloudly pushes a route table whose one certificate's private key PEM carries `canary`.
+    static bool pushTableWithKey(RelayFixture &f, const QByteArray &canary)
+    {
+        const QJsonObject target{{"nodeId", "node-a"}, {"address", "10.0.0.5"}, {"port", 30080}};
+        const QJsonObject table{
+            {"clusterId", f.cloudly->issuedIdentities().value(0).value("clusterId")},
+            {"revision", 3},
+            {"computedAt", 1700000000003LL},
+            {"routes", QJsonArray{QJsonObject{{"hostname", "a.example.com"}, {"certificateId", "cert-a"}, {"targets", QJsonArray{target}}}}},
+            {"certificates", QJsonArray{QJsonObject{{"id", "cert-a"},
+                                                    {"hostnames", QJsonArray{"a.example.com"}},
+                                                    {"certificatePem", "-----BEGIN CERTIFICATE-----\nBBBB\n-----END CERTIFICATE-----\n"},
+                                                    {"privateKeyPem", QStringLiteral("-----BEGIN PRIVATE KEY-----\n%1\n-----END PRIVATE KEY-----\n")
+                                                                          .arg(QString::fromLatin1(canary))}}}}};
+        bool accepted = false;
+        f.cloudly->push("pushClusterRouteTable", peers::PeerEnvelope::compact({{"routeTable", table}}),
+                        [&](const peers::PeerFrame &answer) { accepted = !answer.hasError(); });
+        return QTest::qWaitFor([&] { return accepted; }, 10000);
+    }
+
     static void stop(QProcess &p)
     {
         ::kill(pid_t(p.processId()), SIGTERM);
@@ -267,21 +290,7 @@ private Q_SLOTS:
         QByteArray err;
         QVERIFY2(waitForStderr(*p, "the relay is open for Cloudly dispatch", err), err.constData());
         const QByteArray canary = "routeTableKeyCanary" + f.bearer.right(12);
-        const QJsonObject target{{"nodeId", "node-a"}, {"address", "10.0.0.5"}, {"port", 30080}};
-        const QJsonObject table{
-            {"clusterId", f.cloudly->issuedIdentities().value(0).value("clusterId")},
-            {"revision", 3},
-            {"computedAt", 1700000000003LL},
-            {"routes", QJsonArray{QJsonObject{{"hostname", "a.example.com"}, {"certificateId", "cert-a"}, {"targets", QJsonArray{target}}}}},
-            {"certificates", QJsonArray{QJsonObject{{"id", "cert-a"},
-                                                    {"hostnames", QJsonArray{"a.example.com"}},
-                                                    {"certificatePem", "-----BEGIN CERTIFICATE-----\nBBBB\n-----END CERTIFICATE-----\n"},
-                                                    {"privateKeyPem", QStringLiteral("-----BEGIN PRIVATE KEY-----\n%1\n-----END PRIVATE KEY-----\n")
-                                                                          .arg(QString::fromLatin1(canary))}}}}};
-        bool accepted = false;
-        f.cloudly->push("pushClusterRouteTable", peers::PeerEnvelope::compact({{"routeTable", table}}),
-                        [&](const peers::PeerFrame &answer) { accepted = !answer.hasError(); });
-        QTRY_VERIFY(accepted);
+        QVERIFY(pushTableWithKey(f, canary));
         QVERIFY(f.settleCloudlyHop()); // the relay processed every frame Cloudly sent before this one
         int mappingsRead = 0;
         const QList<Hit> hits = find(p->processId(), canary, &mappingsRead);
@@ -291,6 +300,45 @@ private Q_SLOTS:
         QVERIFY2(outsideGuardedPages(hits).size() < hits.size(), "no copy in guarded pages");
         // And nowhere else (issue 14 review gap 5): the keys go from the frame's bytes into Secrets,
         // QJsonDocument reads only a wiped copy with them blanked (contract §19.4).
+        QVERIFY2(outsideGuardedPages(hits).isEmpty(), qPrintable(describe(outsideGuardedPages(hits))));
+    }
+
+    // The one node-facing answer that carries keys (§19.4, CI-01): the bound cluster ingress pulls the
+    // table. The relay composes the answer in guarded memory, frames it and writes it to TLS; neither the
+    // frame nor a write queue may leave a key copy behind. (Before the frame was wiped, its freed heap
+    // block kept the key.)
+    void ingressPullLeavesNoKeyOutsideGuardedPages_CI01()
+    {
+        RelayFixture f;
+        QTemporaryDir dir;
+        auto p = launch(f, dir, BearerSource::CredentialsFile);
+        QVERIFY(p);
+        QByteArray err;
+        QVERIFY2(waitForStderr(*p, "the relay is open for Cloudly dispatch", err), err.constData());
+        const QByteArray canary = "ingressPullKeyCanary" + f.bearer.right(12);
+        QVERIFY(pushTableWithKey(f, canary));
+        peers::LoopbackIngress::Options options;
+        options.url = QUrl(QStringLiteral("wss://localhost:%1/").arg(f.relayPort));
+        options.caCertificates = {f.ca.caCertificate()};
+        options.pullOnHint = false;
+        peers::LoopbackIngress ingress(options);
+        ingress.open();
+        QVERIFY2(QTest::qWaitFor([&] { return ingress.isConnected(); }, 10000), qPrintable(ingress.lastError()));
+        bool registered = false;
+        ingress.registerIngress([&](const peers::PeerFrame &answer) { registered = !answer.hasError(); });
+        QVERIFY(QTest::qWaitFor([&] { return registered; }, 10000));
+        for (int i = 0; i < 3; ++i) {
+            bool pulled = false;
+            ingress.pullRouteTable([&](const peers::PeerFrame &answer) { pulled = !answer.hasError(); });
+            QVERIFY(QTest::qWaitFor([&] { return pulled; }, 10000));
+            QVERIFY2(ingress.routeTableRaw().contains(canary), "the pulled table does not carry the key");
+        }
+        QVERIFY(f.settleCloudlyHop());
+        int mappingsRead = 0;
+        const QList<Hit> hits = find(p->processId(), canary, &mappingsRead);
+        stop(*p);
+        QVERIFY(mappingsRead > 5);
+        QVERIFY2(!hits.isEmpty(), "the held table was not found: the scan is blind");
         QVERIFY2(outsideGuardedPages(hits).isEmpty(), qPrintable(describe(outsideGuardedPages(hits))));
     }
 

@@ -1,6 +1,6 @@
 // The `coreflow` executable as an operator runs it: --help/--version, configuration refusals, boot,
 // SIGTERM/SIGINT exit codes, the second signal, a failed start. The Cloudly peer runs in this process.
-// Rules: ST-06, ST-07, UC-13, UC-14, CF-02, CF-04, CF-08, UC-09, OV-08, OV-02, OV-03.
+// Rules: ST-06, ST-07, UC-13, UC-14, CF-02, CF-04, CF-08, UC-09, OV-08, OV-02, OV-03; issue 14 defect 9.
 #include "tests/support/epolltestmain.h"
 #include "tests/integration/relayfixture.h"
 #include "tests/support/processwait.h"
@@ -15,7 +15,11 @@
 #include <QTest>
 #include <csignal>
 #include <functional>
+#include <cstring>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 using namespace coreflow;
 using namespace coreflow::testing;
@@ -411,6 +415,46 @@ private Q_SLOTS:
         QCOMPARE(waitExit(*p, err), 1);
         QVERIFY2(err.contains("start failed") && err.contains("relay-identity-unverified"), err.constData());
         QVERIFY(!err.contains(wrong));
+    }
+
+    // Issue 14 defect 9 (contract §18 "Socket place"): in a shared sticky directory (like /tmp) another
+    // uid created the status socket's path first. The running relay refuses to take it over
+    // (status-socket-unsafe in its log, the stranger's socket left as it was) and serves the cluster
+    // without a status socket.
+    void squattedStatusSocketIsRefused()
+    {
+        QVERIFY2(::geteuid() == 0, "the test chowns a socket to another uid");
+        RelayFixture f;
+        QTemporaryDir dir;
+        const QString sticky = dir.filePath("shared");
+        QVERIFY(QDir().mkpath(sticky));
+        QCOMPARE(::chmod(QFile::encodeName(sticky).constData(), 01777), 0);
+        const QString squatted = sticky + QStringLiteral("/coreflow-status-0.sock");
+        const QByteArray encoded = QFile::encodeName(squatted);
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        QVERIFY(fd >= 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::memcpy(addr.sun_path, encoded.constData(), size_t(encoded.size()));
+        QCOMPARE(::bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)), 0);
+        ::close(fd);
+        QCOMPARE(::lchown(encoded.constData(), 4242, gid_t(-1)), 0);
+        struct stat before {};
+        QCOMPARE(::lstat(encoded.constData(), &before), 0);
+
+        auto p = launch(f, dir, f.bearer, {"--status-socket", squatted});
+        QByteArray err;
+        QVERIFY2(waitForStderr(*p, "the relay is open for Cloudly dispatch", err), err.constData());
+        QVERIFY2(err.contains("status-socket-unsafe: " + encoded + " already exists and belongs to uid 4242"), err.constData());
+        QVERIFY(!err.contains("status socket at"));
+        struct stat after {};
+        QCOMPARE(::lstat(encoded.constData(), &after), 0);
+        QCOMPARE(after.st_ino, before.st_ino); // not unlinked and bound anew
+        QCOMPARE(after.st_uid, uid_t(4242));
+        ::kill(pid_t(p->processId()), SIGTERM);
+        QCOMPARE(waitExit(*p, err, 20000), 0);
+        QCOMPARE(::lstat(encoded.constData(), &after), 0); // the stop does not remove what is not its own
+        QCOMPARE(after.st_ino, before.st_ino);
     }
 };
 
