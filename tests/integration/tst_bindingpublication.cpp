@@ -105,8 +105,7 @@ struct Lane {
     {
         const qsizetype before = outcomes.size();
         start(request, material);
-        for (int i = 0; i < 1000 && outcomes.size() == before; ++i)
-            QTest::qWait(10);
+        (void)QTest::qWaitFor([&] { return outcomes.size() != before; }, 10000);
         if (outcomes.size() == before)
             return std::nullopt;
         return outcomes.last();

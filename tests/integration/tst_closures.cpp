@@ -70,14 +70,7 @@ struct Closures {
     }
     static bool waitFor(const std::function<bool()> &condition, int waitMs = 20000)
     {
-        QElapsedTimer timer;
-        timer.start();
-        while (!condition()) {
-            if (timer.elapsed() > waitMs)
-                return false;
-            QTest::qWait(5);
-        }
-        return true;
+        return QTest::qWaitFor(condition, waitMs);
     }
     static QJsonObject responseOf(const std::optional<peers::PeerFrame> &frame)
     {
@@ -95,7 +88,7 @@ struct Closures {
     {
         qint64 last = -1;
         for (int stable = 0; stable < 20;) {
-            QTest::qWait(20);
+            QTest::qWait(20); // a negative over real time: bytes stopped moving for 20 turns of 20 ms (socket I/O, no timer to step)
             const qint64 now = moved();
             stable = now == last ? stable + 1 : 0;
             last = now;

@@ -1,7 +1,7 @@
 // The DNS lease renewal escrow end to end: a relay between a LoopbackCloudly that hands it runs and then
 // goes away, and SimulatedPalletNodes that admit a renewal only when its window is current by their own
 // clock (the fixture's ManualClock). Rules: ES-03, ES-04, ES-08, ES-18..ES-27, ES-30..ES-32, ES-38,
-// OC-11 (renewal bytes never logged), FW-24.
+// OC-11 (renewal bytes never logged), FW-24, PF-04.
 #include "tests/support/epolltestmain.h"
 #include "tests/peers/dnsleaserenewalrunbuilder.h"
 #include "tests/integration/logcapture.h"
@@ -107,6 +107,8 @@ private Q_SLOTS:
     // ES-18, ES-20, ES-19, ES-21, ES-22, ES-30: nothing while the session is up; the moment it is lost
     // the latest window open for the margin is offered with the node's current binding and Cloudly's
     // bytes; the next one at its start + 30 s, not a millisecond earlier; the node verifies the window.
+    // PF-04: what the node gets during the outage is a renewal Cloudly signed ahead, byte for byte: the
+    // relay signs nothing of its own.
     void outageOffersTheRightWindows_ES18_ES19_ES20_ES21_ES22_ES30()
     {
         RelayFixture f;

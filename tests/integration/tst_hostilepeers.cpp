@@ -453,5 +453,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_MAIN(TstHostilePeers)
+COREFLOW_EPOLL_TEST_MAIN(TstHostilePeers)
 #include "tst_hostilepeers.moc"

@@ -100,8 +100,7 @@ struct Lane {
     {
         std::optional<peers::PeerFrame> answer;
         f.cloudly->push(method, rawRequest, [&](const peers::PeerFrame &frame) { answer = frame; });
-        for (int i = 0; i < waitMs / 5 && !answer; ++i)
-            QTest::qWait(5);
+        (void)QTest::qWaitFor([&] { return answer.has_value(); }, waitMs);
         if (answer)
             answers.append(*answer);
         return answer;

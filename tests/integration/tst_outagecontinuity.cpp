@@ -1,7 +1,7 @@
 // Outage continuity: after this relay's Cloudly session reconnects, the nodes registered under the old
 // carrier are asked to register again, spaced on the injected clock; an identity renewal on the
 // unbroken socket and a session that is still away close nobody.
-// Rules: OC-01, OC-02, OC-03, OC-04, OC-05, OC-06, OC-07, OC-08, OC-09, OC-12.
+// Rules: OC-01, OC-02, OC-03, OC-04, OC-05, OC-06, OC-07, OC-08, OC-09, OC-12, PF-03.
 #include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
@@ -138,6 +138,40 @@ private Q_SLOTS:
         f.clock.advance(5000);
         for (auto &node : nodes)
             QTRY_VERIFY(!node->isConnected());
+    }
+
+    // PF-03: the relay keeps no desired-state cache and replays nothing on reconnect. A node that got an
+    // assignment and the relay that got a cluster config push before the outage: after the session is
+    // back (new carrier), the old node receives nothing more before the wave closes it, and the node
+    // registering again on the new carrier receives no push at all, however long the clock runs; Cloudly
+    // is asked for nothing that would feed a replay (its reads after an acceptance are not pushes).
+    void reconnectReplaysNothing_PF03()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        auto node = f.registeredNode(QStringLiteral("node-a"));
+        QVERIFY(node->session());
+        bool acked = false;
+        f.cloudly->push("applyRuntimeAssignment", QJsonObject{{"session", node->session()->toJson()}, {"assignment", QJsonObject{{"revision", 7}}}},
+                        [&](const peers::PeerFrame &x) { acked = !x.hasError(); });
+        QTRY_VERIFY(acked);
+        QCOMPARE(node->pushes().size(), 1);
+
+        f.cloudly->refuseConnections(true);
+        f.cloudly->dropRelaySockets();
+        QTRY_VERIFY(!f.relay->cloudly()->isDispatchable());
+        bringSessionBack(f);
+        QCOMPARE(f.relay->cloudly()->carrierCount(), 2);
+        QTRY_VERIFY(!node->isConnected()); // the wave's first close is at once (OC-04)
+        QCOMPARE(node->pushes().size(), 1);
+
+        auto again = f.registeredNode(QStringLiteral("node-a"));
+        QVERIFY(again->session());
+        f.clock.advance(10 * 60 * 1000);
+        QVERIFY(f.settleNodeHop(*again));
+        QVERIFY(f.settleCloudlyHop());
+        QCOMPARE(again->pushes().size(), 0);
+        QVERIFY(again->isConnected());
     }
 };
 

@@ -389,12 +389,12 @@ void TstRegistryListener::nodeSessionKeepsFlowingWhileBlobStreams()
     QVERIFY(spinUntil([&] { return ws.state() == QAbstractSocket::ConnectedState; }, 10000));
     QCOMPARE(int(m_sessions.size()), 1);
     const qint64 before = puller.discarded();
+    // Each echo arrives while the blob is still streaming (in bytes, not in wall-clock time: issue 16):
+    // a session queued behind the blob would be answered only after its last byte.
     for (int i = 0; i < 5; ++i) {
-        QElapsedTimer t;
-        t.start();
         ws.sendTextMessage(QStringLiteral("ping %1").arg(i));
-        QVERIFY(spinUntil([&] { return echoed.size() == i + 1; }, 3000));
-        QVERIFY2(t.elapsed() < 1500, "the node session stalled behind the blob");
+        QVERIFY(spinUntil([&] { return echoed.size() == i + 1; }, 10000));
+        QVERIFY2(puller.discarded() < size, "the node session waited for the blob to end");
     }
     // A frame far over the HTTP read bound: node sessions are not bound by the guard.
     QString large(3 * 1024 * 1024, QLatin1Char(' '));
@@ -457,11 +457,10 @@ void TstRegistryListener::nodeLeavingMidBlobAbortsTheUpstreamThroughTheListener_
     node.discardBody(0);
     QVERIFY(spinUntil([&] { return node.discarded() > 4 * 1024 * 1024; }, 10000));
     node.socket().abort();
-    QElapsedTimer t;
-    t.start();
-    QVERIFY(spinUntil([this] { return m_registry->abortedStreams == 1; }, 5000));
-    qInfo("upstream aborted %lld ms after the node left", t.elapsed());
-    QVERIFY(t.elapsed() < 2000);
+    // The abort follows the node's close as an event, not after a time (no wall-clock bound here,
+    // issue 16): the 1 GiB stream is cut long before its end.
+    QVERIFY(spinUntil([this] { return m_registry->abortedStreams == 1; }, 10000));
+    QVERIFY(m_registry->streamedBytes < 1024ll * 1024 * 1024);
     QVERIFY(spinUntil([this] { return m_proxy->activeExchanges() == 0; }, 5000));
 }
 

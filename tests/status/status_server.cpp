@@ -387,7 +387,9 @@ private Q_SLOTS:
         QVERIFY(std::any_of(g_logLines.cbegin(), g_logLines.cend(),
                             [](const QString &l) { return l.contains(QStringLiteral("status-consumer-too-slow")); }));
         QCOMPARE(forwards, qint64(rounds));
-        QVERIFY2(relayNs / rounds < 20'000'000, "the relay's own calls stayed cheap (< 20 ms each on average)");
+        // A figure, not an assertion (wall-clock bounds belong to ./run bench, issue 16): a write that
+        // blocked on the stuck client would never have let the loop end.
+        qInfo("status publication: %lld ns per round on average", relayNs / rounds);
 
         // The good client got every event and the latest snapshot; it is still connected.
         QTRY_COMPARE(good.types().count(QStringLiteral("event")), rounds);
