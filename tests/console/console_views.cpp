@@ -6,7 +6,8 @@
 // QT_QPA_PLATFORM=offscreen). Rules: §18.2 overview (CV-01 healthy, CV-02 Cloudly away + escrow,
 // CV-03 parked, CV-04 problem rows coloured and counted in tab titles, CV-06 clock skew, §9.6 D-74,
 // CV-07 a recovered Cloudly error reads "(recovered at ...)", D-87; CV-08 failed bindings: counted and
-// highlighted in the overview, with the next action in words, §12.2).
+// highlighted in the overview, with the next action in words, §12.2; CV-09 events of each kind: node
+// joined/left, Cloudly lost/back, registration accepted/refused, escrow offers).
 #include "tests/integration/relayfixture.h"
 #include "service/core/readinessboard.h"
 #include "tests/peers/dnsleaserenewalrunbuilder.h"
@@ -142,6 +143,23 @@ QString overviewValue(MainWindow &w, const QString &key)
         if (row.display.value(0) == key)
             return row.display.value(1);
     return QStringLiteral("<no %1>").arg(key);
+}
+
+// Whether the events tab holds an event of `kind` whose line contains `part`.
+bool eventShown(MainWindow &w, const QString &kind, const QString &part)
+{
+    for (const auto &row : w.pane(QStringLiteral("events"))->model()->rows())
+        if (row.display.value(1) == kind && row.display.value(2).contains(part))
+            return true;
+    return false;
+}
+
+QString eventsText(MainWindow &w)
+{
+    QStringList lines;
+    for (const auto &row : w.pane(QStringLiteral("events"))->model()->rows())
+        lines << row.display.value(1) + ": " + row.display.value(2);
+    return lines.join(QLatin1Char('\n'));
 }
 
 bool overviewProblem(MainWindow &w, const QString &key)
@@ -355,6 +373,16 @@ private Q_SLOTS:
         QVERIFY(!cloudlyBack.value("last error").problem);
         QVERIFY2(!fields(back, QStringLiteral("OVERVIEW")).value("cloudly").text.contains("last error"),
                  qPrintable(fields(back, QStringLiteral("OVERVIEW")).value("cloudly").text));
+
+        // CV-09 (issue 24): the events of each kind an operator follows: node joined and left, Cloudly
+        // lost and back, registration accepted, the escrow's offers.
+        r.b->close(1000, QStringLiteral("node leaving"));
+        QTRY_VERIFY2(eventShown(live.window, "node", "node node-b left"), qPrintable(eventsText(live.window)));
+        QVERIFY2(eventShown(live.window, "node", "node node-a joined"), qPrintable(eventsText(live.window)));
+        QVERIFY2(eventShown(live.window, "cloudly", "Cloudly session lost"), qPrintable(eventsText(live.window)));
+        QVERIFY2(eventShown(live.window, "cloudly", "Cloudly session back"), qPrintable(eventsText(live.window)));
+        QVERIFY2(eventShown(live.window, "registration", "registerClusterRelay accepted"), qPrintable(eventsText(live.window)));
+        QVERIFY2(eventShown(live.window, "escrow", "node-b"), qPrintable(eventsText(live.window)));
         QVERIFY(r.f.stopRelay());
     }
 
@@ -516,6 +544,9 @@ private Q_SLOTS:
         QTRY_COMPARE(overviewValue(live.window, "Health"), QStringLiteral("PARKED"));
         QVERIFY(overviewProblem(live.window, "Registration"));
         QVERIFY(live.window.tabs()->tabText(0).startsWith("Overview ("));
+        // CV-09: the refusal is an event of kind registration.
+        QTRY_VERIFY2(eventShown(live.window, "registration", "registerClusterRelay refused: relay-credential-generation-stale"),
+                     qPrintable(eventsText(live.window)));
         screenshots(live.window, QStringLiteral("parked"));
         QVERIFY(r.f.stopRelay());
     }
