@@ -171,11 +171,15 @@ trap cleanup EXIT
 trap 'FAILED="interrupted"; exit 130' INT
 trap 'FAILED="terminated"; exit 143' TERM
 
-# A free TCP port on 127.0.0.1 for the relay listener (nothing answers a connect on it).
+# A free TCP port on 127.0.0.1 for the relay listener (nothing answers a connect on it), below the
+# kernel's ephemeral range: a port an outgoing connection holds answers no connect but cannot be bound.
+EPHEMERAL_LOW="$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)"
+[ "${EPHEMERAL_LOW:-0}" -gt 21000 ] 2>/dev/null || EPHEMERAL_LOW=32768
+random_port() { echo $((20000 + RANDOM % (EPHEMERAL_LOW - 20000))); }
 free_port() {
   local p _
   for _ in $(seq 1 100); do
-    p=$((20000 + RANDOM % 40000))
+    p="$(random_port)"
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
       echo "$p"
       return 0
@@ -221,7 +225,7 @@ elif [ "$VPN_ADDRESS" = none ]; then
 fi
 VPN_ENV=()
 if [ -z "$VPN_SKIPPED" ]; then
-  VPN_PORT=$((20000 + RANDOM % 40000))
+  VPN_PORT="$(random_port)"
   VPN_ENV=(COREFLOW_VPN_BIND_HOSTNAME="$VPN_ADDRESS" COREFLOW_VPN_QUIC_PORT="$VPN_PORT")
 fi
 SKIPPED_STEPS=()
