@@ -26,6 +26,46 @@ const status::ReadinessRefusal *firstRefusal(const QList<status::ReadinessRefusa
     return nullptr;
 }
 
+// What to do about a failed binding (§12.2's reasons), in words; `others`: further failed bindings.
+QString bindingAction(const status::PlatformBinding &b, int others)
+{
+    const QString which = QStringLiteral("Binding %1/%2").arg(b.serviceId, b.name);
+    const QString node = b.nodeId.isEmpty() ? QStringLiteral("its node") : QStringLiteral("node %1").arg(b.nodeId);
+    const QString &r = b.reason;
+    QString action;
+    if (r == QLatin1String("binding-not-placed"))
+        action = QStringLiteral("%1 failed: Cloudly placed it on no node (binding-not-placed): place service %2 on a node in Cloudly; "
+                                "the relay reconciles it once a config names the node.")
+                     .arg(which, b.serviceId);
+    else if (r == QLatin1String("binding-not-granted"))
+        action = QStringLiteral("%1 failed: its publication grant names another service, capability or binding (binding-not-granted): "
+                                "have Cloudly issue a grant for this binding.")
+                     .arg(which);
+    else if (r == QLatin1String("database-endpoint-missing"))
+        action = QStringLiteral("%1 failed: %2 publishes no Corestore database endpoint (database-endpoint-missing): state the node's "
+                                "corestoreDatabase in Cloudly; the relay reconciles again once it is stated.")
+                     .arg(which, node);
+    else if (r == QLatin1String("binding-request-digest-mismatch"))
+        action = QStringLiteral("%1 failed: the grant's request digest does not match the binding Cloudly sent "
+                                "(binding-request-digest-mismatch); nothing was sent to Corestore: have Cloudly issue the grant again.")
+                     .arg(which);
+    else if (r == QLatin1String("publication-scope-missing"))
+        action = QStringLiteral("%1 failed: the binding names no organization or the cluster no id (publication-scope-missing): fix the "
+                                "binding in Cloudly.")
+                     .arg(which);
+    else if (r.startsWith(QLatin1String("legacy-adoption-")))
+        action = QStringLiteral("%1 failed: %2's Corestore will not adopt the existing resource (%3): resolve it on that Corestore; "
+                                "the relay tries again by itself.")
+                     .arg(which, node, r);
+    else
+        action = QStringLiteral("%1 on %2 failed (%3): read the relay's corestore-binding lines in its log; the relay tries again %4.")
+                     .arg(which, node, TerminalView::orDash(r),
+                          b.nextRetryAtMs ? QStringLiteral("at %1").arg(TerminalView::isoUtc(b.nextRetryAtMs)) : QStringLiteral("by itself"));
+    if (others > 0)
+        action += QStringLiteral(" %1 more failed: see the bindings.").arg(others);
+    return action;
+}
+
 } // namespace
 
 bool HealthOverview::escrowRowFailed(const status::EscrowRun &run)
@@ -210,7 +250,7 @@ HealthOverview::HealthOverview(const status::RelayStatus &s)
     if (m_bindingsFailed)
         for (const auto &b : s.bindings)
             if (bindingRowFailed(b)) {
-                actions << QStringLiteral("Binding %1 is %2: %3").arg(b.name, TerminalView::orDash(b.status), TerminalView::orDash(b.reason));
+                actions << bindingAction(b, m_bindingsFailed - 1);
                 break;
             }
     if (!m_ready && actions.isEmpty())

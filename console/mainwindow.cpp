@@ -221,8 +221,9 @@ void MainWindow::addEvent(const StatusEvent &event)
 {
     m_eventsModel->addEvent(event);
     const int problems = m_eventsModel->problemCount();
-    m_tabs->setTabText(kEventsTab, problems ? tr("Events (%1 · %2 failures)").arg(m_eventsModel->rowCount()).arg(problems)
-                                   : tr("Events (%1)").arg(m_eventsModel->rowCount()));
+    m_tabs->setTabText(kEventsTab, problems == 1 ? tr("Events (%1 · 1 failure)").arg(m_eventsModel->rowCount())
+                          : problems    ? tr("Events (%1 · %2 failures)").arg(m_eventsModel->rowCount()).arg(problems)
+                                        : tr("Events (%1)").arg(m_eventsModel->rowCount()));
 }
 
 void MainWindow::refreshBanner()

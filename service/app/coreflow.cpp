@@ -168,6 +168,25 @@ Coreflow::Coreflow(RelayConfiguration configuration, Clock &clock, RelayTiming t
         if (m_statusServer)
             m_statusServer->publishEvent(QStringLiteral("registration"), line);
     });
+    // The events an operator follows (docs/contract.md §18 event kinds): nodes joining and leaving,
+    // Cloudly back after a loss, registration accepted or refused (the loss and the park are above).
+    connect(m_registration.get(), &RelayRegistration::accepted, this,
+            [this] { publishEvent(QStringLiteral("registration"), QStringLiteral("registerClusterRelay accepted")); });
+    connect(m_registration.get(), &RelayRegistration::refusedByName, this, [this](const QString &name) {
+        publishEvent(QStringLiteral("registration"), QStringLiteral("registerClusterRelay refused: %1").arg(name));
+    });
+    connect(&m_forwarder->registry(), &NodeRegistry::nodeRegistered, this, [this](const contract::SessionBinding &binding) {
+        publishEvent(QStringLiteral("node"), QStringLiteral("node %1 joined: registered through this relay").arg(binding.nodeId));
+    });
+    connect(&m_forwarder->registry(), &NodeRegistry::nodeGone, this, [this](const QString &nodeId) {
+        publishEvent(QStringLiteral("node"), QStringLiteral("node %1 left: its connection ended; no longer carried").arg(nodeId));
+    });
+    connect(m_cloudly.get(), &CloudlyConnector::dispatchable, this, [this](qint64 carrierCount, bool newCarrier) {
+        if (newCarrier)
+            publishEvent(QStringLiteral("cloudly"), carrierCount > 1
+                                                        ? QStringLiteral("Cloudly session back (carrier %1): dispatchable again").arg(carrierCount)
+                                                        : QStringLiteral("Cloudly session open (carrier 1)"));
+    });
     // The node lane answers the escrow hold by name: custody is Cloudly's to hand over, on its own
     // session only (docs/contract.md §9, ES-04).
     m_nodeMethods.add(QString(method::holdRuntimeNetworkDnsLeaseRenewals), [this](const Frame &frame, const Caller &, MethodTable::Reply reply) {

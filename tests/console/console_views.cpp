@@ -5,7 +5,9 @@
 // StatusClient) with a screenshot of every tab written to build/artifacts/ (QWidget::grab(),
 // QT_QPA_PLATFORM=offscreen). Rules: §18.2 overview (CV-01 healthy, CV-02 Cloudly away + escrow,
 // CV-03 parked, CV-04 problem rows coloured and counted in tab titles, CV-06 clock skew, §9.6 D-74,
-// CV-07 a recovered Cloudly error reads "(recovered at ...)", D-87).
+// CV-07 a recovered Cloudly error reads "(recovered at ...)", D-87; CV-08 failed bindings: counted and
+// highlighted in the overview, with the next action in words, §12.2; CV-09 events of each kind: node
+// joined/left, Cloudly lost/back, registration accepted/refused, escrow offers).
 #include "tests/integration/relayfixture.h"
 #include "service/core/readinessboard.h"
 #include "tests/peers/dnsleaserenewalrunbuilder.h"
@@ -15,6 +17,7 @@
 #include "console/tablepane.h"
 
 #include <QDateTime>
+#include <QJsonArray>
 #include <QDir>
 #include <QMultiMap>
 #include <QProcess>
@@ -140,6 +143,23 @@ QString overviewValue(MainWindow &w, const QString &key)
         if (row.display.value(0) == key)
             return row.display.value(1);
     return QStringLiteral("<no %1>").arg(key);
+}
+
+// Whether the events tab holds an event of `kind` whose line contains `part`.
+bool eventShown(MainWindow &w, const QString &kind, const QString &part)
+{
+    for (const auto &row : w.pane(QStringLiteral("events"))->model()->rows())
+        if (row.display.value(1) == kind && row.display.value(2).contains(part))
+            return true;
+    return false;
+}
+
+QString eventsText(MainWindow &w)
+{
+    QStringList lines;
+    for (const auto &row : w.pane(QStringLiteral("events"))->model()->rows())
+        lines << row.display.value(1) + ": " + row.display.value(2);
+    return lines.join(QLatin1Char('\n'));
 }
 
 bool overviewProblem(MainWindow &w, const QString &key)
@@ -353,6 +373,16 @@ private Q_SLOTS:
         QVERIFY(!cloudlyBack.value("last error").problem);
         QVERIFY2(!fields(back, QStringLiteral("OVERVIEW")).value("cloudly").text.contains("last error"),
                  qPrintable(fields(back, QStringLiteral("OVERVIEW")).value("cloudly").text));
+
+        // CV-09 (issue 24): the events of each kind an operator follows: node joined and left, Cloudly
+        // lost and back, registration accepted, the escrow's offers.
+        r.b->close(1000, QStringLiteral("node leaving"));
+        QTRY_VERIFY2(eventShown(live.window, "node", "node node-b left"), qPrintable(eventsText(live.window)));
+        QVERIFY2(eventShown(live.window, "node", "node node-a joined"), qPrintable(eventsText(live.window)));
+        QVERIFY2(eventShown(live.window, "cloudly", "Cloudly session lost"), qPrintable(eventsText(live.window)));
+        QVERIFY2(eventShown(live.window, "cloudly", "Cloudly session back"), qPrintable(eventsText(live.window)));
+        QVERIFY2(eventShown(live.window, "registration", "registerClusterRelay accepted"), qPrintable(eventsText(live.window)));
+        QVERIFY2(eventShown(live.window, "escrow", "node-b"), qPrintable(eventsText(live.window)));
         QVERIFY(r.f.stopRelay());
     }
 
@@ -429,6 +459,70 @@ private Q_SLOTS:
         QVERIFY(r.f.stopRelay());
     }
 
+    // CV-08 (§12.2, §12.3, §18.1 bindings): Cloudly's desired state holds a granted binding it placed on
+    // no node (the relay fails it binding-not-placed before any Corestore call) and an ungranted one
+    // (left alone: not a problem). The overview counts the failed one, highlights the count and names
+    // the action; everything else stays ok.
+    void failedBindings_CV08()
+    {
+        Relay r;
+        const QJsonObject grant{{"operation", "op-orphan"}, {"generation", 1}, {"serviceId", "svc-1"}, {"capability", "database"},
+                                {"bindingName", "orphan-db"}, {"requestDigest", QString(64, QLatin1Char('0'))},
+                                {"expiresAt", 1900000000000LL}, {"authority", "authority-canary-views"}};
+        const auto binding = [](const QString &name, const QString &capability) {
+            return QJsonObject{{"name", name}, {"capability", capability}, {"serviceId", "svc-1"}, {"organizationId", "org-1"},
+                               {"clusterId", "cluster-1"}, {"retention", QJsonValue::Null}};
+        };
+        const QJsonObject desired{{"bindings", QJsonArray{QJsonObject{{"nodeId", QJsonValue::Null}, {"binding", binding("orphan-db", "database")}, {"grant", grant}},
+                                                          QJsonObject{{"nodeId", "node-a"}, {"binding", binding("files", "objectstorage")}, {"grant", QJsonValue::Null}}}}};
+        r.f.cloudly->setAnswer(QStringLiteral("getClusterPlatformDesiredState"), Answer::respond(QJsonObject{{"desiredState", desired}}));
+        r.f.cloudly->setAnswer(QStringLiteral("reportClusterPlatformBindingStatus"), Answer::respond(QJsonObject{{"accepted", true}}));
+        startRelay(r);
+        QTRY_VERIFY_WITH_TIMEOUT(r.f.relay->statusSnapshot().bindings.size() == 2, 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                for (const auto &b : r.f.relay->statusSnapshot().bindings)
+                    if (b.name == QLatin1String("orphan-db"))
+                        return b.status == QLatin1String("failed");
+                return false;
+            }(),
+            15000);
+
+        const QString text = consoleText(r.socket);
+        const auto overview = fields(text, QStringLiteral("OVERVIEW"));
+        QCOMPARE(overview.value("health").text, QStringLiteral("READY, WITH WARNINGS"));
+        QCOMPARE(overview.value("bindings").text, QStringLiteral("1 failed of 2"));
+        QVERIFY(overview.value("bindings").problem);
+        QCOMPARE(overview.value("next action").text,
+                 QStringLiteral("Binding svc-1/orphan-db failed: Cloudly placed it on no node (binding-not-placed): place service svc-1 "
+                                "on a node in Cloudly; the relay reconciles it once a config names the node."));
+        for (const char *key : {"cloudly", "registration", "listener", "node lane", "ingress lane", "start", "nodes", "escrow"})
+            QVERIFY2(!overview.value(key).problem, key);
+        QVERIFY(!text.contains(QStringLiteral("authority-canary-views")));
+
+        LiveWindow live(r.socket);
+        QTRY_COMPARE(overviewValue(live.window, "Bindings"), QStringLiteral("1 failed of 2"));
+        QVERIFY(overviewProblem(live.window, "Bindings"));
+        QCOMPARE(overviewValue(live.window, "Health"), QStringLiteral("READY, WITH WARNINGS"));
+        QVERIFY(overviewProblem(live.window, "Health"));
+        QVERIFY2(overviewValue(live.window, "Next action").startsWith("Binding svc-1/orphan-db failed: "),
+                 qPrintable(overviewValue(live.window, "Next action")));
+        QCOMPARE(live.window.tabs()->tabText(0), QStringLiteral("Overview (1 problem)"));
+        // The relay's one warning about the binding is the events tab's one failure, in the singular.
+        QTRY_VERIFY2(QRegularExpression(QStringLiteral("^Events \\(\\d+ · 1 failure\\)$")).match(live.window.tabs()->tabText(7)).hasMatch(),
+                     qPrintable(live.window.tabs()->tabText(7)));
+        // The highlighted count is coloured in the overview table; the hops that are fine are not.
+        auto *model = live.window.pane(QStringLiteral("overview"))->model();
+        for (int row = 0; row < model->rowCount(); ++row) {
+            const QString key = model->index(row, 0).data().toString();
+            const bool coloured = model->index(row, 0).data(Qt::BackgroundRole).value<QColor>() == RowTableModel::problemBackground();
+            QVERIFY2(coloured == (key == QLatin1String("Bindings") || key == QLatin1String("Health") || key == QLatin1String("Next action")),
+                     qPrintable(key));
+        }
+        screenshots(live.window, QStringLiteral("failed-bindings"));
+        QVERIFY(r.f.stopRelay());
+    }
+
     void parked_CV03()
     {
         Relay r;
@@ -450,6 +544,9 @@ private Q_SLOTS:
         QTRY_COMPARE(overviewValue(live.window, "Health"), QStringLiteral("PARKED"));
         QVERIFY(overviewProblem(live.window, "Registration"));
         QVERIFY(live.window.tabs()->tabText(0).startsWith("Overview ("));
+        // CV-09: the refusal is an event of kind registration.
+        QTRY_VERIFY2(eventShown(live.window, "registration", "registerClusterRelay refused: relay-credential-generation-stale"),
+                     qPrintable(eventsText(live.window)));
         screenshots(live.window, QStringLiteral("parked"));
         QVERIFY(r.f.stopRelay());
     }

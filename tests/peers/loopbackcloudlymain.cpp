@@ -24,8 +24,25 @@
 //   back   listens again on the same port ("cloudly back at wss://…")
 //   inventory NODE   dispatches getClusterCorestoreInventory { nodeId: NODE } to the relay (§12.6) and
 //          prints "corestore inventory of node <id>: <n> services" or "... refused: <name>: <text>"
+//   vpn NODE=PUBLICKEY@ADDRESS...   pushes applyClusterVpnNetwork (§11.2) with the next revision of a
+//          network (prefix 100.96.0.0/16, valid an hour) of these members, each granted to reach every
+//          other, and prints "relay answered applyClusterVpnNetwork revision <r>: <state>[: <reason>]"
+//          or "... refused: <name>: <text>"
+//   binding NODE SERVICE NAME   pushes pushClusterConfig (§7.1) with a desired state (§12.3) of one
+//          objectstorage binding on NODE under a fresh publication grant (its requestDigest the
+//          SHA-256 of the canonical BindingRequest, §12.2) and prints "config push adopted <n> grants"
+//   backup NODE SERVICE BACKUP   dispatches backupClusterService (§13.1) with database, no volumes, no
+//          object storage and replication enabled; the closure the relay sends (§13.4) is checked by a
+//          LoopbackClosureStore; prints "backup <b> of service <s> on node <n> answered: database
+//          snapshot <id>; closure received: <bytes> bytes, sha256 <hex>, receipt issued" (or what failed)
+// getClusterVpnNetwork (§6.8) answers the last network `vpn` pushed, null before.
+// Printed as the relay asks: "relay advertises its VPN hub at <address>:<port>, public key <base64>"
+// (registerClusterRelay's relay.vpnHub, §6.6), "binding <service>/<name> on node <n> reported <status>
+// [(<reason>)]" (reportClusterPlatformBindingStatus, §12.5, answered accepted), "relay published the
+// credential material of binding <service>/<name>: envelope opened" (§12.4, opened for real).
 // Exits 0 on SIGTERM/SIGINT, 2 on bad arguments, 1 when it cannot listen.
 #include "tests/peers/dnsleaserenewalrunbuilder.h"
+#include "tests/peers/loopbackclosurestore.h"
 #include "tests/peers/loopbackcloudly.h"
 #include "tests/peers/peercontractnames.h"
 #include "tests/peers/quitonsignal.h"
@@ -36,6 +53,8 @@
 #include <QCryptographicHash>
 #include <QDateTime>
 #include <QJsonArray>
+#include <QJsonDocument>
+#include <QUuid>
 #include <QSocketNotifier>
 #include <QDir>
 #include <QFile>
@@ -250,6 +269,58 @@ int main(int argc, char **argv)
                                                 {"certificatePem", "-----BEGIN CERTIFICATE-----\nZGVtbw==\n-----END CERTIFICATE-----\n"},
                                                 {"privateKeyPem", "-----BEGIN PRIVATE KEY-----\nZGVtbw==\n-----END PRIVATE KEY-----\n"}}}}});
 
+    // The VPN hub the relay advertises in registerClusterRelay (docs/contract.md §6.6 relay.vpnHub).
+    QObject::connect(&cloudly, &LoopbackCloudly::requestReceived, [&cloudly](const QString &method) {
+        if (method != QLatin1String("registerClusterRelay"))
+            return;
+        const auto request = cloudly.lastRequest(method);
+        const QJsonValue hub = request ? QJsonDocument::fromJson(request->rawRequest).object().value("relay").toObject().value("vpnHub")
+                                       : QJsonValue();
+        if (hub.isObject())
+            say(QStringLiteral("relay advertises its VPN hub at %1:%2, public key %3")
+                    .arg(hub.toObject().value("address").toString())
+                    .arg(hub.toObject().value("quicPort").toInt())
+                    .arg(hub.toObject().value("publicKey").toString()));
+    });
+
+    // Platform bindings (§12): the desired state starts empty; `binding` pushes one. Reports are
+    // answered accepted and printed; the publication is the loopback Cloudly's own (envelopes opened).
+    QJsonObject desiredState{{"bindings", QJsonArray{}}};
+    cloudly.setHandler(QStringLiteral("getClusterPlatformDesiredState"), [&desiredState](const PeerFrame &, const QJsonObject &) {
+        return Answer::respond(QJsonObject{{"desiredState", desiredState}});
+    });
+    cloudly.setHandler(QStringLiteral("reportClusterPlatformBindingStatus"), [](const PeerFrame &, const QJsonObject &request) {
+        const QString reason = request.value("statusReason").toString();
+        say(QStringLiteral("binding %1/%2 on node %3 reported %4%5")
+                .arg(request.value("serviceId").toString(), request.value("bindingName").toString(),
+                     request.value("nodeId").isString() ? request.value("nodeId").toString() : QStringLiteral("(none)"),
+                     request.value("status").toString(), reason.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(reason)));
+        return Answer::respond(QJsonObject{{"accepted", true}});
+    });
+    QObject::connect(&cloudly, &LoopbackCloudly::requestReceived, [&cloudly](const QString &method) {
+        if (method != QLatin1String("publishCorestoreCredentialMaterial"))
+            return;
+        const auto frame = cloudly.lastRequest(method);
+        const QJsonObject request = frame ? QJsonDocument::fromJson(frame->rawRequest).object() : QJsonObject();
+        const qsizetype openedBefore = cloudly.secretIngress().opened().size();
+        // The ingress opens the envelope while answering, right after this signal.
+        QTimer::singleShot(0, &cloudly, [&cloudly, request, openedBefore] {
+            const bool opened = cloudly.secretIngress().opened().size() > openedBefore;
+            say(QStringLiteral("relay published the credential material of binding %1/%2: %3")
+                    .arg(request.value("serviceId").toString(), request.value("bindingName").toString(),
+                         opened ? QStringLiteral("envelope opened") : QStringLiteral("envelope NOT opened")));
+        });
+    });
+
+    // The VPN network the relay pulls after each acceptance (§6.8): none until `vpn` pushed one.
+    QJsonValue vpnNetwork = QJsonValue(QJsonValue::Null);
+    cloudly.setHandler(QStringLiteral("getClusterVpnNetwork"), [&vpnNetwork](const PeerFrame &, const QJsonObject &) {
+        return Answer::respond(QJsonObject{{"network", vpnNetwork}});
+    });
+
+    // Cloudly's side of the database closure streams (§13.4), for `backup`.
+    LoopbackClosureStore closureStore(cloudly);
+
     QHash<QString, PeerSessionBinding> bindings; // node id -> its latest session
     QObject::connect(&cloudly, &LoopbackCloudly::palletSessionRegistered,
                      [&bindings](const PeerSessionBinding &binding) { bindings.insert(binding.nodeId, binding); });
@@ -309,6 +380,110 @@ int main(int argc, char **argv)
                 });
                 if (sent.isEmpty())
                     say(QStringLiteral("cannot ask for the inventory of node %1: no relay connected").arg(nodeId));
+            } else if (command.startsWith("vpn ")) {
+                static qint64 revision = 0;
+                const qint64 now = QDateTime::currentMSecsSinceEpoch();
+                QJsonArray members;
+                QStringList nodeIds;
+                for (const QByteArray &spec : command.mid(4).trimmed().split(' ')) {
+                    const qsizetype eq = spec.indexOf('='), at = spec.lastIndexOf('@');
+                    if (eq <= 0 || at <= eq)
+                        continue;
+                    nodeIds << QString::fromUtf8(spec.left(eq));
+                    members.append(QJsonObject{{"nodeId", nodeIds.last()},
+                                               {"publicKey", QString::fromLatin1(spec.mid(eq + 1, at - eq - 1))},
+                                               {"address", QString::fromLatin1(spec.mid(at + 1))},
+                                               {"expiresAt", double(now + 3600000)}});
+                }
+                QJsonArray grants;
+                for (const QString &from : nodeIds)
+                    for (const QString &to : nodeIds)
+                        if (from != to)
+                            grants.append(QJsonObject{{"from", from}, {"to", to}});
+                const qint64 r = ++revision;
+                // Cloudly's network authority key: the relay only compares it between pushes (§11.2).
+                const QJsonObject network{{"authority", QJsonObject{{"id", "demo-authority"}, {"publicKey", QString::fromLatin1(QByteArray(32, 'D').toBase64())}}},
+                                          {"revision", double(r)},
+                                          {"controlPrefix", "100.96.0.0/16"},
+                                          {"expiresAt", double(now + 3600000)},
+                                          {"members", members},
+                                          {"grants", grants}};
+                vpnNetwork = network;
+                const QString sent = cloudly.push(QStringLiteral("applyClusterVpnNetwork"), QJsonObject{{"network", network}}, [r](const PeerFrame &answer) {
+                    if (answer.hasError()) {
+                        say(QStringLiteral("relay answered applyClusterVpnNetwork revision %1 refused: %2").arg(r).arg(answer.errorRefusal().text()));
+                        return;
+                    }
+                    const QJsonObject response = answer.responseObject().value();
+                    const QString reason = response.value("reason").toString();
+                    say(QStringLiteral("relay answered applyClusterVpnNetwork revision %1: %2%3")
+                            .arg(r)
+                            .arg(response.value("state").toString(), reason.isEmpty() ? QString() : QStringLiteral(": ") + reason));
+                });
+                if (sent.isEmpty())
+                    say(QStringLiteral("cannot push the VPN network: no relay connected"));
+            } else if (command.startsWith("binding ")) {
+                const QList<QByteArray> words = command.mid(8).simplified().split(' ');
+                if (words.size() != 3) {
+                    say(QStringLiteral("binding wants NODE SERVICE NAME"));
+                    continue;
+                }
+                const QString nodeId = QString::fromUtf8(words[0]), serviceId = QString::fromUtf8(words[1]), name = QString::fromUtf8(words[2]);
+                // §12.2: the canonical BindingRequest (keys sorted, no whitespace) and its SHA-256.
+                const QJsonObject bindingRequest{{"capability", "objectstorage"}, {"serviceId", serviceId}, {"bindingName", name}, {"retention", QJsonValue::Null}};
+                const QByteArray digest = QCryptographicHash::hash(QJsonDocument(bindingRequest).toJson(QJsonDocument::Compact), QCryptographicHash::Sha256).toHex();
+                const QString organization = QStringLiteral("org-demo");
+                cloudly.secretIngress().setOrganization(serviceId, organization);
+                desiredState = QJsonObject{{"bindings", QJsonArray{QJsonObject{
+                    {"nodeId", nodeId},
+                    {"binding", QJsonObject{{"name", name}, {"capability", "objectstorage"}, {"serviceId", serviceId}, {"organizationId", organization},
+                                            {"clusterId", options.clusterId}, {"retention", QJsonValue::Null}}},
+                    {"grant", QJsonObject{{"operation", "op-" + name}, {"generation", 1}, {"serviceId", serviceId}, {"capability", "objectstorage"},
+                                          {"bindingName", name}, {"requestDigest", QString::fromLatin1(digest)},
+                                          {"expiresAt", double(QDateTime::currentMSecsSinceEpoch() + 86400000)},
+                                          {"authority", QStringLiteral("demo-grant-") + QUuid::createUuid().toString(QUuid::WithoutBraces)}}}}}}};
+                const QJsonObject cluster{{"id", options.clusterId}, {"name", options.clusterName},
+                                          {"relay", QJsonObject{{"origin", options.relayOrigin}}}, {"nodes", options.clusterNodes}};
+                const QString sent = cloudly.push(QStringLiteral("pushClusterConfig"), QJsonObject{{"cluster", cluster}, {"desiredState", desiredState}},
+                                                  [](const PeerFrame &answer) {
+                    if (answer.hasError()) {
+                        say(QStringLiteral("config push refused: %1").arg(answer.errorRefusal().text()));
+                        return;
+                    }
+                    const QJsonObject response = answer.responseObject().value();
+                    say(QStringLiteral("config push adopted %1 grants (reconciling: %2)")
+                            .arg(response.value("adopted").toObject().value("grants").toInt())
+                            .arg(response.value("reconciling").toBool() ? "yes" : "no"));
+                });
+                if (sent.isEmpty())
+                    say(QStringLiteral("cannot push the config: no relay connected"));
+            } else if (command.startsWith("backup ")) {
+                const QList<QByteArray> words = command.mid(7).simplified().split(' ');
+                if (words.size() != 3) {
+                    say(QStringLiteral("backup wants NODE SERVICE BACKUP"));
+                    continue;
+                }
+                const QString nodeId = QString::fromUtf8(words[0]), serviceId = QString::fromUtf8(words[1]), backupId = QString::fromUtf8(words[2]);
+                const QJsonObject request{{"nodeId", nodeId}, {"serviceId", serviceId}, {"backupId", backupId}, {"database", true},
+                                          {"volumes", QJsonArray{}}, {"objectStorage", false}, {"replication", QJsonObject{{"enabled", true}}}};
+                const QString sent = cloudly.push(QStringLiteral("backupClusterService"), request, [&closureStore, nodeId, serviceId, backupId](const PeerFrame &answer) {
+                    const QString what = QStringLiteral("backup %1 of service %2 on node %3").arg(backupId, serviceId, nodeId);
+                    if (answer.hasError()) {
+                        say(QStringLiteral("%1 refused: %2").arg(what, answer.errorRefusal().text()));
+                        return;
+                    }
+                    const QJsonObject database = answer.responseObject().value().value("snapshots").toObject().value("database").toObject();
+                    QString closure = QStringLiteral("no closure received");
+                    for (const auto &in : closureStore.incoming())
+                        if (in.backupId == backupId && in.serviceId == serviceId)
+                            closure = in.completed && in.violation.isEmpty() && in.computedSha256 == in.statedSha256
+                                ? QStringLiteral("closure received: %1 bytes, sha256 %2, receipt issued").arg(in.receivedBytes).arg(QString::fromLatin1(in.computedSha256))
+                                : QStringLiteral("closure NOT stored: %1 bytes%2").arg(in.receivedBytes).arg(in.violation.isEmpty() ? QString() : ", " + in.violation);
+                    say(QStringLiteral("%1 answered: database snapshot %2; %3")
+                            .arg(what, database.value("snapshotId").toString(QStringLiteral("none")), closure));
+                });
+                if (sent.isEmpty())
+                    say(QStringLiteral("cannot ask for a backup: no relay connected"));
             } else if (!command.isEmpty()) {
                 say(QStringLiteral("unknown command: %1").arg(QString::fromUtf8(command)));
             }
