@@ -7,7 +7,7 @@
 //            (palletRuntime), ingress lane (clusterIngress), start (relay). Each is ok or a problem with
 //            its state in words (the readiness line, the park line, the note).
 //   counts   nodes carried; escrow runs held and how many of them had an offer fail; bindings failed
-//            (status other than "bound"); refusals the relay authored in the last hour and since start (counters); clock skew (clockSkew).
+//            (status "failed", §18.1 bindings[].status); refusals the relay authored in the last hour and since start (counters); clock skew (clockSkew).
 //   certificate  a warning from certificateWarningDays (14) days before the listener certificate's
 //            notAfter (and once it has passed): renewal is not built, so a restart is the operator's job.
 //   nextAction   one sentence: what to do first (the first problem in the order above; "nothing to do"

@@ -3,7 +3,7 @@
 // from handlers written here, each node's Corestore is a LoopbackCorestore (HTTPS on 127.0.0.1), the
 // publication (§12.4) is a double of the seam. The request digests are the jq/Python ones of the
 // contract's canonical form, written out here. Real sockets; the relay's clock is a ManualClock.
-// Rules: CS-15, CS-16, CS-30, CS-36, CS-47, CS-49, CS-54, CS-55, WD-06..WD-09, WD-12.
+// Rules: CS-15, CS-16, CS-30, CS-36, CS-47, CS-49, CS-54, CS-55, WD-06..WD-09, WD-11, WD-12, WD-13.
 #include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
@@ -11,6 +11,7 @@
 
 #include "service/bindings/bindingpublication.h"
 #include "service/bindings/bindingreconciler.h"
+#include "service/cloudly/cloudlyconnector.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -28,6 +29,8 @@ namespace {
 // sha256 of {"bindingName":"main-db","capability":"database","endpoint":{"host":"10.0.0.5","port":27017},"serviceId":"svc-1"}
 // (`jq -S -c . | sha256sum`).
 const char *const kMainDbDigest = "f39f600eecc8e6d211f2180a424e219491b5cb76515fd3afed0f4d05f16be3f0";
+// {"bindingName":"second-db","capability":"database","endpoint":{"host":"10.0.0.5","port":27017},"serviceId":"svc-1"}
+const char *const kSecondDbDigest = "fe181ea83fd8224c4773e08749251777fc42f9f56cf64257b5607cf841b49dc1";
 const QByteArray kAuthority = "authority-canary-e2e-51d0";
 
 struct PublicationDouble : BindingPublication {
@@ -65,8 +68,8 @@ struct Lane {
     QJsonObject state;
     QList<QJsonObject> reports;
 
-    explicit Lane(LogCapture &capture)
-        : log(capture), corestore(f.ca, [this] {
+    explicit Lane(LogCapture &capture, bool relayBlock = true)
+        : log(capture), f(relayBlock), corestore(f.ca, [this] {
               LoopbackCorestore::Options o;
               o.materialSecret = materialSecret;
               return o;
@@ -216,6 +219,98 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(lane.reports.size(), 1, 15000);
         QCOMPARE(lane.reports[0].value("status").toString(), QStringLiteral("ready"));
         lane.verifySecretsNowhere();
+    }
+
+    // WD-13 (issue 18 "a cluster without a relay block reconciles nothing"): no desired-state read, and
+    // a pushed desired state carrying a valid grant reaches no Corestore and is not reported.
+    void noRelayBlockReconcilesNothing_WD13()
+    {
+        Lane lane(log, false);
+        QVERIFY(lane.start());
+        QVERIFY(lane.f.settleCloudlyHop());
+        const QJsonObject cluster{{"id", "cluster-1"}, {"name", "Loopback cluster"}, {"relay", QJsonValue::Null},
+                                  {"nodes", lane.f.cloudly->options().clusterNodes}};
+        std::optional<peers::PeerFrame> answer;
+        lane.f.cloudly->push("pushClusterConfig",
+                             QJsonObject{{"cluster", cluster},
+                                         {"desiredState", desired({QJsonObject{{"nodeId", "node-a"}, {"binding", binding("main-db")}, {"grant", grant("main-db", kMainDbDigest)}}})}},
+                             [&](const peers::PeerFrame &frame) { answer = frame; });
+        QTRY_VERIFY_WITH_TIMEOUT(answer.has_value(), 10000);
+        QVERIFY2(!answer->hasError(), answer->raw.constData());
+        QCOMPARE(QJsonDocument::fromJson(answer->response.toByteArray()).object().value("reconciling").toBool(), false);
+        QVERIFY(lane.f.settleCloudlyHop());
+        QCOMPARE(lane.f.cloudly->callCount("getClusterPlatformDesiredState"), 0);
+        QCOMPARE(lane.corestore.totalRequestCount(), 0);
+        QCOMPARE(lane.reports.size(), 0);
+        QVERIFY(!lane.f.relay->bindings()->isReconciling());
+    }
+
+    // WD-11 through the relay: a re-registration (the identity renewal) refused with a name stating
+    // Cloudly does not dispatch to this relay pauses reconciliation: a config push carrying a new grant
+    // reconciles nothing (its answer says reconciling: false) until the next accepted registration,
+    // which reads the desired state again and reconciles it. The control row, a refusal that states no
+    // such thing, keeps reconciling: the push reconciles at once.
+    void undispatchedRefusalPausesUntilTheNextAcceptance_WD11_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<bool>("pauses");
+        for (const char *n : {"relay-cluster-not-enabled", "relay-node-foreign", "relay-node-unknown", "relay-sequence-not-advancing"})
+            QTest::newRow(n) << QString::fromLatin1(n) << true;
+        QTest::newRow("relay-identity-unverified (control)") << QStringLiteral("relay-identity-unverified") << false;
+    }
+    void undispatchedRefusalPausesUntilTheNextAcceptance_WD11()
+    {
+        QFETCH(QString, name);
+        QFETCH(bool, pauses);
+        Lane lane(log);
+        QVERIFY(lane.start());
+        QTRY_COMPARE_WITH_TIMEOUT(lane.reports.size(), 1, 15000);
+        QTRY_VERIFY(lane.f.relay->bindings()->attemptsInFlight() == 0);
+        const int reads = lane.f.cloudly->callCount("getClusterPlatformDesiredState");
+
+        lane.f.cloudly->setAnswer("registerClusterRelay", Answer::refuse(QLatin1StringView(name.toLatin1()), "by the test"));
+        renewIdentity(lane.f);
+        QVERIFY(lane.f.settleCloudlyHop()); // the refusal was handled before this answer
+        QCOMPARE(lane.f.relay->bindings()->isReconciling(), !pauses);
+
+        const QJsonArray both{QJsonObject{{"nodeId", "node-a"}, {"binding", binding("main-db")}, {"grant", grant("main-db", kMainDbDigest)}},
+                              QJsonObject{{"nodeId", "node-a"}, {"binding", binding("second-db")}, {"grant", grant("second-db", kSecondDbDigest)}}};
+        lane.state = desired(both); // what Cloudly answers from now on
+        const QJsonObject cluster{{"id", "cluster-1"}, {"name", "Loopback cluster"}, {"relay", QJsonObject{{"origin", lane.f.cloudly->options().relayOrigin}}},
+                                  {"nodes", lane.f.cloudly->options().clusterNodes}};
+        std::optional<peers::PeerFrame> answer;
+        lane.f.cloudly->push("pushClusterConfig", QJsonObject{{"cluster", cluster}, {"desiredState", desired(both)}},
+                             [&](const peers::PeerFrame &frame) { answer = frame; });
+        QTRY_VERIFY_WITH_TIMEOUT(answer.has_value(), 10000);
+        QCOMPARE(QJsonDocument::fromJson(answer->response.toByteArray()).object().value("reconciling").toBool(), !pauses);
+        if (!pauses) {
+            QTRY_COMPARE_WITH_TIMEOUT(lane.reports.size(), 2, 15000);
+            QCOMPARE(lane.reports[1].value("bindingName").toString(), QStringLiteral("second-db"));
+            return;
+        }
+        QVERIFY(lane.f.settleCloudlyHop());
+        QCOMPARE(lane.corestore.requestCount(LoopbackCorestore::reconcileRoute), 1); // main-db's, before the refusal
+        QCOMPARE(lane.reports.size(), 1);
+
+        // The next acceptance reads the desired state and reconciles the new grant.
+        lane.f.cloudly->setAnswer("registerClusterRelay", Answer::useDefault());
+        renewIdentity(lane.f);
+        QTRY_COMPARE_WITH_TIMEOUT(lane.reports.size(), 2, 15000);
+        QCOMPARE(lane.reports[1].value("bindingName").toString(), QStringLiteral("second-db"));
+        QCOMPARE(lane.reports[1].value("status").toString(), QStringLiteral("ready"));
+        QVERIFY(lane.f.cloudly->callCount("getClusterPlatformDesiredState") > reads);
+        QVERIFY(lane.f.relay->bindings()->isReconciling());
+        lane.verifySecretsNowhere();
+    }
+
+private:
+    static void renewIdentity(RelayFixture &f)
+    {
+        const qint64 due = f.relay->cloudly()->identityRenewalDueMs();
+        QVERIFY(due > 0);
+        const int before = f.cloudly->callCount("registerClusterRelay");
+        f.clock.advance(due - f.clock.nowMs());
+        QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), before + 1);
     }
 };
 
