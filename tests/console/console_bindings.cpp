@@ -4,6 +4,7 @@
 // built `coreflow-console` (--text, --json, --watch) and by the window (MainWindow on a live
 // StatusClient). The rows' states come from what the peers did, never from a hand-made snapshot:
 //   main-db  node-a, granted, Corestore answers, the material is sealed to the loopback Cloudly: ready
+//   assets   node-a, object storage, granted, likewise: ready (its material carries secretAccessKey)
 //   media    node-b, granted, node-b's Corestore refuses every reconcile (404): failed
 //   cache    no placement (nodeId null): failed binding-not-placed
 //   later    no grant: ungranted
@@ -47,6 +48,8 @@ namespace {
 const char *const kMainDbDigest = "f39f600eecc8e6d211f2180a424e219491b5cb76515fd3afed0f4d05f16be3f0";
 // {"bindingName":"media","capability":"objectstorage","retention":null,"serviceId":"svc-1"}
 const char *const kMediaDigest = "78884c1912911a15d3f60b4bb282109b224d9a43633ad4e30271d13c1407d76e";
+// {"bindingName":"assets","capability":"objectstorage","retention":null,"serviceId":"svc-1"}
+const char *const kAssetsDigest = "4bbb78adf8852b0aa684157982b500a628299326f2bac602b97b1201989a204c";
 
 QByteArray canary(const char *what)
 {
@@ -167,8 +170,8 @@ class ConsoleBindingsTest : public QObject {
                 {"authority", QString::fromLatin1(authority)}};
     }
 
-    // Starts the relay and waits until the four rows stand: main-db ready (reported), media failed
-    // (reported), cache failed (reported), later ungranted.
+    // Starts the relay and waits until the five rows stand: main-db and assets ready (reported), media
+    // failed (reported), cache failed (reported), later ungranted.
     static void start(Relay &r)
     {
         QVERIFY(r.a.listen() && r.b.listen());
@@ -187,6 +190,8 @@ class ConsoleBindingsTest : public QObject {
             {"bindings",
              QJsonArray{QJsonObject{{"nodeId", "node-a"}, {"binding", bindingOf("main-db", "database")},
                                     {"grant", grantOf("main-db", "database", kMainDbDigest, r.authority)}},
+                        QJsonObject{{"nodeId", "node-a"}, {"binding", bindingOf("assets", "objectstorage")},
+                                    {"grant", grantOf("assets", "objectstorage", kAssetsDigest, r.authority)}},
                         QJsonObject{{"nodeId", "node-b"}, {"binding", bindingOf("media", "objectstorage")},
                                     {"grant", grantOf("media", "objectstorage", kMediaDigest, r.authority)}},
                         QJsonObject{{"nodeId", QJsonValue::Null}, {"binding", bindingOf("cache", "database")},
@@ -205,7 +210,7 @@ class ConsoleBindingsTest : public QObject {
         r.socket = config.statusSocketPath;
         r.f.makeRelay(config);
         QVERIFY(r.f.startRelay());
-        QTRY_COMPARE_WITH_TIMEOUT(r.reports.size(), 3, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(r.reports.size(), 4, 20000);
         QTRY_VERIFY(r.f.relay->bindings()->attemptsInFlight() == 0);
     }
 
@@ -241,10 +246,11 @@ private Q_SLOTS:
         Relay r;
         start(r);
         QCOMPARE(statusOf(r, "main-db"), QStringLiteral("ready/"));
+        QCOMPARE(statusOf(r, "assets"), QStringLiteral("ready/"));
         QVERIFY2(statusOf(r, "media").startsWith("failed/"), qPrintable(statusOf(r, "media")));
         QCOMPARE(statusOf(r, "cache"), QStringLiteral("failed/binding-not-placed"));
         QCOMPARE(statusOf(r, "later"), QStringLiteral("ungranted/"));
-        QCOMPARE(r.f.cloudly->secretIngress().opened().size(), 1); // main-db's material, sealed and opened
+        QCOMPARE(r.f.cloudly->secretIngress().opened().size(), 2); // main-db's and assets' material, sealed and opened
         QVERIFY(r.f.stopRelay());
     }
 
@@ -256,7 +262,7 @@ private Q_SLOTS:
         start(r);
         const QString text = QString::fromUtf8(runConsole({QStringLiteral("--text"), QStringLiteral("--socket"), r.socket}));
         const auto [count, countProblem] = overviewLine(text, QStringLiteral("bindings"));
-        QCOMPARE(count, QStringLiteral("2 failed of 4"));
+        QCOMPARE(count, QStringLiteral("2 failed of 5"));
         QVERIFY(countProblem);
         QCOMPARE(overviewLine(text, QStringLiteral("health")).first, QStringLiteral("READY, WITH WARNINGS"));
         const QString action = overviewLine(text, QStringLiteral("next action")).first;
@@ -265,12 +271,12 @@ private Q_SLOTS:
         QMap<QString, bool> marked;
         for (const TextRow &row : textTable(text, QStringLiteral("BINDINGS")))
             marked.insert(row.cells.value(0), row.problem);
-        QCOMPARE(marked, (QMap<QString, bool>{{"cache", true}, {"later", false}, {"main-db", false}, {"media", true}}));
+        QCOMPARE(marked, (QMap<QString, bool>{{"assets", false}, {"cache", true}, {"later", false}, {"main-db", false}, {"media", true}}));
 
         LiveWindow live(r.socket);
         TablePane *pane = live.window.pane(QStringLiteral("bindings"));
-        QTRY_COMPARE(pane->model()->rowCount(), 4);
-        QCOMPARE(live.window.tabs()->tabText(5), QStringLiteral("Bindings (4 · 2 failed)"));
+        QTRY_COMPARE(pane->model()->rowCount(), 5);
+        QCOMPARE(live.window.tabs()->tabText(5), QStringLiteral("Bindings (5 · 2 failed)"));
         QCOMPARE(pane->model()->problemCount(), 2);
         for (int row = 0; row < pane->model()->rowCount(); ++row) {
             const QString name = pane->model()->index(row, 0).data().toString();
@@ -284,7 +290,7 @@ private Q_SLOTS:
         bool overviewRowMarked = false;
         for (const auto &row : live.window.pane(QStringLiteral("overview"))->model()->rows())
             if (row.display.value(0) == QLatin1String("Bindings")) {
-                QCOMPARE(row.display.value(1), QStringLiteral("2 failed of 4"));
+                QCOMPARE(row.display.value(1), QStringLiteral("2 failed of 5"));
                 overviewRowMarked = row.problem;
             }
         QVERIFY(overviewRowMarked);
@@ -300,7 +306,7 @@ private Q_SLOTS:
         start(r);
         LiveWindow live(r.socket);
         TablePane *pane = live.window.pane(QStringLiteral("bindings"));
-        QTRY_COMPARE(pane->model()->rowCount(), 4);
+        QTRY_COMPARE(pane->model()->rowCount(), 5);
         QComboBox *choice = live.window.findChild<QComboBox *>(QStringLiteral("bindingsChoice"));
         QVERIFY(choice);
         QCOMPARE(choice, pane->choice());
@@ -311,7 +317,7 @@ private Q_SLOTS:
             QCoreApplication::processEvents();
         };
         auto countText = [&] { return live.window.findChild<QLabel *>(QStringLiteral("bindingsCount"))->text(); };
-        QCOMPARE(shownNames(pane), (QStringList{"cache", "later", "main-db", "media"}));
+        QCOMPARE(shownNames(pane), (QStringList{"assets", "cache", "later", "main-db", "media"}));
         // Sortable (issue 18): media's retry on the relay's clock makes it the one row with 2 attempts.
         r.f.clock.advance(5000);
         QTRY_VERIFY(r.b.requestCount(LoopbackCorestore::reconcileRoute) >= 2);
@@ -326,20 +332,20 @@ private Q_SLOTS:
         pane->view()->sortByColumn(7, Qt::DescendingOrder); // Attempts
         QCOMPARE(pane->proxy()->index(0, 0).data().toString(), QStringLiteral("media"));
         pane->view()->sortByColumn(0, Qt::AscendingOrder);  // Name
-        QCOMPARE(pane->proxy()->index(0, 0).data().toString(), QStringLiteral("cache"));
+        QCOMPARE(pane->proxy()->index(0, 0).data().toString(), QStringLiteral("assets"));
         QTRY_VERIFY(r.f.relay->bindings()->attemptsInFlight() == 0); // media failed again
         flushSnapshots(r);
         choose(QStringLiteral("failed"));
         QTRY_COMPARE(shownNames(pane), (QStringList{"cache", "media"}));
-        QCOMPARE(countText(), QStringLiteral("2 of 4"));
+        QCOMPARE(countText(), QStringLiteral("2 of 5"));
         choose(QStringLiteral("ready"));
-        QCOMPARE(shownNames(pane), QStringList{"main-db"});
-        QCOMPARE(countText(), QStringLiteral("1 of 4"));
+        QCOMPARE(shownNames(pane), (QStringList{"assets", "main-db"}));
+        QCOMPARE(countText(), QStringLiteral("2 of 5"));
         choose(QStringLiteral("ungranted"));
         QCOMPARE(shownNames(pane), QStringList{"later"});
         choose(QStringLiteral("provisioning"));
         QCOMPARE(shownNames(pane), QStringList{});
-        QCOMPARE(countText(), QStringLiteral("0 of 4"));
+        QCOMPARE(countText(), QStringLiteral("0 of 5"));
         // The state choice and the text filter together: failed rows whose text mentions "not-placed".
         choose(QStringLiteral("failed"));
         QTest::keyClicks(pane->filterEdit(), QStringLiteral("not-placed"));
@@ -351,8 +357,8 @@ private Q_SLOTS:
         QCoreApplication::processEvents();
         QCOMPARE(shownNames(pane), (QStringList{"cache", "media"}));
         choose(QStringLiteral("all states"));
-        QCOMPARE(shownNames(pane), (QStringList{"cache", "later", "main-db", "media"}));
-        QCOMPARE(countText(), QStringLiteral("4 of 4"));
+        QCOMPARE(shownNames(pane), (QStringList{"assets", "cache", "later", "main-db", "media"}));
+        QCOMPARE(countText(), QStringLiteral("5 of 5"));
         QVERIFY(r.f.stopRelay());
     }
 
@@ -366,10 +372,16 @@ private Q_SLOTS:
         const auto reconcile = r.a.lastRequest(LoopbackCorestore::reconcileRoute);
         QVERIFY(reconcile && reconcile->body.contains(r.authority));
         QCOMPARE(r.a.lastRequest(LoopbackCorestore::reconcileRoute)->header("authorization"), QByteArrayLiteral("Bearer ") + r.token);
-        QCOMPARE(r.f.cloudly->secretIngress().opened().value(0).material.value("password").toString(), QString::fromLatin1(r.password));
+        // password, uri and secretAccessKey all carry the material canary (LoopbackCorestore's materialSecret).
+        QMap<QString, QJsonObject> materials;
+        for (const auto &opened : r.f.cloudly->secretIngress().opened())
+            materials.insert(opened.material.value("capability").toString(), opened.material);
+        QCOMPARE(materials.value("database").value("password").toString(), QString::fromLatin1(r.password));
+        QVERIFY(materials.value("database").value("uri").toString().contains(QString::fromLatin1(r.password)));
+        QCOMPARE(materials.value("objectstorage").value("secretAccessKey").toString(), QString::fromLatin1(r.password));
         // The sealed bytes (§12.4) are not shown either: a stretch of the envelope's base64 is a canary too.
         const auto published = r.f.cloudly->requests(QStringLiteral("publishCorestoreCredentialMaterial"));
-        QCOMPARE(published.size(), 1);
+        QCOMPARE(published.size(), 2);
         const QByteArray sealed = QJsonDocument::fromJson(published[0].rawRequest).object().value("envelope").toObject().value("sealed").toString().toLatin1();
         QVERIFY(sealed.size() > 64);
         const QList<QByteArray> canaries{r.authority, r.password, r.token, sealed.mid(16, 32)};
@@ -389,21 +401,21 @@ private Q_SLOTS:
             QByteArray out;
             connect(&watch, &QProcess::readyReadStandardOutput, this, [&] { out += watch.readAllStandardOutput(); });
             watch.start(QStringLiteral(COREFLOW_CONSOLE_BINARY), {QStringLiteral("--watch"), QStringLiteral("--socket"), r.socket});
-            QTRY_VERIFY_WITH_TIMEOUT(out.contains("BINDINGS (4)") && out.contains("op-media"), 15000);
+            QTRY_VERIFY_WITH_TIMEOUT(out.contains("BINDINGS (5)") && out.contains("op-media"), 15000);
             // A live change goes out too: media's retry (5 s on the relay's clock) is shown again.
             out.clear();
             r.f.clock.advance(5000);
             QTRY_VERIFY(r.b.requestCount(LoopbackCorestore::reconcileRoute) >= 2);
             QTRY_VERIFY(r.f.relay->bindings()->attemptsInFlight() == 0);
             flushSnapshots(r);
-            QTRY_VERIFY_WITH_TIMEOUT(out.contains("BINDINGS (4)") && out.contains("op-media (generation 3)"), 15000);
+            QTRY_VERIFY_WITH_TIMEOUT(out.contains("BINDINGS (5)") && out.contains("op-media (generation 3)"), 15000);
             watch.kill();
             watch.waitForFinished(5000);
             out += watch.readAllStandardOutput() + watch.readAllStandardError();
             QCOMPARE(leaks(canaries, out), QStringList());
         }
         LiveWindow live(r.socket);
-        QTRY_COMPARE(live.window.pane(QStringLiteral("bindings"))->model()->rowCount(), 4);
+        QTRY_COMPARE(live.window.pane(QStringLiteral("bindings"))->model()->rowCount(), 5);
         const QByteArray gui = live.window.allTexts().join(QLatin1Char('\n')).toUtf8();
         QVERIFY(gui.contains("op-main-db (generation 3)"));
         QCOMPARE(leaks(canaries, gui), QStringList());

@@ -3,8 +3,9 @@
 // from handlers written here, each node's Corestore is a LoopbackCorestore (HTTPS on 127.0.0.1), the
 // publication (§12.4) is a double of the seam. The request digests are the jq/Python ones of the
 // contract's canonical form, written out here. Real sockets; the relay's clock is a ManualClock.
-// Rules: CS-15, CS-16, CS-30, CS-36, CS-47, CS-49, CS-54, CS-55, WD-06..WD-09, WD-11, WD-12, WD-13.
+// Rules: CS-15, CS-16, CS-21, CS-30, CS-36, CS-46, CS-47, CS-49, CS-54, CS-55, WD-06..WD-13.
 #include "tests/support/epolltestmain.h"
+#include "tests/support/skiporfail.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 #include "tests/peers/loopbackcorestore.h"
@@ -15,6 +16,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QProcess>
 #include <QTest>
 #include <QTimer>
 #include <QUuid>
@@ -301,6 +303,121 @@ private Q_SLOTS:
         QVERIFY(lane.f.cloudly->callCount("getClusterPlatformDesiredState") > reads);
         QVERIFY(lane.f.relay->bindings()->isReconciling());
         lane.verifySecretsNowhere();
+    }
+
+    // WD-10 through the relay: a lost Cloudly session pauses reconciliation. A binding waiting out its
+    // backoff is not retried while the session is down, however far the clock moves (no attempt starts,
+    // no retry time is shown); the next accepted registration reconciles it at once.
+    void lostSessionPausesUntilTheNextAcceptance_WD10()
+    {
+        Lane lane(log);
+        lane.corestore.setStanding(QString::fromLatin1(LoopbackCorestore::reconcileRoute),
+                                   LoopbackCorestore::Behaviour::answer(503, R"({"error":{"code":"busy"}})"));
+        QVERIFY(lane.start());
+        QTRY_COMPARE_WITH_TIMEOUT(lane.reports.size(), 1, 15000);
+        QCOMPARE(lane.reports[0].value("status").toString(), QStringLiteral("failed"));
+        QTRY_VERIFY(lane.f.relay->bindings()->attemptsInFlight() == 0);
+        QVERIFY(lane.f.relay->statusSnapshot().bindings.value(0).nextRetryAtMs > 0);
+        lane.corestore.clearScript(QString::fromLatin1(LoopbackCorestore::reconcileRoute));
+
+        QVERIFY(lane.f.takeCloudlySessionDown());
+        QTRY_VERIFY(!lane.f.relay->bindings()->isReconciling());
+        lane.f.clock.advance(10 * 60000); // past every backoff wait (at most 5 min)
+        const auto paused = lane.f.relay->statusSnapshot().bindings.value(0);
+        QCOMPARE(paused.attempts, 1);     // a retry would have started a second attempt right here
+        QCOMPARE(paused.nextRetryAtMs, 0);
+
+        QVERIFY(lane.f.bringCloudlySessionBack());
+        QTRY_COMPARE_WITH_TIMEOUT(lane.reports.size(), 2, 15000);
+        QCOMPARE(lane.reports[1].value("status").toString(), QStringLiteral("ready"));
+        QCOMPARE(lane.corestore.requestCount(LoopbackCorestore::reconcileRoute), 2); // the failed one and the one after the acceptance
+        lane.verifySecretsNowhere();
+    }
+
+    // Issue 18's test: 50 bindings over 5 nodes, one node's Corestore down (nothing listens at its
+    // endpoint): the other 40 are reconciled, published through the relay's own publisher (the
+    // loopback Cloudly opens 40 envelopes) and reported ready; the 10 on the dead node are reported
+    // failed (an ordinary failure, CS-21, CS-46) and wait out their backoff. The request digests are
+    // computed by Debian's Python (json.dumps(sort_keys=True, separators=(",", ":")) piped to sha256).
+    void fiftyBindingsOverFiveNodesOneCorestoreDown_CS21_CS46()
+    {
+        RelayFixture f;
+        const QByteArray token = QByteArrayLiteral("canary-corestore-token-") + QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
+        std::vector<std::unique_ptr<LoopbackCorestore>> corestores;
+        QJsonArray nodes;
+        for (int n = 0; n < 5; ++n) {
+            QString endpoint;
+            if (n < 4) {
+                corestores.push_back(std::make_unique<LoopbackCorestore>(f.ca));
+                QVERIFY(corestores.back()->listen());
+                corestores.back()->setAcceptedToken(token);
+                endpoint = corestores.back()->endpoint().toString();
+            } else {
+                endpoint = QStringLiteral("https://127.0.0.1:%1/corestore").arg(RelayFixture::freePort()); // nothing listens
+            }
+            nodes.append(QJsonObject{{"id", QStringLiteral("node-%1").arg(n)}, {"corestore", QJsonObject{{"endpoint", endpoint}}},
+                                     {"corestoreDatabase", QJsonObject{{"host", QStringLiteral("10.0.%1.5").arg(n)}, {"port", 27017}}}});
+        }
+        f.cloudly->options().clusterNodes = nodes;
+        f.cloudly->corestoreRecipients().setToken(token);
+        f.cloudly->secretIngress().setOrganization(QStringLiteral("svc-1"), QStringLiteral("org-1"));
+
+        QByteArray requests;
+        for (int i = 0; i < 50; ++i)
+            requests += QJsonDocument(QJsonObject{{"serviceId", "svc-1"}, {"bindingName", QStringLiteral("db-%1").arg(i)}, {"capability", "database"},
+                                                  {"endpoint", QJsonObject{{"host", QStringLiteral("10.0.%1.5").arg(i % 5)}, {"port", 27017}}}})
+                            .toJson(QJsonDocument::Compact)
+                        + '\n';
+        QProcess python;
+        python.start(QStringLiteral("/usr/bin/python3"),
+                     {QStringLiteral("-c"), QStringLiteral("import sys, json, hashlib\n"
+                                                           "for line in sys.stdin:\n"
+                                                           "    print(hashlib.sha256(json.dumps(json.loads(line), sort_keys=True, "
+                                                           "separators=(',', ':')).encode()).hexdigest())")});
+        COREFLOW_SKIP_OR_FAIL(python.waitForStarted(10000) ? QString() : QStringLiteral("Debian's /usr/bin/python3 is not installed"));
+        python.write(requests);
+        python.closeWriteChannel();
+        QVERIFY(python.waitForFinished(20000));
+        const QList<QByteArray> digests = python.readAllStandardOutput().trimmed().split('\n');
+        QCOMPARE(digests.size(), 50);
+
+        QJsonArray bindings;
+        for (int i = 0; i < 50; ++i) {
+            const QString name = QStringLiteral("db-%1").arg(i);
+            QJsonObject g = grant(name, QString::fromLatin1(digests[i]));
+            bindings.append(QJsonObject{{"nodeId", QStringLiteral("node-%1").arg(i % 5)}, {"binding", binding(name)}, {"grant", g}});
+        }
+        const QJsonObject state = desired(bindings);
+        f.cloudly->setHandler("getClusterPlatformDesiredState",
+                              [state](const peers::PeerFrame &, const QJsonObject &) { return Answer::respond(QJsonObject{{"desiredState", state}}); });
+        QMap<QString, QJsonObject> last; // binding -> its last accepted report
+        f.cloudly->setHandler("reportClusterPlatformBindingStatus", [&last](const peers::PeerFrame &, const QJsonObject &request) {
+            last.insert(request.value("bindingName").toString(), request);
+            return Answer::respond(QJsonObject{{"accepted", true}});
+        });
+        QVERIFY(f.startRelay());
+        QTRY_COMPARE_WITH_TIMEOUT(last.size(), 50, 60000);
+        QTRY_VERIFY(f.relay->bindings()->attemptsInFlight() == 0);
+        int ready = 0;
+        for (int i = 0; i < 50; ++i) {
+            const QJsonObject r = last.value(QStringLiteral("db-%1").arg(i));
+            QCOMPARE(r.value("nodeId").toString(), QStringLiteral("node-%1").arg(i % 5));
+            QCOMPARE(r.value("status").toString(), i % 5 == 4 ? QStringLiteral("failed") : QStringLiteral("ready"));
+            ready += r.value("status").toString() == QLatin1String("ready") ? 1 : 0;
+        }
+        QCOMPARE(ready, 40);
+        QCOMPARE(f.cloudly->secretIngress().opened().size(), 40);
+        int calls = 0;
+        for (const auto &c : corestores)
+            calls += c->requestCount(LoopbackCorestore::reconcileRoute);
+        QCOMPARE(calls, 40);
+        for (const auto &b : f.relay->statusSnapshot().bindings)
+            if (b.nodeId == QLatin1String("node-4")) {
+                QCOMPARE(b.status, QStringLiteral("failed"));
+                QVERIFY(b.nextRetryAtMs > 0);
+            }
+        for (const QString &line : log.lines())
+            QVERIFY2(!line.contains(QString::fromUtf8(token)) && !line.contains(QString::fromLatin1(kAuthority)), qPrintable(line));
     }
 
 private:
