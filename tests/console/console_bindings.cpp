@@ -22,6 +22,7 @@
 #include "console/tablepane.h"
 
 #include <QComboBox>
+#include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
@@ -269,8 +270,16 @@ private Q_SLOTS:
         QVERIFY2(action.startsWith(QStringLiteral("Binding media is failed: ")) || action.startsWith(QStringLiteral("Binding cache is failed: ")),
                  qPrintable(action));
         QMap<QString, bool> marked;
-        for (const TextRow &row : textTable(text, QStringLiteral("BINDINGS")))
+        QMap<QString, QStringList> cells;
+        for (const TextRow &row : textTable(text, QStringLiteral("BINDINGS"))) {
             marked.insert(row.cells.value(0), row.problem);
+            cells.insert(row.cells.value(0), row.cells);
+        }
+        // Every column of a failed row: node, service, capability, status, reason, grant, attempts and the
+        // retry 5000 ms after the failure on the relay's clock, which has not moved (CS-22).
+        const QString retryAt = QDateTime::fromMSecsSinceEpoch(r.f.clock.nowMs() + 5000, Qt::UTC).toString(QStringLiteral("yyyy-MM-dd'T'HH:mm:ss'Z'"));
+        QCOMPARE(cells.value("media"), (QStringList{"media", "svc-1", "objectstorage", "node-b", "failed", "corestore-refused", "op-media (generation 3)", "1", retryAt}));
+        QCOMPARE(cells.value("cache"), (QStringList{"cache", "svc-1", "database", "-", "failed", "binding-not-placed", "op-cache (generation 3)", "0", "-"}));
         QCOMPARE(marked, (QMap<QString, bool>{{"assets", false}, {"cache", true}, {"later", false}, {"main-db", false}, {"media", true}}));
 
         LiveWindow live(r.socket);

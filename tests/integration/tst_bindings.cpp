@@ -308,7 +308,7 @@ private Q_SLOTS:
     // WD-10 through the relay: a lost Cloudly session pauses reconciliation. A binding waiting out its
     // backoff is not retried while the session is down, however far the clock moves (no attempt starts,
     // no retry time is shown); the next accepted registration reconciles it at once.
-    void lostSessionPausesUntilTheNextAcceptance_WD10()
+    void lostSessionPausesUntilTheNextAcceptance_WD10_CS27_CS29()
     {
         Lane lane(log);
         lane.corestore.setStanding(QString::fromLatin1(LoopbackCorestore::reconcileRoute),
@@ -331,6 +331,11 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(lane.reports.size(), 2, 15000);
         QCOMPARE(lane.reports[1].value("status").toString(), QStringLiteral("ready"));
         QCOMPARE(lane.corestore.requestCount(LoopbackCorestore::reconcileRoute), 2); // the failed one and the one after the acceptance
+        // CS-27..CS-29 through the relay: one line for the failure (a 503 is an ordinary failure), one when it cleared.
+        const QString what = QStringLiteral("node node-a binding svc-1/main-db grant op-main-db generation 1");
+        QCOMPARE(log.lines().filter(QStringLiteral("corestore-binding-failed: ") + what).size(), 1);
+        QCOMPARE(log.lines().filter(QStringLiteral("corestore-binding-failure-cleared: ") + what).size(), 1);
+        QCOMPARE(log.lines().filter(QStringLiteral("corestore-binding-refused: ")).size(), 0);
         lane.verifySecretsNowhere();
     }
 
