@@ -114,6 +114,23 @@ private slots:
         QCOMPARE(member.rawDatagrams().first().size(), limit);
     }
 
+    // §11.3, D-100: path MTU discovery raises the path to ngtcp2's largest probe, 1444 bytes of UDP
+    // payload, so a datagram of 1400 bytes (an IPv4 packet of 1376 in the hub's framing) and never the
+    // 1408 that its 1452-byte cap would allow.
+    void pathDiscoveryEndsAtA1400ByteDatagram()
+    {
+        EchoHandler handler;
+        auto server = makeServer(handler);
+        QCOMPARE(server->bind(QHostAddress::LocalHost, 0), std::nullopt);
+        SimulatedVpnMember member(memberOptions(server->boundPort()));
+        QVERIFY(member.dial());
+        QTRY_COMPARE_WITH_TIMEOUT(handler.opened.size(), 1, 10000);
+        const auto id = handler.opened.first();
+        QTRY_COMPARE_WITH_TIMEOUT(server->maxDatagramPayload(id), 1400, 5000);
+        QTest::qWait(500); // no further probe raises it
+        QCOMPARE(server->maxDatagramPayload(id), 1400);
+    }
+
     // The packets a read turn produces leave together (sendmmsg, UDP GSO for runs of equal-sized
     // packets to one peer): forty datagrams echoed in a burst all arrive intact and in order of
     // content, whatever grouping the kernel's GSO made of them, and no send call is counted twice.
