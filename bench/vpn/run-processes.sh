@@ -6,7 +6,7 @@
 set -euo pipefail
 build="${1:?build directory}"
 seconds="${2:-5}"
-bytes="${3:-1380}"
+bytes="${3:-1376}"
 window="${4:-32}"
 shift $(( $# < 4 ? $# : 4 ))
 counts=("$@")

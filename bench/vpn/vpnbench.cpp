@@ -247,7 +247,7 @@ int main(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
     const double seconds = argc > 1 ? QByteArray(argv[1]).toDouble() : 5.0;
-    const int packetBytes = argc > 2 ? QByteArray(argv[2]).toInt() : 1380;
+    const int packetBytes = argc > 2 ? QByteArray(argv[2]).toInt() : 1376;
     if (argc > 3)
         kWindow = QByteArray(argv[3]).toInt();
     if (!Secret::initialiseSodium())

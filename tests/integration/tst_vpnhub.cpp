@@ -375,7 +375,7 @@ private slots:
     // §11.5, §11.8 (D-77): a packet whose datagram does not fit the destination's path is dropped and
     // counted datagram-too-large, never split. The sender's own path is made wide (1500-byte UDP
     // payloads from the start) so its 1400-byte packet reaches the hub; the hub's path to B is at most
-    // 1452 bytes (1408 of datagram, so 1384 of packet), so 1400 never fits, and 1132 always does.
+    // 1444 bytes (1400 of datagram, so 1376 of packet, D-100), so 1400 never fits, and 1132 always does.
     void packetBeyondTheDestinationPathIsDroppedAsDatagramTooLarge()
     {
         RelayFixture f;

@@ -337,6 +337,8 @@ void SimulatedVpnMember::readSocket()
         const ssize_t n = ::recv(m_fd, buf, sizeof(buf), MSG_DONTWAIT);
         if (n < 0)
             break;
+        if (m_discardIncoming)
+            continue;
         ngtcp2_path path{};
         path.local.addr = reinterpret_cast<ngtcp2_sockaddr *>(m_local.data());
         path.local.addrlen = ngtcp2_socklen(m_local.size());

@@ -60,6 +60,9 @@ public:
     // The last datagram sent, verbatim (for a replay).
     QByteArray lastDatagram() const { return m_lastDatagram; }
     void sendRawDatagram(const QByteArray &payload);
+    // While set, every UDP packet from the hub is read off the socket and thrown away unseen (a
+    // member behind a lossy path): nothing is acknowledged, nothing is delivered.
+    void setDiscardIncoming(bool discard) { m_discardIncoming = discard; }
     void sendRawStream(qint64 streamId, const QByteArray &bytes);
     void closeConnection();
 
@@ -124,6 +127,7 @@ private:
     QList<QByteArray> m_rawDatagrams;
     bool m_connected = false;
     bool m_closed = false;
+    bool m_discardIncoming = false;
     bool m_handshakeDone = false;
     bool m_handshakeStarted = false;
     qint64 m_handshakeStream = 0;
