@@ -3,6 +3,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include <cmath>
+
 namespace coreflow::console {
 
 namespace {
@@ -47,9 +49,15 @@ StatusLine StatusLineReader::read(const QByteArray &line)
         out.status = status::RelayStatus::fromJson(statusJson.toObject());
         return out;
     }
+    // atMs is an integer of Unix ms (§18); a number that is none within qint64 is refused, never
+    // cast (a cast of an out-of-range double is undefined behaviour; found by fuzz_status_lines).
+    const QJsonValue atMs = msg.value(QStringLiteral("atMs"));
+    const double at = atMs.toDouble();
+    constexpr double kTwoTo63 = 9223372036854775808.0;
+    if (atMs.isDouble() && !(std::trunc(at) == at && at >= -kTwoTo63 && at < kTwoTo63))
+        return protocolError(QStringLiteral("protocol error: event atMs is not an integer of Unix ms"));
     out.kind = StatusLine::Kind::Event;
-    out.event = StatusEvent{qint64(msg.value(QStringLiteral("atMs")).toDouble()), msg.value(QStringLiteral("kind")).toString(),
-                            msg.value(QStringLiteral("line")).toString()};
+    out.event = StatusEvent{qint64(at), msg.value(QStringLiteral("kind")).toString(), msg.value(QStringLiteral("line")).toString()};
     return out;
 }
 

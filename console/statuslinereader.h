@@ -5,7 +5,8 @@
 // Outcomes:
 //   Ignore         an empty or all-whitespace line
 //   ProtocolError  not a JSON object, an unknown type, a snapshot or event of another version, a
-//                  snapshot without a status object; reason is the one-line cause the console shows
+//                  snapshot without a status object, an event whose atMs is a number but not an
+//                  integer within qint64; reason is the one-line cause the console shows
 //   Refusal        {"type":"refusal","name":...,"reason":...} (name and reason as sent)
 //   Snapshot       {"type":"snapshot","version":1,"status":{...}} read with RelayStatus::fromJson
 //   Event          {"type":"event","version":1,"atMs":<Unix ms>,"kind":...,"line":...}

@@ -8,10 +8,14 @@
 //    the line past it is refused;
 //  - at most maxBytes bytes of names and values held (setMaxBytes, bytes; unbounded by default): the
 //    piece that would take heldBytes() past it is refused.
-// A refused piece is not kept: field()/value() return false and overflow() names the bound from
-// then on (the caller fails the message; http_parser then stops with HPE_CB_header_field or
-// HPE_CB_header_value). heldBytes() is what the collector holds of the message now (names and
-// values; each line's bookkeeping comes on top, bounded by the line bound).
+// A piece past a bound is not kept. The refusal itself comes with the piece that ends its name or
+// value (`ends`: http_parser saw the ':' or the line end after it): field()/value() return false and
+// overflow() names the bound from then on (the caller fails the message; http_parser then stops with
+// HPE_CB_header_field or HPE_CB_header_value). Pieces that only end where a read ended (http_parser
+// hands over what it has at the end of each buffer) are dropped until then, so the verdict (the bound,
+// or a malformed name or value met first) is the same for any split of the bytes (fuzz_http_response).
+// heldBytes() is what the collector holds of the message now (names and values; each line's
+// bookkeeping comes on top, bounded by the line bound); dropped bytes are not held.
 #include "service/transport/httpheaderpairs.h"
 
 #include <QByteArray>
@@ -31,31 +35,34 @@ public:
     // At most `bytes` bytes of names and values held per message; a negative value: unbounded.
     void setMaxBytes(qsizetype bytes) { m_maxBytes = bytes; }
 
-    bool field(const char *at, qsizetype length)
+    // A piece of a header name; `ends`: the name ends with it (see above).
+    bool field(const char *at, qsizetype length, bool ends)
     {
-        if (m_inValue || m_headers.isEmpty()) {
-            if (m_maxLines >= 0 && m_headers.size() >= m_maxLines)
-                return refuse(Overflow::Lines);
-            if (!admitBytes(length))
-                return false;
-            finishLast();
-            m_headers.append({QByteArray(), QByteArray()});
-            m_inValue = false;
-        } else if (!admitBytes(length)) {
-            return false;
+        if (m_pending == Overflow::None) {
+            if (m_inValue || m_headers.isEmpty()) {
+                if (m_maxLines >= 0 && m_headers.size() >= m_maxLines) {
+                    m_pending = Overflow::Lines;
+                } else if (admitBytes(length)) {
+                    finishLast();
+                    m_headers.append({QByteArray(at, length), QByteArray()});
+                    m_inValue = false;
+                }
+            } else if (admitBytes(length)) {
+                m_headers.last().first.append(at, length);
+            }
         }
-        m_headers.last().first.append(at, length);
-        return true;
+        return m_pending == Overflow::None || !ends || refuse(m_pending);
     }
-    bool value(const char *at, qsizetype length)
+    // A piece of a header value; `ends`: the value (or this line of it) ends with it.
+    bool value(const char *at, qsizetype length, bool ends)
     {
-        if (m_headers.isEmpty())
+        if (m_headers.isEmpty() && m_pending == Overflow::None)
             return true;
-        if (!admitBytes(length))
-            return false;
-        m_inValue = true;
-        m_headers.last().second.append(at, length);
-        return true;
+        if (m_pending == Overflow::None && admitBytes(length)) {
+            m_inValue = true;
+            m_headers.last().second.append(at, length);
+        }
+        return m_pending == Overflow::None || !ends || refuse(m_pending);
     }
     // Call once the header block is complete (on_headers_complete).
     void finish() { finishLast(); }
@@ -65,6 +72,7 @@ public:
         m_heldBytes = 0;
         m_inValue = false;
         m_overflow = Overflow::None;
+        m_pending = Overflow::None;
     }
     bool overflowed() const { return m_overflow != Overflow::None; }
     Overflow overflow() const { return m_overflow; }
@@ -108,10 +116,13 @@ private:
         m_overflow = why;
         return false;
     }
+    // False (and the bound pending) when the piece would take heldBytes() past the byte bound.
     bool admitBytes(qsizetype length)
     {
-        if (m_maxBytes >= 0 && m_heldBytes + length > m_maxBytes)
-            return refuse(Overflow::Bytes);
+        if (m_maxBytes >= 0 && m_heldBytes + length > m_maxBytes) {
+            m_pending = Overflow::Bytes;
+            return false;
+        }
         m_heldBytes += length;
         return true;
     }
@@ -135,6 +146,7 @@ private:
     qsizetype m_heldBytes = 0;
     bool m_inValue = false;
     Overflow m_overflow = Overflow::None;
+    Overflow m_pending = Overflow::None; // a bound crossed by a name or value not yet ended
 };
 
 } // namespace coreflow

@@ -12,26 +12,34 @@ HttpMessageParser::HttpMessageParser(Kind kind) : m_kind(kind)
         s.m_url.clear();
         s.m_headers.clear();
         s.m_urlOverflow = false;
+        s.m_urlPastBound = false;
         s.m_headersDone = false;
         return 0;
     };
     m_settings.on_url = [](http_parser *p, const char *at, size_t length) {
         HttpMessageParser &s = of(p);
-        if (s.m_maxHeldBytes >= 0 && s.m_url.size() + qsizetype(length) > s.m_maxHeldBytes) {
-            s.m_urlOverflow = true;
-            return 1;
+        // Past the bound the URL's pieces are dropped; the refusal comes with the piece that ends it
+        // (HttpHeaderCollector's rule, so the verdict does not depend on where the bytes split).
+        if (!s.m_urlPastBound && s.m_maxHeldBytes >= 0 && s.m_url.size() + qsizetype(length) > s.m_maxHeldBytes)
+            s.m_urlPastBound = true;
+        if (!s.m_urlPastBound) {
+            s.m_url.append(at, qsizetype(length));
+            return 0;
         }
-        s.m_url.append(at, qsizetype(length));
-        return 0;
+        if (!s.ends(at, length))
+            return 0;
+        s.m_urlOverflow = true;
+        return 1;
     };
     m_settings.on_header_field = [](http_parser *p, const char *at, size_t length) {
         HttpMessageParser &s = of(p);
         // The URL is complete once a header begins: the lines may hold what it left of the bound.
         s.m_headers.setMaxBytes(s.m_maxHeldBytes < 0 ? -1 : s.m_maxHeldBytes - s.m_url.size());
-        return s.m_headers.field(at, qsizetype(length)) ? 0 : 1;
+        return s.m_headers.field(at, qsizetype(length), s.ends(at, length)) ? 0 : 1;
     };
     m_settings.on_header_value = [](http_parser *p, const char *at, size_t length) {
-        return of(p).m_headers.value(at, qsizetype(length)) ? 0 : 1;
+        HttpMessageParser &s = of(p);
+        return s.m_headers.value(at, qsizetype(length), s.ends(at, length)) ? 0 : 1;
     };
     // Pauses at the end of each header block and each message, so the caller decides about a
     // message (bounds, body, the answer's head) before the parser reads on.
@@ -68,6 +76,7 @@ void HttpMessageParser::reset()
     m_url.clear();
     m_headers.clear();
     m_urlOverflow = false;
+    m_urlPastBound = false;
     m_pending = Event::None;
     m_headBytes = 0;
     m_headersDone = false;
@@ -78,6 +87,7 @@ void HttpMessageParser::nextMessage()
     m_url.clear();
     m_headers.clear();
     m_urlOverflow = false;
+    m_urlPastBound = false;
     m_headBytes = 0;
     m_headersDone = false;
 }
@@ -96,7 +106,9 @@ HttpMessageParser::Step HttpMessageParser::finish()
 
 HttpMessageParser::Step HttpMessageParser::run(const char *data, qsizetype size)
 {
+    m_bufferEnd = data == nullptr ? nullptr : data + size;
     const size_t used = http_parser_execute(&m_parser, &m_settings, data, size_t(size));
+    m_bufferEnd = nullptr;
     Step step{qsizetype(used), Event::None};
     const http_errno error = HTTP_PARSER_ERRNO(&m_parser);
     if (error == HPE_PAUSED) {

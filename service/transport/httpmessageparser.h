@@ -24,7 +24,8 @@
 // Bounds, checked on every piece as http_parser hands it over (nothing past a bound is kept;
 // docs/contract.md §17, D-60): header lines per message (setMaxHeaderLines) and bytes held per
 // message, URL and header names and values together (setMaxHeldBytes); heldBytes() is what the
-// message holds now.
+// message holds now. The refusal comes with the piece that ends the URL, name or value crossing the
+// bound (D-107), so the verdict is the same for any split of the bytes.
 #include "service/transport/httpheadercollector.h"
 
 #include <QByteArray>
@@ -86,6 +87,10 @@ public:
 private:
     static HttpMessageParser &of(http_parser *p) { return *static_cast<HttpMessageParser *>(p->data); }
     Step run(const char *data, qsizetype size);
+    // True when a piece http_parser handed over ends before the buffer being parsed does: it saw the
+    // byte that ends the piece (a ':', a line end, a space), so the URL, name or value is complete.
+    // A piece that reaches the buffer's end is only what that read held.
+    bool ends(const char *at, size_t length) const { return at + length < m_bufferEnd; }
 
     Kind m_kind;
     http_parser m_parser{};
@@ -97,6 +102,8 @@ private:
     qsizetype m_headBytes = 0;
     qsizetype m_maxHeldBytes = -1;
     bool m_urlOverflow = false;
+    bool m_urlPastBound = false; // the URL crossed the held bound; refused once it ends
+    const char *m_bufferEnd = nullptr; // the end of the bytes run() is parsing
     bool m_headersDone = false;
     bool m_expectNoBody = false;
 };
