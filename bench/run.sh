@@ -7,7 +7,7 @@
 #   coreflow  BUILD_DIR/service/coreflow
 #   baseline  bench/baseline/relay.js (Node.js + ws; installed here with npm ci when missing)
 # prints the table (every figure also as a ratio to the baseline) and writes bench/results/<timestamp>.json.
-# --quick runs N=100 and 1000 only. Then bench/escrow/run.sh and bench/registry/run.sh, when present.
+# --quick runs N=100 and 1000 only. Then bench/escrow, vpn, closures and registry run.sh, when present.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BUILD="$(cd "${1:?usage: bench/run.sh BUILD_DIR [--quick]}" && pwd)"
@@ -95,6 +95,9 @@ if [ -f "$here/vpn/run.sh" ]; then
 fi
 if [ -f "$here/bindings/run.sh" ]; then
   bash "$here/bindings/run.sh" "$BUILD" || status=$?
+fi
+if [ -f "$here/closures/run.sh" ]; then
+  bash "$here/closures/run.sh" "$BUILD" || status=$?
 fi
 if [ -f "$here/registry/run.sh" ]; then
   bash "$here/registry/run.sh" "$BUILD" || status=$?

@@ -49,6 +49,7 @@ void LoopbackClosureStore::holdClosure(const QString &serviceId, const QString &
     o.size = size;
     o.seed = seed;
     o.receipt = receipt;
+    o.sha256Hex = sha256Of(size, seed);
     m_held.append(o);
 }
 
@@ -204,7 +205,7 @@ Answer LoopbackClosureStore::answerOpen(const QJsonObject &request)
                                      {QStringLiteral("backupId"), backupId},
                                      {QStringLiteral("nodeId"), nodeId},
                                      {QStringLiteral("sizeBytes"), double(o.size)},
-                                     {QStringLiteral("sha256"), QString::fromLatin1(sha256Of(o.size, o.seed))},
+                                     {QStringLiteral("sha256"), QString::fromLatin1(o.sha256Hex)},
                                      {QStringLiteral("corestoreReceipt"), QString::fromLatin1(o.receipt)}};
         return Answer::respond(QJsonObject{{QStringLiteral("descriptor"), descriptor}});
     }

@@ -60,6 +60,7 @@ public:
         qint64 size = 0;
         quint64 seed = 0;
         QByteArray receipt;
+        QByteArray sha256Hex; // computed once by holdClosure (a large closure's digest takes seconds)
         qint64 granted = 0;
         qint64 sent = 0;
         qint64 largestOutstanding = 0; // credit granted and not yet used, at most (after a grant)
