@@ -6,6 +6,7 @@
 //   CL-06  text arrives and leaves as the exact UTF-8 bytes
 //   FW-14  a node that stops reading only fills its own bounded queue (closed 1008 beyond it)
 //   OC-*   close codes (the wave's 4000) reach the node; a node's close is echoed
+#include "tests/support/epolltestmain.h"
 #include "service/core/epolleventdispatcher.h"
 #include "service/listener/relaylistener.h"
 #include "tests/registry/rawhttpsclient.h"
@@ -599,5 +600,5 @@ private:
     QList<quint16> m_closedCodes;
 };
 
-QTEST_GUILESS_MAIN(TstListenerTransport)
+COREFLOW_EPOLL_TEST_MAIN(TstListenerTransport)
 #include "tst_listenertransport.moc"
