@@ -2,7 +2,8 @@
 // (tests/console/golden/), directly and end to end through a live status socket.
 // Regenerate goldens after an intended layout change: COREFLOW_UPDATE_GOLDEN=1 ./console_text (every
 // rewritten comparison then fails, so review the diff and run again; refused when CI is set). The
-// goldens pin the layout; fieldsOfTheReadyStatus checks each value they show on its own.
+// goldens pin the layout; fieldsOfTheReadyStatus, fieldsOfTheReadySectionsBeyondTheCore and
+// fieldsOfTheRefusedParkedAndFiftyNodeStatus check the values they show on their own.
 #include "tests/console/consolefixtures.h"
 #include "console/consoleexitcodes.h"
 #include "service/statussocket/statusserver.h"
@@ -22,6 +23,8 @@
 #include <QTemporaryDir>
 #include <QSize>
 #include <QTest>
+
+#include <algorithm>
 
 using namespace coreflow;
 using namespace coreflow::console;
@@ -256,6 +259,138 @@ private Q_SLOTS:
         QCOMPARE(json.value("nodes").toArray().size(), s.nodes.size());
         QCOMPARE(json.value("escrow").toArray().size(), s.escrow.size());
         QCOMPARE(json.value("counters").toObject().value("forwards").toInteger(), s.counters.forwards);
+    }
+
+    // Review of issue 16: the sections the ready golden shows that fieldsOfTheReadyStatus did not read,
+    // each line kind checked on its own against the fixture's fields (contract §18.1: backups,
+    // corestore, vpn, counters) and never against the console's output; swapping "closure bytes
+    // sent/received" in console/terminalview.cpp turns this red, not only the goldens (tests/PROOFS.md).
+    void fieldsOfTheReadySectionsBeyondTheCore()
+    {
+        const status::RelayStatus s = readyStatus();
+        const QString text = TerminalView::renderText(s);
+        const auto backups = fieldsOf(text, "BACKUPS");
+        const status::BackupLaneStatus &b = s.backups;
+        const auto ofKind = [&](const char *kind) {
+            return QString::number(std::count_if(b.operations.cbegin(), b.operations.cend(),
+                                                 [&](const status::BackupOperationStatus &o) { return o.kind == QLatin1String(kind); }));
+        };
+        QCOMPARE(backups.value("in flight"), ofKind("backup") + " backups, " + ofKind("restore") + " restores, "
+                                                 + QString::number(b.transfers.size()) + " closure transfers");
+        QCOMPARE(backups.value("closure bytes"),
+                 "sent " + QString::number(b.closureBytesSent) + ", received " + QString::number(b.closureBytesReceived));
+        QStringList ended;
+        for (auto it = b.transfersByOutcome.cbegin(); it != b.transfersByOutcome.cend(); ++it)
+            ended << it.key() + " " + QString::number(it.value());
+        QCOMPARE(backups.value("transfers ended"), ended.join(", "));
+        const QList<QStringList> backupRows = rowsOf(text, "BACKUPS");
+        const status::BackupOperationStatus &op = b.operations.first();
+        QVERIFY(backupRows.contains(QStringList{op.kind, op.nodeId, op.serviceId, op.backupId, op.step,
+                                                QString::number(op.stepsDone) + " of " + QString::number(op.stepsTotal),
+                                                iso(op.startedAtMs)}));
+        const status::ClosureTransferStatus &t = b.transfers.first();
+        const auto moving = std::find_if(backupRows.cbegin(), backupRows.cend(), [&](const QStringList &r) { return r.value(0) == t.streamId; });
+        QVERIFY(moving != backupRows.cend());
+        QCOMPARE(moving->mid(1, 6), (QStringList{t.direction, t.nodeId, t.serviceId, t.backupId, t.state,
+                                                 QString::number(t.bytesMoved) + " of " + QString::number(*t.sizeBytes) + " B"}));
+        QCOMPARE(moving->value(8), t.awaiting);
+        QCOMPARE(moving->value(9), iso(t.startedAtMs));
+        for (const status::ClosureOutcomeStatus &r : b.recent) {
+            const auto row = std::find_if(backupRows.cbegin(), backupRows.cend(),
+                                          [&](const QStringList &cells) { return cells.value(0) == r.streamId || cells.value(0) == "! " + r.streamId; });
+            QVERIFY2(row != backupRows.cend(), qPrintable(r.streamId));
+            QCOMPARE(row->mid(1), (QStringList{r.direction, r.nodeId, r.serviceId, r.backupId, r.outcome,
+                                               QString::number(r.bytesMoved) + " of " + QString::number(*r.sizeBytes) + " B", iso(r.endedAtMs)}));
+        }
+        // A transfer that ended on a refusal is marked for the eye (the '!' column), a stored one is not.
+        QVERIFY(text.contains("\n! " + b.recent.last().streamId));
+        QVERIFY(!text.contains("\n! " + b.recent.first().streamId));
+
+        const auto corestore = fieldsOf(text, "CORESTORE");
+        QCOMPARE(corestore.value("credential"), s.corestore.credential);
+        QCOMPARE(corestore.value("recipient"), QStringLiteral("-"));
+        QCOMPARE(corestore.value("enrolled at"), QStringLiteral("-"));
+        QVERIFY(sectionOf(text, "CORESTORE").contains("(no nodes)"));
+
+        const auto vpn = fieldsOf(text, "VPN HUB");
+        QCOMPARE(vpn.value("state"), s.vpn.state);
+        QCOMPARE(vpn.value("public key"), s.vpn.publicKey);
+        QCOMPARE(vpn.value("connected"), QString::number(s.vpn.membersConnected) + " of " + QString::number(s.vpn.memberCount));
+        QCOMPARE(vpn.value("drops"), s.vpn.drops.firstKey() + " " + QString::number(s.vpn.drops.first()));
+
+        const auto overview = fieldsOf(text, "OVERVIEW");
+        QCOMPARE(overview.value("cloudly"), "ok (session since " + iso(s.cloudly.connectedSinceMs) + ")");
+        QCOMPARE(overview.value("registration"), "ok (last: " + s.registration.lastOutcome + ", sequence "
+                                                     + QString::number(s.registration.lastSequence) + ", " + iso(s.registration.lastAtMs) + ")");
+        QCOMPARE(overview.value("listener"), "ok (" + s.listener.address + ":" + QString::number(s.listener.port) + ")");
+        for (const char *lane : {"node lane", "ingress lane", "start"})
+            QCOMPARE(overview.value(lane), QStringLiteral("ok"));
+        QCOMPARE(overview.value("bindings"), "0 failed of " + QString::number(s.bindings.size()));
+        qint64 refusalsSinceStart = 0;
+        for (qint64 n : s.counters.refusalsByName)
+            refusalsSinceStart += n;
+        QCOMPARE(overview.value("refusals"), QString::number(s.counters.refusalsLastHour) + " in the last hour ("
+                                                 + QString::number(refusalsSinceStart) + " since start)");
+
+        const auto counters = fieldsOf(text, "COUNTERS");
+        QCOMPARE(counters.value("re-registrations"), QString::number(s.counters.reregistrationWaves));
+        QStringList offers = counters.values("escrow offers");
+        offers.sort();
+        QCOMPARE(offers, (QStringList{"delivered " + QString::number(s.counters.escrowOffersByOutcome.value("delivered")),
+                                      "failed " + QString::number(s.counters.escrowOffersByOutcome.value("failed"))}));
+        QCOMPARE(counters.value("registry requests"), QString::number(s.counters.registryRequests));
+        QCOMPARE(counters.value("registry bytes"), QString::number(s.counters.registryBodyBytes));
+        QCOMPARE(counters.value("status clients"), QString::number(s.counters.statusClients));
+    }
+
+    // Review of issue 16: the refused, parked and fifty-node goldens, their distinctive lines read on
+    // their own against the fixtures (contract §18.1 refusals, parked, nodes).
+    void fieldsOfTheRefusedParkedAndFiftyNodeStatus()
+    {
+        const status::RelayStatus refused = refusedStatus();
+        const QString refusedText = TerminalView::renderText(refused);
+        const auto overview = fieldsOf(refusedText, "OVERVIEW");
+        QCOMPARE(overview.value("health"), QStringLiteral("NOT READY"));
+        QVERIFY(refusedText.contains("\n! health"));
+        QVERIFY(overview.value("cloudly").startsWith(refused.refusals.first().line));
+        QVERIFY(overview.value("cloudly").contains("peer offer " + *refused.refusals.first().peerOffer));
+        QVERIFY(overview.value("cloudly").contains("own offer " + *refused.refusals.first().ownOffer));
+        QCOMPARE(overview.value("nodes"), QStringLiteral("0 carried"));
+        QCOMPARE(fieldsOf(refusedText, "READINESS").value("ready"), QStringLiteral("no"));
+        QCOMPARE(fieldsOf(refusedText, "CLOUDLY SESSION").value("dispatchable"), QStringLiteral("no"));
+        QCOMPARE(fieldsOf(refusedText, "INGRESS").value("bound"), QStringLiteral("no"));
+        const auto vpn = fieldsOf(refusedText, "VPN HUB");
+        QCOMPARE(vpn.value("bound"), QStringLiteral("no"));
+        QCOMPARE(vpn.value("address"), QStringLiteral("-"));
+        QCOMPARE(vpn.value("members"), QStringLiteral("0"));
+        QVERIFY(fieldsOf(refusedText, "COUNTERS").values("refusals").contains(
+            "protocol-offer-refused " + QString::number(refused.counters.refusalsByName.value("protocol-offer-refused"))));
+
+        const status::RelayStatus parked = parkedStatus();
+        const QString parkedText = TerminalView::renderText(parked);
+        const auto parkedOverview = fieldsOf(parkedText, "OVERVIEW");
+        QCOMPARE(parkedOverview.value("health"), QStringLiteral("PARKED"));
+        QVERIFY(parkedOverview.value("registration").startsWith(QStringLiteral("PARKED")));
+        QCOMPARE(parkedOverview.value("cloudly"), "ok (session since " + iso(parked.cloudly.connectedSinceMs) + ")");
+        const auto readiness = fieldsOf(parkedText, "READINESS");
+        QCOMPARE(readiness.value("ready"), QStringLiteral("no"));
+        QCOMPARE(readiness.value("parked"), "yes: " + parked.parkedLine);
+
+        const status::RelayStatus fifty = fiftyNodesStatus();
+        const QString fiftyText = TerminalView::renderText(fifty);
+        QCOMPARE(fieldsOf(fiftyText, "OVERVIEW").value("nodes"), QStringLiteral("50 carried"));
+        const auto rows = rowsOf(fiftyText, "NODES (50)");
+        QCOMPARE(rows.size(), 51);
+        for (const status::CarriedNode &n : fifty.nodes) {
+            const auto row = std::find_if(rows.cbegin(), rows.cend(), [&](const QStringList &r) { return r.value(0) == n.nodeId; });
+            QVERIFY2(row != rows.cend(), qPrintable(n.nodeId));
+            QCOMPARE(row->value(1), n.remoteAddress);
+            QCOMPARE(row->value(6), QString::number(n.forwardsInFlight));
+            QCOMPARE(row->value(7), QString::number(n.bytesReceived));
+            QCOMPARE(row->value(8), QString::number(n.bytesSent));
+            QCOMPARE(row->value(9), QString::number(n.carrierCount));
+            QCOMPARE(row->value(12), n.keepalive);
+        }
     }
 
     void parkLineIsShownOnce()

@@ -552,5 +552,10 @@ private Q_SLOTS:
     }
 };
 
+// Stays on Qt's default event dispatcher although a relay runs in-process: QTEST_MAIN builds a
+// QApplication here (the console library links Qt Widgets), whose platform plugin needs its own
+// dispatcher (QUnixEventDispatcherQPA flushes the window-system events; the relay's epoll dispatcher,
+// a daemon's, does not). The relay on its production dispatcher is tested in tests/integration/ and
+// tests/registry/ (tests/PROOFS.md "Dispatcher").
 QTEST_MAIN(ConsoleViewsTest)
 #include "console_views.moc"

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The layering check (docs/architecture.md "Layers"): every quoted #include in the tree is rooted at the
-repository, and no file includes a header of a layer above its own.
+"""The layering check (docs/architecture.md "Layers"): every #include of a project header in the tree,
+quoted or in angle brackets, is rooted at the repository, and no file includes a header of a layer above
+its own.
 
 Layers, bottom to top (a file may include its own layer and the layers below it):
   0 shared/                       the contract library
@@ -43,7 +44,13 @@ for _lane in ('bindings', 'backup', 'closures', 'isolatedrestore'):
         ALLOWED_CROSS_LANE.add((_lane, 'service/corestore/' + _header))
 ALLOWED_CROSS_LANE.add(('closures', 'service/corestore/corestorecredential.h'))
 ALLOWED_CROSS_LANE.add(('backup', 'service/closures/closuretransfer.h'))
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+# The same rules hold for a project header spelled with angle brackets: every target has the repository
+# root on its include path, so `#include <shared/contract/envelope.h>` compiles anywhere (review of
+# issue 16). An angle-bracket include whose first folder is one of the project's is judged like a
+# quoted one; anything else in angle brackets (Qt, libsodium, the standard library) is a system header.
+PROJECT_TOPS = ('shared', 'service', 'console', 'tests', 'bench', 'fuzz')
+ANGLE_INCLUDE = re.compile(r'^\s*#\s*include\s*<((?:' + '|'.join(PROJECT_TOPS) + r')/[^>]+)>', re.M)
 # Qt HttpServer (GPL-3 in Debian) may be included only by the loopback Corestore peer's files, which in
 # turn include nothing of the project outside tests/peers/ (written from docs/contract.md §15 only).
 HTTP_SERVER_INCLUDE = re.compile(r'^\s*#\s*include\s+<(QtHttpServer/[^>]*|QHttpServer[A-Za-z]*|QAbstractHttpServer)>', re.M)
@@ -97,6 +104,10 @@ def violations(root):
                     problem = judge(root, path, inc)
                     if problem:
                         found.append(f'{path}: #include "{inc}": {problem}')
+                for inc in ANGLE_INCLUDE.findall(text):
+                    problem = judge(root, path, inc)
+                    if problem:
+                        found.append(f'{path}: #include <{inc}>: {problem}')
     return found
 
 

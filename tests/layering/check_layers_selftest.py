@@ -18,17 +18,26 @@ CASES = [
     ('shared/util/clock.h', True),
     ('service/core/logging.h', True),
     ('tests/peers/peerrefusal.h', False),
+    # Review of issue 16: the same headers spelled with angle brackets. The peers' CMake target puts the
+    # repository root on the include path (target_include_directories PUBLIC ${CMAKE_SOURCE_DIR}), so
+    # `#include <shared/contract/envelope.h>` compiles in a peer and, in an integration test that also
+    # links coreflow_service, links: the peer would speak the product's codec again.
+    ('<shared/contract/envelope.h>', True),
+    ('<shared/contract/refusalnames.h>', True),
+    ('<service/core/logging.h>', True),
 ]
 
 
-def verdict(include):
+def verdict(spelled):
+    angled = spelled.startswith('<')
+    include = spelled.strip('<>')
     with tempfile.TemporaryDirectory() as root:
         for path in (include, 'tests/peers/somepeer.cpp'):
             os.makedirs(os.path.join(root, os.path.dirname(path)), exist_ok=True)
         with open(os.path.join(root, include), 'w') as f:
             f.write('#pragma once\n')
         with open(os.path.join(root, 'tests/peers/somepeer.cpp'), 'w') as f:
-            f.write(f'#include "{include}"\n')
+            f.write(f'#include <{include}>\n' if angled else f'#include "{include}"\n')
         run = subprocess.run([sys.executable, os.path.join(HERE, 'check_layers.py'), root],
                              capture_output=True, text=True)
         return run.returncode, run.stdout

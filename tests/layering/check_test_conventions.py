@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The test conventions a reading of tests/ cannot keep by itself (issue 16):
 
-  - every in-process integration test (tests/integration/tst_*.cpp) ends with
+  - every in-process integration test (tests/integration/tst_*.cpp) and every test of the pull endpoint
+    and the relay's listener (tests/registry/tst_*.cpp, which drive the real RelayListener) ends with
     COREFLOW_EPOLL_TEST_MAIN, so the suite runs on the event dispatcher production installs
     (tests/support/epolltestmain.h), never on Qt's default one (QTEST_MAIN, QTEST_GUILESS_MAIN...);
   - no test leaves through a bare QSKIP: the one way out is COREFLOW_SKIP_OR_FAIL
@@ -14,6 +15,10 @@ import os
 import re
 import sys
 
+# The test folders whose tests run on the production dispatcher. The console tests (tests/console/) are
+# not here: they are QTEST_MAIN GUI tests (a QApplication needs the platform's GUI dispatcher), see
+# tests/PROOFS.md "Dispatcher".
+ON_PRODUCTION_DISPATCHER = ('tests/integration/tst_', 'tests/registry/tst_')
 SKIP_HOME = 'tests/support/skiporfail.h'
 BARE_SKIP = re.compile(r'\bQSKIP\s*\(')
 QT_MAIN = re.compile(r'^\s*(QTEST_MAIN|QTEST_GUILESS_MAIN|QTEST_APPLESS_MAIN|QTEST_WIDGETLESS_MAIN)\s*\(', re.M)
@@ -33,9 +38,9 @@ def violations(root):
                 text = f.read()
             if path != SKIP_HOME and BARE_SKIP.search(text):
                 found.append(f'{path}: a bare QSKIP: skip through COREFLOW_SKIP_OR_FAIL ({SKIP_HOME})')
-            if path.startswith('tests/integration/tst_') and path.endswith('.cpp'):
+            if path.startswith(ON_PRODUCTION_DISPATCHER) and path.endswith('.cpp'):
                 if QT_MAIN.search(text) or not EPOLL_MAIN.search(text):
-                    found.append(f'{path}: an integration test runs on the production dispatcher: '
+                    found.append(f'{path}: an integration or registry test runs on the production dispatcher: '
                                  'end it with COREFLOW_EPOLL_TEST_MAIN (tests/support/epolltestmain.h)')
     return found
 

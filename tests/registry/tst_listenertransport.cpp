@@ -6,6 +6,8 @@
 //   CL-06  text arrives and leaves as the exact UTF-8 bytes
 //   FW-14  a node that stops reading only fills its own bounded queue (closed 1008 beyond it)
 //   OC-*   close codes (the wave's 4000) reach the node; a node's close is echoed
+#include "tests/support/epolltestmain.h"
+#include "service/core/epolleventdispatcher.h"
 #include "service/listener/relaylistener.h"
 #include "tests/registry/rawhttpsclient.h"
 #include "tests/registry/testpki.h"
@@ -51,6 +53,16 @@ private Q_SLOTS:
         m_pki = std::make_unique<TestPki>(QStringLiteral("listener"));
         QVERIFY2(m_pki->ok(), qPrintable(m_pki->error()));
         m_cert = m_pki->issueServer(QStringLiteral("relay"));
+    }
+
+    // Issue 16 ("run the integration suite on it"), review: this file drives the relay's own listener
+    // (TlsConnection's read and write QSocketNotifiers on one fd, WebSocketSession) end to end, and the
+    // node-facing decoder corners of tests/PROOFS.md (D4, D5: invalidCloseIsAnswered1002) are proven
+    // here; production runs them on EpollEventDispatcher (service/main.cpp), so must this test.
+    void runsOnTheProductionDispatcher_issue16()
+    {
+        QVERIFY2(qobject_cast<EpollEventDispatcher *>(QCoreApplication::eventDispatcher()),
+                 "tst_listenertransport runs on Qt's default event dispatcher, not the relay's (QTEST_GUILESS_MAIN)");
     }
 
     void init()
@@ -588,5 +600,5 @@ private:
     QList<quint16> m_closedCodes;
 };
 
-QTEST_GUILESS_MAIN(TstListenerTransport)
+COREFLOW_EPOLL_TEST_MAIN(TstListenerTransport)
 #include "tst_listenertransport.moc"

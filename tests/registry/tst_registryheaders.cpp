@@ -1,5 +1,6 @@
 // tst_registryheaders: the allow-lists and bounds of the headers crossing the pull endpoint (IP-15..19).
 #include "service/registry/registryheaders.h"
+#include "tests/support/epolltestmain.h"
 
 #include <QTest>
 
@@ -137,5 +138,5 @@ void TstRegistryHeaders::responseControlCharactersDroppedOrFatal()
     QCOMPARE(tooMany.failureClass, QByteArray("HeadersTooLarge"));
 }
 
-QTEST_GUILESS_MAIN(TstRegistryHeaders)
+COREFLOW_EPOLL_TEST_MAIN(TstRegistryHeaders)
 #include "tst_registryheaders.moc"

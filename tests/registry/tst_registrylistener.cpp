@@ -6,6 +6,7 @@
 //   - keep-alive and pipelined pulls work on it;
 //   - a node WebSocket session at "/" (the node lane) keeps working while a large blob streams on the
 //     same port, large frames included (an upgrade never passes through the HTTP bounds);
+#include "tests/support/epolltestmain.h"
 #include "tests/registry/peers/fakeregistry.h"
 #include "tests/registry/rawhttpsclient.h"
 #include "tests/registry/testpki.h"
@@ -464,5 +465,5 @@ void TstRegistryListener::nodeLeavingMidBlobAbortsTheUpstreamThroughTheListener_
     QVERIFY(spinUntil([this] { return m_proxy->activeExchanges() == 0; }, 5000));
 }
 
-QTEST_GUILESS_MAIN(TstRegistryListener)
+COREFLOW_EPOLL_TEST_MAIN(TstRegistryListener)
 #include "tst_registrylistener.moc"

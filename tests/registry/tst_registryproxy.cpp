@@ -2,6 +2,7 @@
 // relay's own TLS listener (RelayListener and its HTTP server loop, ListenerHttpConnection), with a raw
 // HTTPS node (RawHttpsClient) so every header line and framing byte is visible. Rules IP-01..IP-22 of
 // docs/contract.md §17.
+#include "tests/support/epolltestmain.h"
 #include "tests/registry/peers/fakeregistry.h"
 #include "tests/registry/rawhttpsclient.h"
 #include "tests/registry/testpki.h"
@@ -1352,7 +1353,7 @@ void TstRegistryProxy::manyConcurrentPullsShareTheBudget()
     QCOMPARE(m_proxy->smallestWatermarkRead(), RegistryProxy::kDefaultInFlightBudgetBytes / 40);
 }
 
-QTEST_GUILESS_MAIN(TstRegistryProxy)
+COREFLOW_EPOLL_TEST_MAIN(TstRegistryProxy)
 // Silent peers (contract §3.3): a busy relay is never taken for a silent one. While a 1 GiB blob
 // streams through the relay, a node session's WebSocket Pings are answered while it streams (the Pong
 // is not deferred behind the stream), and the blob keeps streaming meanwhile. (Pong latency figures

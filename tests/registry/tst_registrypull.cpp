@@ -7,6 +7,7 @@
 //
 // Needs: docker-registry, skopeo, openssl, /usr/bin/python3 (Debian packages docker-registry, skopeo,
 // openssl, python3). Skips when docker-registry or skopeo is not installed.
+#include "tests/support/epolltestmain.h"
 #include "tests/registry/rawhttpsclient.h"
 #include "tests/peers/reservedloopbackport.h"
 #include "tests/registry/testpki.h"
@@ -371,5 +372,5 @@ void TstRegistryPull::cloudlyDownIs502WithoutTheCredential()
     QVERIFY(countLogs(QStringLiteral("502 registry-unreachable (ConnectionRefused)")) >= 1);
 }
 
-QTEST_GUILESS_MAIN(TstRegistryPull)
+COREFLOW_EPOLL_TEST_MAIN(TstRegistryPull)
 #include "tst_registrypull.moc"

@@ -1,5 +1,6 @@
 // tst_wwwauthenticaterewriter: the realm rewrite as a pure function (rules IP-08..IP-12).
 #include "service/registry/wwwauthenticaterewriter.h"
+#include "tests/support/epolltestmain.h"
 
 #include <QTest>
 
@@ -158,5 +159,5 @@ void TstWwwAuthenticateRewriter::reportsRewrittenPaths()
     QCOMPARE(r.rewrittenRealmPaths, (QStringList{QStringLiteral("/auth/token"), QStringLiteral("/")}));
 }
 
-QTEST_GUILESS_MAIN(TstWwwAuthenticateRewriter)
+COREFLOW_EPOLL_TEST_MAIN(TstWwwAuthenticateRewriter)
 #include "tst_wwwauthenticaterewriter.moc"
