@@ -189,6 +189,23 @@ private Q_SLOTS:
         QCOMPARE(lane.publication.materials.size(), 0);
     }
 
+    // Review of issue 18 (§12.2 authority "Secret-like (never logged)"; CS-49): a hostile or broken
+    // Corestore refuses the reconcile with the grant's authority as its error code. The control token
+    // is withheld from the refusal line in that case; the authority must be too: it reaches no log
+    // line, no status (events included) and no report.
+    void corestoreEchoingTheAuthorityLeaksNothing_CS49()
+    {
+        Lane lane(log);
+        lane.corestore.setStanding(QString::fromLatin1(LoopbackCorestore::reconcileRoute),
+                                   LoopbackCorestore::Behaviour::answer(400, R"({"error":{"code":")" + kAuthority + R"("}})"));
+        QVERIFY(lane.start());
+        QTRY_VERIFY_WITH_TIMEOUT(!log.lines().filter(QStringLiteral("corestore-binding-refused")).isEmpty(), 15000);
+        QVERIFY(lane.f.settleCloudlyHop());
+        lane.verifySecretsNowhere();
+        const QByteArray status = QJsonDocument(lane.f.relay->statusSnapshot().toJson()).toJson(QJsonDocument::Compact);
+        QVERIFY2(!status.contains(kAuthority), "the grant authority is in the status");
+    }
+
     void refusedReadIsLoggedInCloudlysWords_WD12_CS55()
     {
         Lane lane(log);
