@@ -589,6 +589,24 @@ private Q_SLOTS:
         QCOMPARE(rig.publication.published.size(), 0);
     }
 
+    // Review of issue 18 (CS-32: without a corestoreDatabase the binding is failed
+    // database-endpoint-missing with no Corestore call): the node's corestoreDatabase disappears (a
+    // config push) while the reconcile call is in flight. The material call must not be made (its
+    // BindingRequest cannot be built; corestoreBody() dereferenced an empty optional).
+    void endpointRemovedMidAttemptMakesNoMaterialCall_CS32()
+    {
+        Rig rig;
+        rig.corestore.databases.insert(QStringLiteral("n1"), {QStringLiteral("10.0.0.5"), 27017});
+        const QJsonObject b = databaseBinding(QStringLiteral("s"), QStringLiteral("d"));
+        rig.cloudly.desiredStateAnswer = stateJson({entry(QStringLiteral("n1"), b, grantFor(b, databaseDigest("s", "d", "10.0.0.5", 27017)))});
+        rig.reconciler.acceptanceStood();
+        QCOMPARE(rig.corestore.pending.size(), size_t(1)); // the reconcile call, not answered yet
+        rig.corestore.databases.remove(QStringLiteral("n1"));
+        rig.corestore.flush();
+        QCOMPARE(rig.corestore.count("/material"), 0);
+        QCOMPARE(rig.publication.published.size(), 0);
+    }
+
     void misaddressedMaterialIsNotPublished_CS31()
     {
         Rig rig;
