@@ -107,6 +107,9 @@ private:
     void failed(Entry &e, const Failure &failure);
     void finishAttempt(Entry &e);
     Entry *current(const QString &key, quint64 epoch);
+    // The attempt's request is still the one the node's cluster document yields now (CS-15, CS-32).
+    bool attemptStands(const Entry &e) const;
+    void abandon(Entry &e);
     void report(Entry &e, BindingReport r);
     void sendReport(Entry &e);
     void scheduleRetry(Entry &e, bool refusal);

@@ -61,7 +61,7 @@ struct CorestoreDouble : BindingCorestoreCalls {
     QSet<QString> down;                // nodes whose Corestore is unreachable
     bool misaddress = false;           // material answered for another endpoint
 
-    void post(const QString &nodeId, const QByteArray &route, const QByteArray &jsonBody, Done done) override
+    void post(const QString &nodeId, const QByteArray &route, const QByteArray &jsonBody, const Secret &, Done done) override
     {
         Call c{nodeId, route, QJsonDocument::fromJson(jsonBody).object(), jsonBody, std::move(done)};
         seen.append(Call{c.nodeId, c.route, c.body, c.rawBody, {}});
