@@ -5,6 +5,7 @@
 // host). CorestoreBindingCalls implements it on CorestoreClient; unit tests give a double.
 #include "service/bindings/bindingrequest.h"
 #include "service/corestore/corestorecalloutcome.h"
+#include "shared/secret.h"
 
 #include <QByteArray>
 #include <QString>
@@ -19,8 +20,10 @@ public:
     virtual ~BindingCorestoreCalls() = default;
     // One POST of jsonBody (Content-Type application/json) to the node's endpoint + route. done() is
     // called exactly once. The caller wipes jsonBody after the call returns (it holds the grant's
-    // authority); the implementation keeps no copy beyond the request it sends.
-    virtual void post(const QString &nodeId, const QByteArray &route, const QByteArray &jsonBody, Done done) = 0;
+    // authority); the implementation keeps no copy beyond the request it sends. An error.code the
+    // Corestore answers that repeats withheld (the grant's authority, CS-49) is never quoted: the
+    // refusal says "withheld" instead.
+    virtual void post(const QString &nodeId, const QByteArray &route, const QByteArray &jsonBody, const Secret &withheld, Done done) = 0;
     // The node's corestoreDatabase { host, port } from the cluster document, when published (§4, CS-30).
     virtual std::optional<DatabaseEndpoint> databaseOf(const QString &nodeId) const = 0;
     // The host of the node's Corestore endpoint ("" when it publishes none): an object-storage

@@ -56,6 +56,9 @@ struct BindingReconciler::Entry {
     QString loggedFailure;        // the distinct failure last logged ("" none standing)
     QString loggedLocal;          // the local refusal last logged
     bool publicationHeld = false; // the publication holds a request for the current grant (CS-42)
+    bool committed = false;       // Cloudly answered REPLAY_CONFLICT under the current grant (CS-43)
+    std::optional<BindingRequest> attemptRequest; // the request the attempt in flight checked and sends (CS-15)
+    qint64 reportWaitMs = 0;      // the last wait before resending a refused report (§12.5, CS-24)
     std::optional<BindingReport> accepted; // the last report Cloudly accepted (CS-53)
     std::optional<BindingReport> wanted;   // the report to send next
     bool reportInFlight = false;
@@ -259,6 +262,9 @@ void BindingReconciler::adopt(PlatformDesiredState state, bool everyBinding)
             e.timer->stop();
             e.nextRetryAtMs = 0;
             e.publicationHeld = false;
+            e.committed = false;
+            e.reportWaitMs = 0;
+            e.attemptRequest.reset();
         }
         if (!m_active)
             continue;
@@ -297,6 +303,13 @@ void BindingReconciler::evaluate(Entry &e)
         Q_EMIT statusChanged();
         return;
     }
+    if (e.committed) {
+        // CS-43 (§12.4): under a committed grant nothing is read from Corestore, sealed or sent again.
+        e.status = QStringLiteral("committed");
+        e.reason = QString(refusal::cloudlyReplayConflict);
+        Q_EMIT statusChanged();
+        return;
+    }
     const auto &g = *d.grant;
     if (!d.nodeId)
         return localFailure(e, QString(refusal::bindingNotPlaced), true, true);
@@ -310,6 +323,7 @@ void BindingReconciler::evaluate(Entry &e)
     if (!d.binding.organizationId || d.binding.organizationId->isEmpty() || m_clusterId.isEmpty())
         return localFailure(e, kScopeMissing, true, false);   // CS-46
     e.loggedLocal.clear();
+    e.attemptRequest = request; // the attempt sends exactly the request whose digest was checked
     enqueue(e);
 }
 
@@ -356,7 +370,7 @@ QByteArray BindingReconciler::corestoreBody(const Entry &e) const
 {
     // { grant: <authority>, request: BindingRequest } (§15.1). The authority is revealed only here,
     // into the body the caller wipes once the call took it.
-    const auto request = requestFor(e);
+    const auto &request = e.attemptRequest;
     const Secret quoted = e.desired.grant->authority.jsonQuoted();
     QByteArray body;
     body.reserve(quoted.size() + 256);
@@ -379,12 +393,31 @@ void BindingReconciler::startAttempt(Entry &e)
     Q_EMIT statusChanged();
     if (m_publication.holdsReceipt(e.desired.grant->operation))
         return succeeded(e); // CS-40: published under this grant; nothing is read or sealed again
+    if (!attemptStands(e))
+        return abandon(e);
     const QString key = e.key;
     const quint64 epoch = e.epoch;
     QByteArray body = corestoreBody(e);
-    m_corestore.post(*e.desired.nodeId, kReconcileRoute, body,
+    m_corestore.post(*e.desired.nodeId, kReconcileRoute, body, e.desired.grant->authority,
                      [this, key, epoch](const CorestoreCallOutcome &outcome) { onReconciled(key, epoch, outcome); });
     Secret::wipe(body);
+}
+
+bool BindingReconciler::attemptStands(const Entry &e) const
+{
+    const auto now = requestFor(e);
+    return now && e.attemptRequest && now->canonical() == e.attemptRequest->canonical();
+}
+
+void BindingReconciler::abandon(Entry &e)
+{
+    // CS-15, CS-32: the node's corestoreDatabase changed (or left) while the attempt ran; its answer
+    // belongs to a request the binding no longer stands on. Nothing more is sent under it; the binding
+    // is judged again on what the cluster document states now.
+    say(QtInfoMsg, QStringLiteral("binding attempt abandoned: %1: the node's corestoreDatabase changed during the attempt").arg(describe(e)));
+    e.attemptRequest.reset();
+    finishAttempt(e);
+    evaluate(e);
 }
 
 BindingReconciler::Entry *BindingReconciler::current(const QString &key, quint64 epoch)
@@ -410,6 +443,8 @@ void BindingReconciler::onReconciled(const QString &key, quint64 epoch, const Co
     Entry *e = current(key, epoch);
     if (!e)
         return;
+    if (!attemptStands(*e))
+        return abandon(*e);
     if (outcome.kind != CorestoreCallOutcome::Kind::Answered) {
         Failure f = corestoreFailure(outcome);
         if (outcome.kind == CorestoreCallOutcome::Kind::Refused && outcome.status == 409) {
@@ -469,7 +504,7 @@ void BindingReconciler::onReconciled(const QString &key, quint64 epoch, const Co
         return failed(*e, f);
     }
     QByteArray body = corestoreBody(*e);
-    m_corestore.post(*e->desired.nodeId, kMaterialRoute, body,
+    m_corestore.post(*e->desired.nodeId, kMaterialRoute, body, e->desired.grant->authority,
                      [this, key, epoch](const CorestoreCallOutcome &o) { onMaterial(key, epoch, o); });
     Secret::wipe(body);
 }
@@ -488,6 +523,8 @@ void BindingReconciler::onMaterial(const QString &key, quint64 epoch, const Core
     Entry *e = current(key, epoch);
     if (!e)
         return;
+    if (!attemptStands(*e))
+        return abandon(*e);
     if (outcome.kind != CorestoreCallOutcome::Kind::Answered)
         return failed(*e, corestoreFailure(outcome));
     QString problem;
@@ -515,7 +552,7 @@ void BindingReconciler::onMaterial(const QString &key, quint64 epoch, const Core
         f.reason = QString(refusal::corestoreUnreachable);
         return failed(*e, f);
     }
-    const auto request = requestFor(*e);
+    const auto &request = e->attemptRequest;
     if (facts->capability != e->desired.binding.capability || (request && request->endpoint() && facts->endpoint != request->endpoint())) {
         // CS-31: material addressed elsewhere is refused before anything is published.
         Failure f;
@@ -554,6 +591,7 @@ void BindingReconciler::onPublished(const QString &key, quint64 epoch, const Bin
         // CS-43: Cloudly committed another envelope under this grant; the binding stays as Cloudly
         // states it: nothing reported, no timer (the publication warns on each attempt).
         e->publicationHeld = true;
+        e->committed = true;
         e->status = QStringLiteral("committed");
         e->reason = QString(refusal::cloudlyReplayConflict);
         finishAttempt(*e);
@@ -561,9 +599,10 @@ void BindingReconciler::onPublished(const QString &key, quint64 epoch, const Bin
         return;
     }
     case Kind::Retry:
-        e->publicationHeld = true;
-        [[fallthrough]];
     case Kind::Failed: {
+        // §12.4: a Retry leaves the request held (never reported failed, CS-42); another named
+        // refusal drops it, so that failure is reported failed (CS-41).
+        e->publicationHeld = outcome.kind == Kind::Retry;
         Failure f;
         f.prefix = QString(refusal::corestoreBindingFailed);
         f.line = outcome.reason.isEmpty() ? QStringLiteral("publishCorestoreCredentialMaterial did not complete") : outcome.reason;
@@ -671,6 +710,7 @@ void BindingReconciler::sendReport(Entry &e)
         Entry &e = *f->second;
         e.reportInFlight = false;
         if (a.answered) {
+            e.reportWaitMs = 0;
             e.accepted = sent;
             if (e.wanted == sent)
                 e.wanted.reset();
@@ -683,8 +723,13 @@ void BindingReconciler::sendReport(Entry &e)
             e.loggedLocal = line;
             say(QtWarningMsg, line);
         }
-        if (!e.timer->isActive() && !e.inFlight && !e.queued)
-            scheduleRetry(e, false);
+        // The report's own wait grows like any failure's (CS-24); succeeded() resetting the attempt's
+        // wait does not shorten it.
+        if (!e.timer->isActive() && !e.inFlight && !e.queued && m_active) {
+            e.reportWaitMs = BindingBackoff::nextWaitMs(e.reportWaitMs, false);
+            e.nextRetryAtMs = m_clock.nowMs() + e.reportWaitMs;
+            e.timer->start(e.reportWaitMs);
+        }
         Q_EMIT statusChanged();
     });
 }

@@ -25,12 +25,17 @@
 //   Secret at once, is checked (CredentialMaterialReader; database material addressed to another
 //   endpoint is refused, CS-31) and handed to the publication; a grant whose receipt is held skips
 //   straight to the ready report (CS-40).
+// An attempt sends exactly the request whose digest it checked; when the node's corestoreDatabase
+// changes or leaves while it runs, the attempt is abandoned and the binding judged again (D-93). Under
+// a committed grant (REPLAY_CONFLICT) nothing is read from Corestore, sealed or sent again until the
+// grant changes (CS-43). The grant's authority is withheld from every Corestore refusal line (CS-49).
 // Failures retry under the same grant after BindingBackoff's wait on the injected clock; a new grant
 // is tried at once; one log line per distinct failure (corestore-binding-refused: /
 // corestore-binding-failed:, naming node, binding, grant operation and generation, no value) and
 // corestore-binding-failure-cleared: on recovery. A 409 legacy refusal is reported
 // { provisioning | failed, statusReason: <code> }. ready is reported only after the publication said
-// Published; a report equal to the last one Cloudly accepted is not sent again (CS-53). A binding no
+// Published; a report equal to the last one Cloudly accepted is not sent again (CS-53); a refused
+// report is resent on a wait of its own, 5000 ms doubling to 60000 ms (CS-24, D-94). A binding no
 // longer desired is forgotten here and never deleted on Corestore (CS-20); a grant operation that
 // left the desired state is released in the publication (CS-39).
 #include "service/bindings/bindingreport.h"
@@ -107,6 +112,9 @@ private:
     void failed(Entry &e, const Failure &failure);
     void finishAttempt(Entry &e);
     Entry *current(const QString &key, quint64 epoch);
+    // The attempt's request is still the one the node's cluster document yields now (CS-15, CS-32).
+    bool attemptStands(const Entry &e) const;
+    void abandon(Entry &e);
     void report(Entry &e, BindingReport r);
     void sendReport(Entry &e);
     void scheduleRetry(Entry &e, bool refusal);

@@ -2,11 +2,35 @@
 
 #include "service/corestore/corestoreclient.h"
 
+#include <algorithm>
+
 namespace coreflow {
 
-void CorestoreBindingCalls::post(const QString &nodeId, const QByteArray &route, const QByteArray &jsonBody, Done done)
+namespace {
+// A window this long of the withheld secret inside a quoted code counts as a repeat of it.
+constexpr qsizetype kWithheldWindowBytes = 12;
+
+bool repeats(QByteArrayView code, QByteArrayView secret)
 {
-    m_client.post(nodeId, route, jsonBody, std::move(done));
+    if (secret.isEmpty() || code.isEmpty())
+        return false;
+    if (code.contains(secret))
+        return true;
+    const qsizetype window = std::min(kWithheldWindowBytes, secret.size());
+    for (qsizetype i = 0; i + window <= code.size(); ++i)
+        if (secret.contains(code.sliced(i, window)))
+            return true;
+    return false;
+}
+} // namespace
+
+void CorestoreBindingCalls::post(const QString &nodeId, const QByteArray &route, const QByteArray &jsonBody, const Secret &withheld,
+                                 Done done)
+{
+    CorestoreClient::Options options;
+    // CS-49: the grant's authority is Secret-like; a Corestore echoing it as error.code is not quoted.
+    options.withholds = [withheld](QStringView code) { return repeats(code.toUtf8(), withheld.reveal()); };
+    m_client.post(nodeId, route, jsonBody, options, std::move(done));
 }
 
 std::optional<DatabaseEndpoint> CorestoreBindingCalls::databaseOf(const QString &nodeId) const

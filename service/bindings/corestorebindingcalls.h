@@ -11,7 +11,7 @@ class CorestoreClient;
 class CorestoreBindingCalls final : public BindingCorestoreCalls {
 public:
     explicit CorestoreBindingCalls(CorestoreClient &client) : m_client(client) {}
-    void post(const QString &nodeId, const QByteArray &route, const QByteArray &jsonBody, Done done) override;
+    void post(const QString &nodeId, const QByteArray &route, const QByteArray &jsonBody, const Secret &withheld, Done done) override;
     std::optional<DatabaseEndpoint> databaseOf(const QString &nodeId) const override;
     QString corestoreHostOf(const QString &nodeId) const override;
 

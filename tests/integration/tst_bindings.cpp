@@ -189,6 +189,23 @@ private Q_SLOTS:
         QCOMPARE(lane.publication.materials.size(), 0);
     }
 
+    // Review of issue 18 (§12.2 authority "Secret-like (never logged)"; CS-49): a hostile or broken
+    // Corestore refuses the reconcile with the grant's authority as its error code. The control token
+    // is withheld from the refusal line in that case; the authority must be too: it reaches no log
+    // line, no status (events included) and no report.
+    void corestoreEchoingTheAuthorityLeaksNothing_CS49()
+    {
+        Lane lane(log);
+        lane.corestore.setStanding(QString::fromLatin1(LoopbackCorestore::reconcileRoute),
+                                   LoopbackCorestore::Behaviour::answer(400, R"({"error":{"code":")" + kAuthority + R"("}})"));
+        QVERIFY(lane.start());
+        QTRY_VERIFY_WITH_TIMEOUT(!log.lines().filter(QStringLiteral("corestore-binding-refused")).isEmpty(), 15000);
+        QVERIFY(lane.f.settleCloudlyHop());
+        lane.verifySecretsNowhere();
+        const QByteArray status = QJsonDocument(lane.f.relay->statusSnapshot().toJson()).toJson(QJsonDocument::Compact);
+        QVERIFY2(!status.contains(kAuthority), "the grant authority is in the status");
+    }
+
     void refusedReadIsLoggedInCloudlysWords_WD12_CS55()
     {
         Lane lane(log);
@@ -221,6 +238,35 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(lane.reports.size(), 1, 15000);
         QCOMPARE(lane.reports[0].value("status").toString(), QStringLiteral("ready"));
         lane.verifySecretsNowhere();
+    }
+
+    // Review of issue 18 (CS-32) through the relay: Cloudly pushes a config whose node no longer
+    // states a corestoreDatabase while the binding's reconcile answer is still arriving (its body
+    // paced by the Corestore). The relay must stay up, make no material call and report the binding
+    // database-endpoint-missing at the latest on its next attempt; it aborted instead.
+    void endpointRemovedWhileTheReconcileRunsKeepsTheRelayUp_CS32()
+    {
+        Lane lane(log);
+        lane.corestore.setStanding(QString::fromLatin1(LoopbackCorestore::reconcileRoute), LoopbackCorestore::Behaviour::slowBody(20));
+        QVERIFY(lane.start());
+        QTRY_COMPARE_WITH_TIMEOUT(lane.corestore.requestCount(LoopbackCorestore::reconcileRoute), 1, 15000);
+        QJsonArray nodes = lane.f.cloudly->options().clusterNodes;
+        QJsonObject node = nodes.at(0).toObject();
+        node.insert("corestoreDatabase", QJsonValue::Null);
+        nodes = QJsonArray{node};
+        const QJsonObject cluster{{"id", "cluster-1"}, {"name", "Loopback cluster"}, {"relay", QJsonObject{{"origin", lane.f.cloudly->options().relayOrigin}}},
+                                  {"nodes", nodes}};
+        std::optional<peers::PeerFrame> answer;
+        lane.f.cloudly->push("pushClusterConfig", QJsonObject{{"cluster", cluster}, {"desiredState", QJsonValue::Null}},
+                             [&](const peers::PeerFrame &frame) { answer = frame; });
+        QTRY_VERIFY_WITH_TIMEOUT(answer.has_value(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(lane.f.relay->bindings()->attemptsInFlight() == 0, 20000); // the paced answer arrived
+        QVERIFY(lane.f.settleCloudlyHop());
+        QCOMPARE(lane.corestore.requestCount(LoopbackCorestore::materialRoute), 0);
+        QCOMPARE(lane.publication.materials.size(), 0);
+        lane.f.clock.advance(300000); // any retry
+        QTRY_VERIFY_WITH_TIMEOUT(!lane.reports.isEmpty(), 15000);
+        QCOMPARE(lane.reports.last().value("statusReason").toString(), QStringLiteral("database-endpoint-missing"));
     }
 
     // WD-13 (issue 18 "a cluster without a relay block reconciles nothing"): no desired-state read, and

@@ -61,7 +61,7 @@ struct CorestoreDouble : BindingCorestoreCalls {
     QSet<QString> down;                // nodes whose Corestore is unreachable
     bool misaddress = false;           // material answered for another endpoint
 
-    void post(const QString &nodeId, const QByteArray &route, const QByteArray &jsonBody, Done done) override
+    void post(const QString &nodeId, const QByteArray &route, const QByteArray &jsonBody, const Secret &, Done done) override
     {
         Call c{nodeId, route, QJsonDocument::fromJson(jsonBody).object(), jsonBody, std::move(done)};
         seen.append(Call{c.nodeId, c.route, c.body, c.rawBody, {}});
@@ -565,6 +565,48 @@ private Q_SLOTS:
         QCOMPARE(rig.statusOf(QStringLiteral("d")).reason, QStringLiteral("binding-request-digest-mismatch"));
     }
 
+    // Review of issue 18 (CS-15: the relay "sends nothing unless" the request's digest equals
+    // grant.requestDigest): the node's corestoreDatabase changes (a config push) while the reconcile
+    // call is in flight; the material call that follows must not carry a BindingRequest for the new
+    // endpoint, whose digest is not the grant's.
+    void endpointChangedMidAttemptSendsNoUngrantedRequest_CS15()
+    {
+        Rig rig;
+        rig.corestore.databases.insert(QStringLiteral("n1"), {QStringLiteral("10.0.0.5"), 27017});
+        const QJsonObject b = databaseBinding(QStringLiteral("s"), QStringLiteral("d"));
+        const QByteArray digest = databaseDigest("s", "d", "10.0.0.5", 27017);
+        rig.cloudly.desiredStateAnswer = stateJson({entry(QStringLiteral("n1"), b, grantFor(b, digest))});
+        rig.reconciler.acceptanceStood();
+        QCOMPARE(rig.corestore.pending.size(), size_t(1)); // the reconcile call, not answered yet
+        rig.corestore.databases.insert(QStringLiteral("n1"), {QStringLiteral("10.9.9.9"), 27018});
+        rig.corestore.flush();
+        for (const auto &c : rig.corestore.seen) {
+            const QJsonObject endpoint = c.body.value(QStringLiteral("request")).toObject().value(QStringLiteral("endpoint")).toObject();
+            QVERIFY2(endpoint.value(QStringLiteral("host")).toString() == QStringLiteral("10.0.0.5"),
+                     qPrintable(QStringLiteral("%1 carried a request for %2, not the granted endpoint")
+                                    .arg(QString::fromLatin1(c.route), endpoint.value(QStringLiteral("host")).toString())));
+        }
+        QCOMPARE(rig.publication.published.size(), 0);
+    }
+
+    // Review of issue 18 (CS-32: without a corestoreDatabase the binding is failed
+    // database-endpoint-missing with no Corestore call): the node's corestoreDatabase disappears (a
+    // config push) while the reconcile call is in flight. The material call must not be made (its
+    // BindingRequest cannot be built; corestoreBody() dereferenced an empty optional).
+    void endpointRemovedMidAttemptMakesNoMaterialCall_CS32()
+    {
+        Rig rig;
+        rig.corestore.databases.insert(QStringLiteral("n1"), {QStringLiteral("10.0.0.5"), 27017});
+        const QJsonObject b = databaseBinding(QStringLiteral("s"), QStringLiteral("d"));
+        rig.cloudly.desiredStateAnswer = stateJson({entry(QStringLiteral("n1"), b, grantFor(b, databaseDigest("s", "d", "10.0.0.5", 27017)))});
+        rig.reconciler.acceptanceStood();
+        QCOMPARE(rig.corestore.pending.size(), size_t(1)); // the reconcile call, not answered yet
+        rig.corestore.databases.remove(QStringLiteral("n1"));
+        rig.corestore.flush();
+        QCOMPARE(rig.corestore.count("/material"), 0);
+        QCOMPARE(rig.publication.published.size(), 0);
+    }
+
     void misaddressedMaterialIsNotPublished_CS31()
     {
         Rig rig;
@@ -712,6 +754,45 @@ private Q_SLOTS:
         QCOMPARE(committed.statusOf(QStringLiteral("d")).nextRetryAtMs, 0);
     }
 
+    // Review of issue 18 (CS-41, CS-42; contract §12.4 "a named refusal of the publish other than
+    // INTERNAL_ERROR and REPLAY_CONFLICT drops the held request" and reports failed): once a lost
+    // answer made the publication hold a request, a later named refusal drops it; from then on the
+    // publication holds nothing for the grant, so the failure is reported failed.
+    void namedRefusalAfterAHeldRequestIsReportedFailed_CS41_CS42()
+    {
+        Rig rig;
+        rig.corestore.databases.insert(QStringLiteral("n1"), {QStringLiteral("10.0.0.5"), 27017});
+        const QJsonObject b = databaseBinding(QStringLiteral("s"), QStringLiteral("d"));
+        rig.publication.script = {BindingPublicationOutcome::Kind::Retry, BindingPublicationOutcome::Kind::Failed};
+        rig.accept({entry(QStringLiteral("n1"), b, grantFor(b, databaseDigest("s", "d", "10.0.0.5", 27017)))});
+        QCOMPARE(rig.cloudly.reports.size(), 0); // held: never reported failed
+        rig.clock.advance(5000);
+        rig.corestore.flush();
+        QCOMPARE(rig.publication.published.size(), 2);
+        QCOMPARE(rig.statusOf(QStringLiteral("d")).status, QStringLiteral("failed"));
+        QCOMPARE(rig.cloudly.reports.size(), 1); // the named refusal dropped the held request: reported failed
+        QCOMPARE(rig.cloudly.reports[0].value(QStringLiteral("status")).toString(), QStringLiteral("failed"));
+    }
+
+    // Review of issue 18 (CS-43; contract §12.4 REPLAY_CONFLICT: "nothing is read, sealed or sent
+    // under it again"): after Cloudly answered REPLAY_CONFLICT, a later config push (or acceptance)
+    // under the same grant reads no material from Corestore again and hands nothing to the publication.
+    void committedGrantReadsNothingAgainOnAPush_CS43()
+    {
+        Rig rig;
+        rig.corestore.databases.insert(QStringLiteral("n1"), {QStringLiteral("10.0.0.5"), 27017});
+        const QJsonObject b = databaseBinding(QStringLiteral("s"), QStringLiteral("d"));
+        rig.publication.script = {BindingPublicationOutcome::Kind::Committed};
+        rig.accept({entry(QStringLiteral("n1"), b, grantFor(b, databaseDigest("s", "d", "10.0.0.5", 27017)))});
+        QCOMPARE(rig.statusOf(QStringLiteral("d")).status, QStringLiteral("committed"));
+        QCOMPARE(rig.corestore.count("/material"), 1);
+        rig.reconciler.adoptPushed(std::nullopt); // a config push keeping the held desired state
+        rig.corestore.flush();
+        QCOMPARE(rig.corestore.count("/material"), 1);
+        QCOMPARE(rig.publication.published.size(), 1);
+        QCOMPARE(rig.cloudly.reports.size(), 0);
+    }
+
     void refusedReadIsLoggedInCloudlysWords_WD12_CS55()
     {
         Rig rig;
@@ -808,6 +889,29 @@ private Q_SLOTS:
         rig.clock.advance(60000);
         rig.corestore.flush();
         QCOMPARE(rig.cloudly.reports.size(), 2);
+    }
+
+    // Review of issue 18 (§12.5 "logged, retried with the binding's backoff"; CS-21, CS-24): a ready
+    // binding whose report Cloudly keeps refusing is retried after 5 s, then 10 s, ... (doubling to
+    // 60 s), not every 5 s for ever (a Cloudly refusing reports would otherwise draw one report per
+    // binding every 5 s).
+    void refusedReadyReportIsRetriedOnAGrowingBackoff_CS53_CS24()
+    {
+        Rig rig;
+        rig.corestore.databases.insert(QStringLiteral("n1"), {QStringLiteral("10.0.0.5"), 27017});
+        rig.cloudly.refuseReports = 100;
+        const QJsonObject b = databaseBinding(QStringLiteral("s"), QStringLiteral("d"));
+        rig.accept({entry(QStringLiteral("n1"), b, grantFor(b, databaseDigest("s", "d", "10.0.0.5", 27017)))});
+        QCOMPARE(rig.cloudly.reports.size(), 1);
+        rig.clock.advance(5000);  // first wait: 5 s
+        rig.corestore.flush();
+        QCOMPARE(rig.cloudly.reports.size(), 2);
+        rig.clock.advance(5000);  // second wait is 10 s: nothing yet
+        rig.corestore.flush();
+        QCOMPARE(rig.cloudly.reports.size(), 2);
+        rig.clock.advance(5000);
+        rig.corestore.flush();
+        QCOMPARE(rig.cloudly.reports.size(), 3);
     }
 
     void statusCarriesNoSecret_CS49()
