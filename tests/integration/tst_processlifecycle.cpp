@@ -373,6 +373,22 @@ private Q_SLOTS:
         QTRY_COMPARE(f.cloudly->connectionCount(), 0);
     }
 
+    // §19.3 ("log the start line `coreflow <version> starting (contract release <r>, pid <pid>)`") and
+    // the one-line-per-event rule: a start logs its start line once. Seen in ./run demo (issue 24
+    // review): a second, older "coreflow 0.1.0 starting; contract release 33.1.0" follows it.
+    void startLineIsLoggedOnce_issue24()
+    {
+        RelayFixture f;
+        QTemporaryDir dir;
+        auto p = launch(f, dir, f.bearer);
+        QByteArray err;
+        QVERIFY2(waitForStderr(*p, "the relay is open for Cloudly dispatch", err), err.constData());
+        ::kill(pid_t(p->processId()), SIGTERM);
+        QCOMPARE(waitExit(*p, err), 0);
+        QVERIFY2(err.contains(QByteArray("starting (contract release ")), err.constData());
+        QVERIFY2(err.count(QByteArray(" starting")) == 1, err.constData());
+    }
+
     // UC-13: a signal during the start (Cloudly unreachable, the relay retrying) still exits 0.
     void signalDuringStartExits0_UC13()
     {
