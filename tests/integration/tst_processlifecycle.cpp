@@ -108,7 +108,9 @@ private Q_SLOTS:
             for (const char *needle : {"CLOUDLY_URL", "SERVEZONE_CLUSTER_RELAY_AUTHORIZATION", "COREFLOW_NODE_ID",
                                        "COREFLOW_RELAY_BIND_HOSTNAME", "COREFLOW_RELAY_BIND_PORT", "COREFLOW_VPN_BIND_HOSTNAME",
                                        "COREFLOW_VPN_QUIC_PORT", "$CREDENTIALS_DIRECTORY/<NAME>", "/run/secrets/<NAME>",
-                                       ".nogit/env.yml", "qenv.yml", "Exit codes", "--status-socket", "--ca-file", "--operator-group"})
+                                       ".nogit/env.yml", "qenv.yml", "Exit codes", "--status-socket", "--ca-file", "--operator-group",
+                                       // §19.1 CLOUDLY_URL: plain http/ws is taken for a loopback host (issue 24)
+                                       "http:// or", "ws:// only to a loopback host"})
                 QVERIFY2(help.contains(needle), needle);
             QVERIFY2(!h.readAllStandardError().contains("start"), option);
         }
