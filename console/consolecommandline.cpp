@@ -33,6 +33,13 @@ ConsoleCommandLine ConsoleCommandLine::parse(const QStringList &arguments)
                 return cl;
             }
             cl.outputPath = arguments[++i];
+        } else if (a == QLatin1String("--screenshot")) {
+            if (i + 1 >= arguments.size() || arguments[i + 1].isEmpty()) {
+                cl.mode = Mode::UsageError;
+                cl.error = QStringLiteral("--screenshot needs a FILE");
+                return cl;
+            }
+            cl.screenshotPath = arguments[++i];
         } else if (a.startsWith(QLatin1String("--socket="))) {
             cl.socketPath = a.mid(9);
             if (cl.socketPath.isEmpty()) {
@@ -64,6 +71,11 @@ ConsoleCommandLine ConsoleCommandLine::parse(const QStringList &arguments)
         cl.error = QStringLiteral("--output FILE goes with --metrics only");
         return cl;
     }
+    if (!cl.screenshotPath.isEmpty() && !modes.isEmpty()) {
+        cl.mode = Mode::UsageError;
+        cl.error = QStringLiteral("--screenshot FILE goes with the window only (not %1)").arg(modes[0]);
+        return cl;
+    }
     if (modes.isEmpty())
         cl.mode = Mode::Gui;
     else if (modes[0] == QLatin1String("--text"))
@@ -85,7 +97,7 @@ QString ConsoleCommandLine::helpText()
 {
     return QStringLiteral(
                "Usage: coreflow-console [--text | --json | --watch | --check | --metrics [--output FILE]]\n"
-               "                        [--socket PATH]\n"
+               "                        [--screenshot FILE] [--socket PATH]\n"
                "\n"
                "Shows a coreflow relay's live status, read-only, from its status socket.\n"
                "\n"
@@ -99,6 +111,8 @@ QString ConsoleCommandLine::helpText()
                "  --metrics      print the relay's counters and gauges in the Prometheus text format\n"
                "  --output FILE  with --metrics: write FILE atomically (temp file + rename), e.g. for\n"
                "                 node_exporter's textfile collector\n"
+               "  --screenshot FILE  the window's overview after the first snapshot, written to\n"
+               "                 FILE as PNG, then exit (QT_QPA_PLATFORM=offscreen needs no display)\n"
                "\n"
                "Options:\n"
                "  --socket PATH  the status socket (default: %1)\n"
@@ -111,7 +125,7 @@ QString ConsoleCommandLine::helpText()
                "  3  cannot connect (no relay listening at the socket, or it closed before a snapshot)\n"
                "  4  access refused (socket permissions, or the relay's status-access-denied)\n"
                "  5  protocol error (the peer does not speak status protocol version 1)\n"
-               "  6  --metrics --output: the file could not be written\n"
+               "  6  --metrics --output or --screenshot: the file could not be written\n"
                "  --check only: the relay answered and is not ready (the lowest code that applies):\n"
                "  10 no Cloudly session (hop cloudly)\n"
                "  11 registration parked: only an operator's restart with a current bearer helps\n"

@@ -6,7 +6,7 @@ inline constexpr int usage = 2;          // unknown option, conflicting modes, m
 inline constexpr int cannotConnect = 3;  // no relay listening at the socket path (or it went away first)
 inline constexpr int accessRefused = 4;  // socket permission denied or status-access-denied refusal
 inline constexpr int protocolError = 5;  // the peer did not speak the status protocol (version 1)
-inline constexpr int outputFailed = 6;   // --metrics --output FILE: the file could not be written
+inline constexpr int outputFailed = 6;   // --metrics --output FILE or --screenshot FILE: the file could not be written
 
 // --check only: the relay answered and is not ready. When several apply, the lowest code is reported
 // (the hop an operator fixes first). ReadinessCheck maps the status object to one of these.

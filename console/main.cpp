@@ -5,6 +5,7 @@
 #include "console/displayprobe.h"
 #include "console/mainwindow.h"
 #include "console/statusclient.h"
+#include "console/tablepane.h"
 #include "console/terminalrunner.h"
 #include "shared/util/clock.h"
 
@@ -12,8 +13,11 @@
 #include <QCoreApplication>
 #include <QFile>
 #include <QLoggingCategory>
+#include <QTabWidget>
+#include <QTimer>
 
 #include <cstdio>
+#include <utility>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -52,6 +56,9 @@ int main(int argc, char **argv)
     if (!cl.headless()) {
         // Decided before any QApplication exists: Qt aborts when its platform plugin cannot start.
         const QString reason = DisplayProbe::unavailableReason(argc, argv);
+        if (!reason.isEmpty() && !cl.screenshotPath.isEmpty())
+            return writeAndReturn(stderr, QStringLiteral("coreflow-console: --screenshot: %1 (QT_QPA_PLATFORM=offscreen needs none)\n").arg(reason),
+                                  exitcode::outputFailed);
         if (!reason.isEmpty()) {
             const bool terminal = ::isatty(STDOUT_FILENO) == 1;
             mode = terminal ? ConsoleCommandLine::Mode::Watch : ConsoleCommandLine::Mode::Text;
@@ -99,6 +106,37 @@ int main(int argc, char **argv)
     MainWindow window(cl.socketPath);
     window.attachClient(&client);
     window.show();
+    if (!cl.screenshotPath.isEmpty()) {
+        // --screenshot (§18.2): the overview tab once the first snapshot is shown, as PNG, then exit;
+        // a relay that cannot be reached or refuses ends it with that code, as --text does.
+        static bool shotTaken = false;
+        QObject::connect(&client, &StatusClient::snapshotReceived, &app, [&]() {
+            if (std::exchange(shotTaken, true))
+                return;
+            QTimer::singleShot(100, &app, [&]() {
+                window.tabs()->setCurrentIndex(window.tabs()->indexOf(window.pane(QStringLiteral("overview"))));
+                QApplication::processEvents();
+                if (!window.grab().save(cl.screenshotPath, "PNG")) {
+                    writeAndReturn(stderr, QStringLiteral("coreflow-console: --screenshot: cannot write %1\n").arg(cl.screenshotPath), 0);
+                    app.exit(exitcode::outputFailed);
+                    return;
+                }
+                app.exit(exitcode::ok);
+            });
+        });
+        QTimer::singleShot(5000, &app, [&]() {
+            if (shotTaken)
+                return;
+            writeAndReturn(stderr, QStringLiteral("coreflow-console: --screenshot: no snapshot within 5000 ms\n"), 0);
+            app.exit(exitcode::cannotConnect);
+        });
+        QObject::connect(&client, &StatusClient::stateChanged, &app, [&](StatusClient::State state, const QString &why) {
+            if (client.lastSnapshot() || (state != StatusClient::State::Disconnected && state != StatusClient::State::Refused))
+                return;
+            writeAndReturn(stderr, QStringLiteral("coreflow-console: --screenshot: %1\n").arg(why), 0);
+            app.exit(state == StatusClient::State::Refused ? exitcode::accessRefused : exitcode::cannotConnect);
+        });
+    }
     client.start();
     return app.exec();
 }

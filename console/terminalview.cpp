@@ -400,7 +400,10 @@ QString TerminalView::renderWatch(const QString &socketPath, const QString &conn
             for (QString &l : lines)
                 if (l.size() > terminal.width())
                     l = l.left(std::max(1, terminal.width() - 1)) + QChar(0x2026);
-        return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
+        // On a terminal the last row gets no line feed: the rows-th one would scroll the first line
+        // (socket and connection state) off the screen. A log of views (no terminal) ends each line.
+        const bool bounded = terminal.isValid() && terminal.height() > 0;
+        return lines.join(QLatin1Char('\n')) + (bounded ? QString() : QStringLiteral("\n"));
     };
     if (!terminal.isValid() || terminal.height() <= 0 || full.size() <= terminal.height() || !status)
         return finish(full);

@@ -34,7 +34,9 @@ public:
     // terminal (rows, columns) valid: every line is cut to the width, and when the full view has more
     // lines than rows the compact layout is used instead: header, OVERVIEW, the readiness refusals,
     // the nodes table cut to the rows left (problem rows first, then "… n more: coreflow-console
-    // --text shows all"), and the newest events that still fit.
+    // --text shows all"), and the newest events that still fit. With a terminal the view holds at most
+    // rows - 1 line feeds (the last row ends without one, so the terminal never scrolls); without one
+    // every line ends with a line feed.
     static QString renderWatch(const QString &socketPath, const QString &connectionLine,
                                const std::optional<status::RelayStatus> &status, const QList<StatusEvent> &recentEvents,
                                int eventTail = 10, QSize terminal = QSize());

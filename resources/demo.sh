@@ -32,8 +32,8 @@
 #     material to Cloudly (which opens it) and reports the binding ready.
 # 11. A backup with replication: Cloudly asks for a backup of a service on node-a; the relay has the
 #     Corestore snapshot it and carries the database closure to Cloudly, which checks size and SHA-256
-#     and issues its receipt before the backup answers. (The status object has no backup member: the
-#     demo checks Cloudly's receipt and the relay's log line.)
+#     and issues its receipt before the backup answers; the relay's status (`backups.recent`, D-96)
+#     shows the closure stored with all its bytes, beside Cloudly's receipt and the relay's log line.
 # 12. `coreflow-console --check` and `--metrics`, then everything is stopped; with --keep (or
 #     COREFLOW_DEMO_KEEP=1) the pieces keep running and the demo prints how to look and how to stop.
 #
@@ -458,12 +458,24 @@ grep -Eq '^backup demo-backup-1 of service svc-demo on node node-a answered: dat
 wait_for relay 'backup demo-backup-1: the database closure of service svc-demo was accepted by Cloudly' 1 5 \
   || die "the relay did not log the closure's acceptance"
 echo "Cloudly: $(grep '^backup demo-backup-1' "$TMP/cloudly.log")"
-echo "(the status object has no backup member: Cloudly's receipt above and the relay's log line are the evidence)"
+wait_status '[.backups.recent[] | select(.backupId == "demo-backup-1" and .serviceId == "svc-demo" and .nodeId == "node-a"
+               and .direction == "send" and .outcome == "stored" and .bytesMoved == 3000000)] | length == 1' 10 \
+  || die "the relay's status does not show backup demo-backup-1's closure stored: $(jq -c .backups "$TMP/status.json")"
+echo "relay status: backups.recent holds demo-backup-1's closure, stored, 3000000 bytes sent"
 
 say "12/12 monitoring: --check and --metrics"
 "$CONSOLE_BIN" --check --socket "$TMP/status.sock" || die "--check does not say ready"
 "$CONSOLE_BIN" --metrics --socket "$TMP/status.sock" | grep -E '^coreflow_relay_(ready|nodes_carried|escrow_offers_total|reregistration_waves_total|cloudly_reconnects_total|certificate_expiry_seconds)' \
   || die "--metrics printed no relay metrics"
+
+# The closing note's material, taken while the relay still runs: the final overview in text and a
+# screenshot of the window's overview (coreflow-console --screenshot, offscreen: no display needed).
+# The screenshot lies beside the demo's directory, so a successful run (which deletes it) keeps it.
+FINAL_VIEW="$(timeout 20 "$CONSOLE_BIN" --text --socket "$TMP/status.sock" 2>&1)" || die "the console could not read the final status: $FINAL_VIEW"
+SCREENSHOT="$(mktemp --suffix=.png "$(dirname "$TMP")/coreflow-demo-overview.XXXXXX")"
+SHOT_OUT="$(QT_QPA_PLATFORM="${COREFLOW_DEMO_SCREENSHOT_PLATFORM:-offscreen}" timeout 30 "$CONSOLE_BIN" --screenshot "$SCREENSHOT" \
+  --socket "$TMP/status.sock" 2>&1)" || { rm -f "$SCREENSHOT"; SCREENSHOT=""; echo "screenshot: not written: $SHOT_OUT"; }
+[ -z "$SCREENSHOT" ] || [ -s "$SCREENSHOT" ] || { rm -f "$SCREENSHOT"; SCREENSHOT=""; echo "screenshot: the console wrote an empty file"; }
 
 if [ "$KEEP" = 1 ]; then
   touch "$TMP/quiet"
@@ -505,4 +517,13 @@ for name in "${ORDER[@]}"; do
   [ "$name" = registry ] || [ "${EXIT_RC[$name]}" -eq 0 ] || BAD="$BAD $name"
 done
 [ -z "$BAD" ] || die "these processes did not exit cleanly on SIGTERM:$BAD"
+echo
+echo "The relay's final overview (coreflow-console --text, taken before the stop):"
+printf '%s\n' "$FINAL_VIEW" | sed -n '/^OVERVIEW/,/^$/p' | sed '/^$/d'
+echo
+if [ -n "$SCREENSHOT" ]; then
+  echo "Screenshot of the console window's overview: $SCREENSHOT"
+else
+  echo "Screenshot of the console window's overview: none (see the line above)"
+fi
 demo_ok

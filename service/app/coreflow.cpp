@@ -257,8 +257,7 @@ void Coreflow::start()
 {
     if (m_step != Step::Idle)
         return;
-    qCInfo(logApp).noquote() << "coreflow" << QStringLiteral(COREFLOW_BUILD_VERSION) << "starting; contract release"
-                             << contractRelease();
+    // The start line (§19.3) is main()'s, logged before the configuration is read: not repeated here.
     startStatusSocket();
 }
 

@@ -97,25 +97,39 @@ contract::Result<RelayConfiguration> ConfigurationReader::read() const
     for (const QString &name : sources.qenvRequired())
         if (!required.contains(name))
             required << name;
+    // A file that exists but holds no bytes is named as such (§19.1), not reported as missing: the
+    // operator sees which file to fill. An empty environment variable counts as unset.
     QStringList missing;
+    QStringList emptyFiles;
     for (const QString &name : required) {
         if (name == kBearer) {
             auto bearer = sources.findSecret(name, name == m_providedName ? m_provided : std::nullopt);
             if (!bearer)
                 return bearer.refusal();
-            if (!bearer.value() || bearer.value()->value.isEmpty())
+            if (bearer.value() && bearer.value()->value.isEmpty() && bearer.value()->fromFile)
+                emptyFiles << QStringLiteral("%1 (%2)").arg(name, bearer.value()->where);
+            else if (!bearer.value() || bearer.value()->value.isEmpty())
                 missing << name;
             continue;
         }
         auto found = sources.find(name);
         if (!found)
             return found.refusal();
-        if (!found.value() || found.value()->bytes.isEmpty())
+        if (found.value() && found.value()->bytes.isEmpty() && found.value()->where != QLatin1String("the environment"))
+            emptyFiles << QStringLiteral("%1 (%2)").arg(name, found.value()->where);
+        else if (!found.value() || found.value()->bytes.isEmpty())
             missing << name;
     }
-    if (!missing.isEmpty())
-        return invalid(QStringLiteral("missing required variable%1 %2")
-                           .arg(missing.size() > 1 ? QStringLiteral("s") : QString(), missing.join(QStringLiteral(", "))));
+    if (!missing.isEmpty() || !emptyFiles.isEmpty()) {
+        QStringList parts;
+        if (!missing.isEmpty())
+            parts << QStringLiteral("missing required variable%1 %2")
+                         .arg(missing.size() > 1 ? QStringLiteral("s") : QString(), missing.join(QStringLiteral(", ")));
+        if (!emptyFiles.isEmpty())
+            parts << QStringLiteral("required variable%1 %2: the file exists but is empty")
+                         .arg(emptyFiles.size() > 1 ? QStringLiteral("s") : QString(), emptyFiles.join(QStringLiteral(", ")));
+        return invalid(parts.join(QStringLiteral("; ")));
+    }
 
     RelayConfiguration config;
     // A plain variable: nullopt when no source holds it, a refusal when a source holds it unreadably.

@@ -97,7 +97,7 @@ private Q_SLOTS:
         Run r = runConsole({QStringLiteral("--help")});
         QCOMPARE(r.exitCode, exitcode::ok);
         for (const char *line : {"--text", "--json", "--watch", "--socket PATH", "Exit codes:", "0  ok", "2  usage error",
-                                 "3  cannot connect", "4  access refused", "5  protocol error"})
+                                 "3  cannot connect", "4  access refused", "5  protocol error", "--screenshot FILE"})
             QVERIFY2(r.out.contains(line), line);
         r = runConsole({QStringLiteral("--version")});
         QCOMPARE(r.exitCode, exitcode::ok);
@@ -109,7 +109,9 @@ private Q_SLOTS:
         for (const QStringList &args : {QStringList{QStringLiteral("--bogus")},
                                         QStringList{QStringLiteral("--text"), QStringLiteral("--json")},
                                         QStringList{QStringLiteral("--watch"), QStringLiteral("--text")},
-                                        QStringList{QStringLiteral("--text"), QStringLiteral("--socket")}}) {
+                                        QStringList{QStringLiteral("--text"), QStringLiteral("--socket")},
+                                        QStringList{QStringLiteral("--screenshot")},
+                                        QStringList{QStringLiteral("--text"), QStringLiteral("--screenshot"), QStringLiteral("x.png")}}) {
             const Run r = runConsole(args);
             QCOMPARE(r.exitCode, exitcode::usage);
             QVERIFY(r.err.contains("coreflow-console: "));
@@ -139,6 +141,40 @@ private Q_SLOTS:
         r = runConsole({QStringLiteral("--json"), QStringLiteral("--socket=") + server.socketPath()});
         QCOMPARE(r.exitCode, exitcode::ok);
         QCOMPARE(r.out, goldenFile(QStringLiteral("ready.json")));
+    }
+
+    // §18.2 --screenshot FILE (D-106): the window's overview as a PNG once the first snapshot is shown,
+    // then exit 0, on the offscreen platform (no display); without a platform plugin exit 6 and no file
+    // (never the terminal fallback); no relay at the socket exit 3.
+    void screenshotWritesTheWindowAsPng_D106()
+    {
+        SystemClock clock;
+        const status::RelayStatus s = readyStatus();
+        StatusServer server({nextPath(), {}}, [&] { return s; }, clock);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        const QString png = m_dir.filePath(QStringLiteral("overview.png"));
+        QProcess proc;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("DISPLAY"));
+        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        proc.setProcessEnvironment(env);
+        QSignalSpy finished(&proc, &QProcess::finished);
+        proc.start(QStringLiteral(COREFLOW_CONSOLE_BINARY), {QStringLiteral("--screenshot"), png, QStringLiteral("--socket"), server.socketPath()});
+        QVERIFY(finished.wait(20000));
+        QCOMPARE(proc.exitStatus(), QProcess::NormalExit);
+        QVERIFY2(proc.exitCode() == exitcode::ok, proc.readAllStandardError().constData());
+        QFile f(png);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QVERIFY(f.readAll().startsWith("\x89PNG\r\n\x1a\n"));
+
+        const QString none = m_dir.filePath(QStringLiteral("none.png"));
+        Run r = runConsole({QStringLiteral("--screenshot"), none, QStringLiteral("--socket"), server.socketPath()});
+        QCOMPARE(r.exitCode, 6);
+        QVERIFY2(r.err.contains("--screenshot: "), r.err.constData());
+        QVERIFY(!QFile::exists(none));
+        QVERIFY(r.out.isEmpty());
     }
 
     // docs/contract.md §18.2: a plain coreflow-console without a display falls back to the terminal view

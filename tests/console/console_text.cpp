@@ -444,6 +444,35 @@ private Q_SLOTS:
         QVERIFY(!full.contains(QLatin1Char('\x1b')));
     }
 
+    // --watch repaints with ESC[H ESC[2J and then writes the view: on a terminal of H rows, the H-th
+    // line feed moves the cursor past the last row and the terminal scrolls by one (VT100 line feed at
+    // the bottom margin), so the view's first line (the socket and connection state, e.g.
+    // "DISCONNECTED ... (retrying)") is pushed off the screen. A view that fits an H-row terminal
+    // therefore holds at most H - 1 line feeds, in the compact layout and when the full view is used
+    // because it is exactly H lines long (issue 24: "keeps readiness and problems at the top").
+    void watchNeverScrollsItsFirstLineOff_issue24()
+    {
+        const status::RelayStatus s = fiftyNodesStatus();
+        QList<StatusEvent> events;
+        for (int i = 0; i < 20; ++i)
+            events.append({t0 + i * 1000, QStringLiteral("node"), QStringLiteral("node node-%1 joined").arg(i)});
+        for (const int rows : {24, 30, 40}) {
+            const QString compact = TerminalView::renderWatch(QStringLiteral("/run/coreflow/status.sock"),
+                                                              QStringLiteral("DISCONNECTED: gone (retrying)"), s, events, 10,
+                                                              QSize(100, rows));
+            QVERIFY2(compact.count(QLatin1Char('\n')) <= rows - 1,
+                     qPrintable(QStringLiteral("%1 line feeds on a %2-row terminal:\n%3").arg(compact.count(QLatin1Char('\n'))).arg(rows).arg(compact)));
+        }
+        // A status whose full view is exactly as tall as the terminal: the full view is chosen.
+        status::RelayStatus small = s;
+        small.nodes = small.nodes.mid(0, 2);
+        const QString unbounded = TerminalView::renderWatch(QStringLiteral("/s"), QStringLiteral("connected (live)"), small, {}, 10, QSize());
+        const int rows = int(unbounded.count(QLatin1Char('\n')));
+        const QString exact = TerminalView::renderWatch(QStringLiteral("/s"), QStringLiteral("connected (live)"), small, {}, 10, QSize(200, rows));
+        QVERIFY2(exact.count(QLatin1Char('\n')) <= rows - 1,
+                 qPrintable(QStringLiteral("%1 line feeds on a %2-row terminal").arg(exact.count(QLatin1Char('\n'))).arg(rows)));
+    }
+
     void textLayoutIsStable()
     {
         const QString text = TerminalView::renderText(fiftyNodesStatus());

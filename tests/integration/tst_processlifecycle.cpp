@@ -108,7 +108,9 @@ private Q_SLOTS:
             for (const char *needle : {"CLOUDLY_URL", "SERVEZONE_CLUSTER_RELAY_AUTHORIZATION", "COREFLOW_NODE_ID",
                                        "COREFLOW_RELAY_BIND_HOSTNAME", "COREFLOW_RELAY_BIND_PORT", "COREFLOW_VPN_BIND_HOSTNAME",
                                        "COREFLOW_VPN_QUIC_PORT", "$CREDENTIALS_DIRECTORY/<NAME>", "/run/secrets/<NAME>",
-                                       ".nogit/env.yml", "qenv.yml", "Exit codes", "--status-socket", "--ca-file", "--operator-group"})
+                                       ".nogit/env.yml", "qenv.yml", "Exit codes", "--status-socket", "--ca-file", "--operator-group",
+                                       // §19.1 CLOUDLY_URL: plain http/ws is taken for a loopback host (issue 24)
+                                       "http:// or", "ws:// only to a loopback host"})
                 QVERIFY2(help.contains(needle), needle);
             QVERIFY2(!h.readAllStandardError().contains("start"), option);
         }
@@ -371,6 +373,22 @@ private Q_SLOTS:
         QVERIFY(err.contains("stopped"));
         QVERIFY(!err.contains(f.bearer)); // OV-08
         QTRY_COMPARE(f.cloudly->connectionCount(), 0);
+    }
+
+    // §19.3 ("log the start line `coreflow <version> starting (contract release <r>, pid <pid>)`") and
+    // the one-line-per-event rule: a start logs its start line once. Seen in ./run demo (issue 24
+    // review): a second, older "coreflow 0.1.0 starting; contract release 33.1.0" follows it.
+    void startLineIsLoggedOnce_issue24()
+    {
+        RelayFixture f;
+        QTemporaryDir dir;
+        auto p = launch(f, dir, f.bearer);
+        QByteArray err;
+        QVERIFY2(waitForStderr(*p, "the relay is open for Cloudly dispatch", err), err.constData());
+        ::kill(pid_t(p->processId()), SIGTERM);
+        QCOMPARE(waitExit(*p, err), 0);
+        QVERIFY2(err.contains(QByteArray("starting (contract release ")), err.constData());
+        QVERIFY2(err.count(QByteArray(" starting")) == 1, err.constData());
     }
 
     // UC-13: a signal during the start (Cloudly unreachable, the relay retrying) still exits 0.

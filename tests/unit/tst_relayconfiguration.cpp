@@ -219,6 +219,11 @@ private Q_SLOTS:
             << "empty-shadow" << QStringList{"SERVEZONE_CLUSTER_RELAY_AUTHORIZATION", "empty string", "creds/SERVEZONE_CLUSTER_RELAY_AUTHORIZATION"};
         QTest::newRow("empty environment value over a secret file")
             << "empty-shadow-plain" << QStringList{"COREFLOW_RELAY_BIND_PORT", "empty string", "secrets/COREFLOW_RELAY_BIND_PORT"};
+        // Issue 24 ("credential errors say what was wrong ... not 'missing'"): a credential file that is
+        // there but empty (touch, an empty systemd-creds payload) must be named by its path, not reported
+        // as a missing variable (seen: "missing required variable SERVEZONE_CLUSTER_RELAY_AUTHORIZATION").
+        QTest::newRow("issue 24 credential file present but empty: path named, not 'missing'")
+            << "cred-empty" << QStringList{"SERVEZONE_CLUSTER_RELAY_AUTHORIZATION", "creds/SERVEZONE_CLUSTER_RELAY_AUTHORIZATION", "empty"};
         QTest::newRow("UC-06 bearer file ends in a newline")
             << "bearer-newline" << QStringList{"SERVEZONE_CLUSTER_RELAY_AUTHORIZATION", "ends in a newline", "creds/"};
         QTest::newRow("UC-06 bearer in the environment ends in CR LF") << "bearer-crlf-env" << QStringList{"SERVEZONE_CLUSTER_RELAY_AUTHORIZATION", "ends in a newline"};
@@ -272,6 +277,9 @@ private Q_SLOTS:
         } else if (scenario == "empty-shadow-plain") {
             s.write("secrets/COREFLOW_RELAY_BIND_PORT", "9443");
             s.environment.insert("COREFLOW_RELAY_BIND_PORT", "");
+        } else if (scenario == "cred-empty") {
+            s.environment.remove("SERVEZONE_CLUSTER_RELAY_AUTHORIZATION");
+            s.credential("SERVEZONE_CLUSTER_RELAY_AUTHORIZATION", QByteArray());
         } else if (scenario == "bearer-newline") {
             s.environment.remove("SERVEZONE_CLUSTER_RELAY_AUTHORIZATION");
             s.credential("SERVEZONE_CLUSTER_RELAY_AUTHORIZATION", kBearerCanary + "\n");
