@@ -93,6 +93,9 @@ fi
 if [ -f "$here/vpn/run.sh" ]; then
   bash "$here/vpn/run.sh" "$BUILD" || status=$?
 fi
+if [ -f "$here/bindings/run.sh" ]; then
+  bash "$here/bindings/run.sh" "$BUILD" || status=$?
+fi
 if [ -f "$here/registry/run.sh" ]; then
   bash "$here/registry/run.sh" "$BUILD" || status=$?
 fi

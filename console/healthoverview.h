@@ -7,8 +7,8 @@
 //            (palletRuntime), ingress lane (clusterIngress), start (relay). Each is ok or a problem with
 //            its state in words (the readiness line, the park line, the note).
 //   counts   nodes carried; escrow runs held and how many of them had an offer fail; bindings failed
-//            (status "failed", §12.2) of all held; refusals the relay authored in the last hour and since
-//            start (counters); clock skew (clockSkew).
+//            (status "failed", §18.1 bindings[].status) of all held; refusals the relay authored in the
+//            last hour and since start (counters); clock skew (clockSkew).
 //   certificate  a warning from certificateWarningDays (14) days before the listener certificate's
 //            notAfter (and once it has passed): renewal is not built, so a restart is the operator's job.
 //   nextAction   one sentence: what to do first (the first problem in the order above; "nothing to do"

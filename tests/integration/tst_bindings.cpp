@@ -3,17 +3,20 @@
 // from handlers written here, each node's Corestore is a LoopbackCorestore (HTTPS on 127.0.0.1), the
 // publication (§12.4) is a double of the seam. The request digests are the jq/Python ones of the
 // contract's canonical form, written out here. Real sockets; the relay's clock is a ManualClock.
-// Rules: CS-15, CS-16, CS-30, CS-36, CS-47, CS-49, CS-54, CS-55, WD-06..WD-09, WD-12.
+// Rules: CS-15, CS-16, CS-21, CS-30, CS-36, CS-46, CS-47, CS-49, CS-54, CS-55, WD-06..WD-13.
 #include "tests/support/epolltestmain.h"
+#include "tests/support/skiporfail.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 #include "tests/peers/loopbackcorestore.h"
 
 #include "service/bindings/bindingpublication.h"
 #include "service/bindings/bindingreconciler.h"
+#include "service/cloudly/cloudlyconnector.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QProcess>
 #include <QTest>
 #include <QTimer>
 #include <QUuid>
@@ -28,6 +31,8 @@ namespace {
 // sha256 of {"bindingName":"main-db","capability":"database","endpoint":{"host":"10.0.0.5","port":27017},"serviceId":"svc-1"}
 // (`jq -S -c . | sha256sum`).
 const char *const kMainDbDigest = "f39f600eecc8e6d211f2180a424e219491b5cb76515fd3afed0f4d05f16be3f0";
+// {"bindingName":"second-db","capability":"database","endpoint":{"host":"10.0.0.5","port":27017},"serviceId":"svc-1"}
+const char *const kSecondDbDigest = "fe181ea83fd8224c4773e08749251777fc42f9f56cf64257b5607cf841b49dc1";
 const QByteArray kAuthority = "authority-canary-e2e-51d0";
 
 struct PublicationDouble : BindingPublication {
@@ -65,8 +70,8 @@ struct Lane {
     QJsonObject state;
     QList<QJsonObject> reports;
 
-    explicit Lane(LogCapture &capture)
-        : log(capture), corestore(f.ca, [this] {
+    explicit Lane(LogCapture &capture, bool relayBlock = true)
+        : log(capture), f(relayBlock), corestore(f.ca, [this] {
               LoopbackCorestore::Options o;
               o.materialSecret = materialSecret;
               return o;
@@ -216,6 +221,218 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(lane.reports.size(), 1, 15000);
         QCOMPARE(lane.reports[0].value("status").toString(), QStringLiteral("ready"));
         lane.verifySecretsNowhere();
+    }
+
+    // WD-13 (issue 18 "a cluster without a relay block reconciles nothing"): no desired-state read, and
+    // a pushed desired state carrying a valid grant reaches no Corestore and is not reported.
+    void noRelayBlockReconcilesNothing_WD13()
+    {
+        Lane lane(log, false);
+        QVERIFY(lane.start());
+        QVERIFY(lane.f.settleCloudlyHop());
+        const QJsonObject cluster{{"id", "cluster-1"}, {"name", "Loopback cluster"}, {"relay", QJsonValue::Null},
+                                  {"nodes", lane.f.cloudly->options().clusterNodes}};
+        std::optional<peers::PeerFrame> answer;
+        lane.f.cloudly->push("pushClusterConfig",
+                             QJsonObject{{"cluster", cluster},
+                                         {"desiredState", desired({QJsonObject{{"nodeId", "node-a"}, {"binding", binding("main-db")}, {"grant", grant("main-db", kMainDbDigest)}}})}},
+                             [&](const peers::PeerFrame &frame) { answer = frame; });
+        QTRY_VERIFY_WITH_TIMEOUT(answer.has_value(), 10000);
+        QVERIFY2(!answer->hasError(), answer->raw.constData());
+        QCOMPARE(QJsonDocument::fromJson(answer->response.toByteArray()).object().value("reconciling").toBool(), false);
+        QVERIFY(lane.f.settleCloudlyHop());
+        QCOMPARE(lane.f.cloudly->callCount("getClusterPlatformDesiredState"), 0);
+        QCOMPARE(lane.corestore.totalRequestCount(), 0);
+        QCOMPARE(lane.reports.size(), 0);
+        QVERIFY(!lane.f.relay->bindings()->isReconciling());
+    }
+
+    // WD-11 through the relay: a re-registration (the identity renewal) refused with a name stating
+    // Cloudly does not dispatch to this relay pauses reconciliation: a config push carrying a new grant
+    // reconciles nothing (its answer says reconciling: false) until the next accepted registration,
+    // which reads the desired state again and reconciles it. The control row, a refusal that states no
+    // such thing, keeps reconciling: the push reconciles at once.
+    void undispatchedRefusalPausesUntilTheNextAcceptance_WD11_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<bool>("pauses");
+        for (const char *n : {"relay-cluster-not-enabled", "relay-node-foreign", "relay-node-unknown", "relay-sequence-not-advancing"})
+            QTest::newRow(n) << QString::fromLatin1(n) << true;
+        QTest::newRow("relay-identity-unverified (control)") << QStringLiteral("relay-identity-unverified") << false;
+    }
+    void undispatchedRefusalPausesUntilTheNextAcceptance_WD11()
+    {
+        QFETCH(QString, name);
+        QFETCH(bool, pauses);
+        Lane lane(log);
+        QVERIFY(lane.start());
+        QTRY_COMPARE_WITH_TIMEOUT(lane.reports.size(), 1, 15000);
+        QTRY_VERIFY(lane.f.relay->bindings()->attemptsInFlight() == 0);
+        const int reads = lane.f.cloudly->callCount("getClusterPlatformDesiredState");
+
+        lane.f.cloudly->setAnswer("registerClusterRelay", Answer::refuse(QLatin1StringView(name.toLatin1()), "by the test"));
+        renewIdentity(lane.f);
+        QVERIFY(lane.f.settleCloudlyHop()); // the refusal was handled before this answer
+        QCOMPARE(lane.f.relay->bindings()->isReconciling(), !pauses);
+
+        const QJsonArray both{QJsonObject{{"nodeId", "node-a"}, {"binding", binding("main-db")}, {"grant", grant("main-db", kMainDbDigest)}},
+                              QJsonObject{{"nodeId", "node-a"}, {"binding", binding("second-db")}, {"grant", grant("second-db", kSecondDbDigest)}}};
+        lane.state = desired(both); // what Cloudly answers from now on
+        const QJsonObject cluster{{"id", "cluster-1"}, {"name", "Loopback cluster"}, {"relay", QJsonObject{{"origin", lane.f.cloudly->options().relayOrigin}}},
+                                  {"nodes", lane.f.cloudly->options().clusterNodes}};
+        std::optional<peers::PeerFrame> answer;
+        lane.f.cloudly->push("pushClusterConfig", QJsonObject{{"cluster", cluster}, {"desiredState", desired(both)}},
+                             [&](const peers::PeerFrame &frame) { answer = frame; });
+        QTRY_VERIFY_WITH_TIMEOUT(answer.has_value(), 10000);
+        QCOMPARE(QJsonDocument::fromJson(answer->response.toByteArray()).object().value("reconciling").toBool(), !pauses);
+        if (!pauses) {
+            QTRY_COMPARE_WITH_TIMEOUT(lane.reports.size(), 2, 15000);
+            QCOMPARE(lane.reports[1].value("bindingName").toString(), QStringLiteral("second-db"));
+            return;
+        }
+        QVERIFY(lane.f.settleCloudlyHop());
+        QCOMPARE(lane.corestore.requestCount(LoopbackCorestore::reconcileRoute), 1); // main-db's, before the refusal
+        QCOMPARE(lane.reports.size(), 1);
+
+        // The next acceptance reads the desired state and reconciles the new grant.
+        lane.f.cloudly->setAnswer("registerClusterRelay", Answer::useDefault());
+        renewIdentity(lane.f);
+        QTRY_COMPARE_WITH_TIMEOUT(lane.reports.size(), 2, 15000);
+        QCOMPARE(lane.reports[1].value("bindingName").toString(), QStringLiteral("second-db"));
+        QCOMPARE(lane.reports[1].value("status").toString(), QStringLiteral("ready"));
+        QVERIFY(lane.f.cloudly->callCount("getClusterPlatformDesiredState") > reads);
+        QVERIFY(lane.f.relay->bindings()->isReconciling());
+        lane.verifySecretsNowhere();
+    }
+
+    // WD-10 through the relay: a lost Cloudly session pauses reconciliation. A binding waiting out its
+    // backoff is not retried while the session is down, however far the clock moves (no attempt starts,
+    // no retry time is shown); the next accepted registration reconciles it at once.
+    void lostSessionPausesUntilTheNextAcceptance_WD10_CS27_CS29()
+    {
+        Lane lane(log);
+        lane.corestore.setStanding(QString::fromLatin1(LoopbackCorestore::reconcileRoute),
+                                   LoopbackCorestore::Behaviour::answer(503, R"({"error":{"code":"busy"}})"));
+        QVERIFY(lane.start());
+        QTRY_COMPARE_WITH_TIMEOUT(lane.reports.size(), 1, 15000);
+        QCOMPARE(lane.reports[0].value("status").toString(), QStringLiteral("failed"));
+        QTRY_VERIFY(lane.f.relay->bindings()->attemptsInFlight() == 0);
+        QVERIFY(lane.f.relay->statusSnapshot().bindings.value(0).nextRetryAtMs > 0);
+        lane.corestore.clearScript(QString::fromLatin1(LoopbackCorestore::reconcileRoute));
+
+        QVERIFY(lane.f.takeCloudlySessionDown());
+        QTRY_VERIFY(!lane.f.relay->bindings()->isReconciling());
+        lane.f.clock.advance(10 * 60000); // past every backoff wait (at most 5 min)
+        const auto paused = lane.f.relay->statusSnapshot().bindings.value(0);
+        QCOMPARE(paused.attempts, 1);     // a retry would have started a second attempt right here
+        QCOMPARE(paused.nextRetryAtMs, 0);
+
+        QVERIFY(lane.f.bringCloudlySessionBack());
+        QTRY_COMPARE_WITH_TIMEOUT(lane.reports.size(), 2, 15000);
+        QCOMPARE(lane.reports[1].value("status").toString(), QStringLiteral("ready"));
+        QCOMPARE(lane.corestore.requestCount(LoopbackCorestore::reconcileRoute), 2); // the failed one and the one after the acceptance
+        // CS-27..CS-29 through the relay: one line for the failure (a 503 is an ordinary failure), one when it cleared.
+        const QString what = QStringLiteral("node node-a binding svc-1/main-db grant op-main-db generation 1");
+        QCOMPARE(log.lines().filter(QStringLiteral("corestore-binding-failed: ") + what).size(), 1);
+        QCOMPARE(log.lines().filter(QStringLiteral("corestore-binding-failure-cleared: ") + what).size(), 1);
+        QCOMPARE(log.lines().filter(QStringLiteral("corestore-binding-refused: ")).size(), 0);
+        lane.verifySecretsNowhere();
+    }
+
+    // Issue 18's test: 50 bindings over 5 nodes, one node's Corestore down (nothing listens at its
+    // endpoint): the other 40 are reconciled, published through the relay's own publisher (the
+    // loopback Cloudly opens 40 envelopes) and reported ready; the 10 on the dead node are reported
+    // failed (an ordinary failure, CS-21, CS-46) and wait out their backoff. The request digests are
+    // computed by Debian's Python (json.dumps(sort_keys=True, separators=(",", ":")) piped to sha256).
+    void fiftyBindingsOverFiveNodesOneCorestoreDown_CS21_CS46()
+    {
+        RelayFixture f;
+        const QByteArray token = QByteArrayLiteral("canary-corestore-token-") + QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
+        std::vector<std::unique_ptr<LoopbackCorestore>> corestores;
+        QJsonArray nodes;
+        for (int n = 0; n < 5; ++n) {
+            QString endpoint;
+            if (n < 4) {
+                corestores.push_back(std::make_unique<LoopbackCorestore>(f.ca));
+                QVERIFY(corestores.back()->listen());
+                corestores.back()->setAcceptedToken(token);
+                endpoint = corestores.back()->endpoint().toString();
+            } else {
+                endpoint = QStringLiteral("https://127.0.0.1:%1/corestore").arg(RelayFixture::freePort()); // nothing listens
+            }
+            nodes.append(QJsonObject{{"id", QStringLiteral("node-%1").arg(n)}, {"corestore", QJsonObject{{"endpoint", endpoint}}},
+                                     {"corestoreDatabase", QJsonObject{{"host", QStringLiteral("10.0.%1.5").arg(n)}, {"port", 27017}}}});
+        }
+        f.cloudly->options().clusterNodes = nodes;
+        f.cloudly->corestoreRecipients().setToken(token);
+        f.cloudly->secretIngress().setOrganization(QStringLiteral("svc-1"), QStringLiteral("org-1"));
+
+        QByteArray requests;
+        for (int i = 0; i < 50; ++i)
+            requests += QJsonDocument(QJsonObject{{"serviceId", "svc-1"}, {"bindingName", QStringLiteral("db-%1").arg(i)}, {"capability", "database"},
+                                                  {"endpoint", QJsonObject{{"host", QStringLiteral("10.0.%1.5").arg(i % 5)}, {"port", 27017}}}})
+                            .toJson(QJsonDocument::Compact)
+                        + '\n';
+        QProcess python;
+        python.start(QStringLiteral("/usr/bin/python3"),
+                     {QStringLiteral("-c"), QStringLiteral("import sys, json, hashlib\n"
+                                                           "for line in sys.stdin:\n"
+                                                           "    print(hashlib.sha256(json.dumps(json.loads(line), sort_keys=True, "
+                                                           "separators=(',', ':')).encode()).hexdigest())")});
+        COREFLOW_SKIP_OR_FAIL(python.waitForStarted(10000) ? QString() : QStringLiteral("Debian's /usr/bin/python3 is not installed"));
+        python.write(requests);
+        python.closeWriteChannel();
+        QVERIFY(python.waitForFinished(20000));
+        const QList<QByteArray> digests = python.readAllStandardOutput().trimmed().split('\n');
+        QCOMPARE(digests.size(), 50);
+
+        QJsonArray bindings;
+        for (int i = 0; i < 50; ++i) {
+            const QString name = QStringLiteral("db-%1").arg(i);
+            QJsonObject g = grant(name, QString::fromLatin1(digests[i]));
+            bindings.append(QJsonObject{{"nodeId", QStringLiteral("node-%1").arg(i % 5)}, {"binding", binding(name)}, {"grant", g}});
+        }
+        const QJsonObject state = desired(bindings);
+        f.cloudly->setHandler("getClusterPlatformDesiredState",
+                              [state](const peers::PeerFrame &, const QJsonObject &) { return Answer::respond(QJsonObject{{"desiredState", state}}); });
+        QMap<QString, QJsonObject> last; // binding -> its last accepted report
+        f.cloudly->setHandler("reportClusterPlatformBindingStatus", [&last](const peers::PeerFrame &, const QJsonObject &request) {
+            last.insert(request.value("bindingName").toString(), request);
+            return Answer::respond(QJsonObject{{"accepted", true}});
+        });
+        QVERIFY(f.startRelay());
+        QTRY_COMPARE_WITH_TIMEOUT(last.size(), 50, 60000);
+        QTRY_VERIFY(f.relay->bindings()->attemptsInFlight() == 0);
+        int ready = 0;
+        for (int i = 0; i < 50; ++i) {
+            const QJsonObject r = last.value(QStringLiteral("db-%1").arg(i));
+            QCOMPARE(r.value("nodeId").toString(), QStringLiteral("node-%1").arg(i % 5));
+            QCOMPARE(r.value("status").toString(), i % 5 == 4 ? QStringLiteral("failed") : QStringLiteral("ready"));
+            ready += r.value("status").toString() == QLatin1String("ready") ? 1 : 0;
+        }
+        QCOMPARE(ready, 40);
+        QCOMPARE(f.cloudly->secretIngress().opened().size(), 40);
+        int calls = 0;
+        for (const auto &c : corestores)
+            calls += c->requestCount(LoopbackCorestore::reconcileRoute);
+        QCOMPARE(calls, 40);
+        for (const auto &b : f.relay->statusSnapshot().bindings)
+            if (b.nodeId == QLatin1String("node-4")) {
+                QCOMPARE(b.status, QStringLiteral("failed"));
+                QVERIFY(b.nextRetryAtMs > 0);
+            }
+        for (const QString &line : log.lines())
+            QVERIFY2(!line.contains(QString::fromUtf8(token)) && !line.contains(QString::fromLatin1(kAuthority)), qPrintable(line));
+    }
+
+private:
+    static void renewIdentity(RelayFixture &f)
+    {
+        const qint64 due = f.relay->cloudly()->identityRenewalDueMs();
+        QVERIFY(due > 0);
+        const int before = f.cloudly->callCount("registerClusterRelay");
+        f.clock.advance(due - f.clock.nowMs());
+        QTRY_COMPARE(f.cloudly->callCount("registerClusterRelay"), before + 1);
     }
 };
 
