@@ -1,5 +1,7 @@
 #include "console/metricsexposition.h"
 
+#include "console/terminaltext.h"
+
 #include <QStringList>
 
 namespace coreflow::console {
@@ -48,8 +50,10 @@ QByteArray label(const char *key, const QString &value)
 
 QByteArray MetricsExposition::escapeLabelValue(const QString &value)
 {
+    // The relay's strings lose their control and format characters first, as in --text (§18.3): the
+    // exposition is printed on the operator's terminal by default. Then Prometheus' escapes.
     QByteArray out;
-    for (const char c : value.toUtf8()) {
+    for (const char c : TerminalText::printable(value).toUtf8()) {
         if (c == '\\')
             out += "\\\\";
         else if (c == '"')

@@ -26,6 +26,8 @@ namespace coreflow::console {
 class MetricsExposition {
 public:
     static QByteArray render(const std::optional<status::RelayStatus> &status);
+    // value as a label value: control and format characters replaced with U+FFFD (TerminalText), then
+    // backslash, quote and newline escaped (§18.3).
     static QByteArray escapeLabelValue(const QString &value);
 };
 

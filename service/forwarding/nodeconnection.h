@@ -113,6 +113,18 @@ public:
     // UpstreamForwarder: a forward began (waiting or sent) / ended; the count never goes below 0.
     void forwardBegan() { ++m_forwardsInFlight; }
     void forwardEnded() { m_forwardsInFlight = qMax(0, m_forwardsInFlight - 1); }
+    // ClusterIngress: a registerClusterIngress of this connection went to Cloudly / came back (or was
+    // dropped); the count never goes below 0.
+    void ingressRegistrationBegan() { ++m_ingressRegistrationsInFlight; }
+    void ingressRegistrationEnded() { m_ingressRegistrationsInFlight = qMax(0, m_ingressRegistrationsInFlight - 1); }
+    // The one bound both registration lanes ask (§3.4 "One request in flight before registering",
+    // D-57, D-90): true while a connection none of whose registrations was accepted (no binding, not
+    // admitted) has a request waiting or with Cloudly on either lane, node registration or ingress
+    // registration; its next request is then refused unregistered-request-in-flight.
+    bool hasUnregisteredRequestInFlight() const
+    {
+        return !m_binding && !isAdmitted() && (m_forwardsInFlight > 0 || m_ingressRegistrationsInFlight > 0);
+    }
     // FrameRefusalLog: one more frame of this connection was refused (unreadable, or by the binding
     // check); returns the count so far.
     qint64 countRefusedFrame() { return ++m_refusedFrames; }
@@ -143,6 +155,7 @@ private:
     QString m_lastMethod;
     qint64 m_lastForwardAtMs = 0;
     int m_forwardsInFlight = 0;
+    int m_ingressRegistrationsInFlight = 0;
     qint64 m_refusedFrames = 0;
 };
 

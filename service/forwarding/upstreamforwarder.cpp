@@ -72,8 +72,8 @@ void UpstreamForwarder::forward(const Frame &frame, NodeConnection *connection, 
         return refuse(reply, frame, named(refusal::cloudlySessionUnavailable, QStringLiteral("the relay is stopping")));
     const bool registration = frame.method == method::registerPalletRuntimeSession;
     if (registration) {
-        // A connection not registered yet has one request in flight at most (§3.4, D-57).
-        if (!connection->binding() && connection->forwardsInFlight() > 0)
+        // A connection not registered yet has one request in flight at most, on either lane (§3.4, D-57, D-90).
+        if (connection->hasUnregisteredRequestInFlight())
             return refuse(reply, frame, named(refusal::unregisteredRequestInFlight,
                                               QStringLiteral("a connection that has not registered has one request in flight at most")));
         if (!admitRegistration(frame, connection, reply))
@@ -210,9 +210,11 @@ void UpstreamForwarder::finish(const std::shared_ptr<Upstream> &op, const Cloudl
     if (connection)
         connection->forwardEnded();
     if (!result.delivered) {
-        qCInfo(logForwarder).noquote() << op->frame.method << "for"
-                                       << (connection ? connection->describe() : QStringLiteral("a closed connection"))
-                                       << "not forwarded:" << result.refusal.name;
+        // A peer can repeat what is not forwarded at will: the line is under the refusal log bound (§3.1, D-90).
+        if (connection && m_refusalLog.admit(*connection))
+            qCInfo(logForwarder).noquote() << op->frame.method << "for"
+                                           << connection->describe() << "not forwarded:" << result.refusal.name
+                                           << FrameRefusalLog::countNote(*connection);
         refuse(op->reply, op->frame, result.refusal);
         Q_EMIT statusChanged();
         return;

@@ -115,8 +115,9 @@ void ClusterIngress::onRegister(const Frame &frame, const Caller &caller, const 
     NodeConnection *connection = caller.connection;
     if (!connection)
         return refuse(reply, frame, named(refusal::methodNotServed, QStringLiteral("registerClusterIngress is served on the listener only")));
-    // A connection not registered yet has one request in flight at most (§3.4, D-57), as on the node lane.
-    if (connection != m_bound.data() && m_registering.contains(connection))
+    // A connection not registered yet has one request in flight at most, counted with the node lane's
+    // (§3.4, D-57, D-90): the connection holds the one count both lanes ask.
+    if (connection != m_bound.data() && connection->hasUnregisteredRequestInFlight())
         return refuse(reply, frame, named(refusal::unregisteredRequestInFlight,
                                           QStringLiteral("a connection that has not registered has one request in flight at most")));
     const auto request = frame.requestObject();
@@ -166,18 +167,20 @@ void ClusterIngress::onRegister(const Frame &frame, const Caller &caller, const 
     QPointer<ClusterIngress> self = this;
     QPointer<NodeConnection> origin = connection;
     m_counters.countForward();
-    m_registering.insert(connection);
-    qCInfo(logIngress).noquote() << "carrying registerClusterIngress of ingress" << ingressId << "on node" << nodeId
-                                 << "from" << connection->describe() << "to Cloudly";
+    connection->ingressRegistrationBegan();
+    // No line for the carrying itself: a stranger can repeat it at will (§3.1 "Refusal log bound", D-90);
+    // its outcome is logged, a refusal under the bound, a binding always.
     m_cloudly.call(frame.method, frame.request, m_timing.forwardTimeoutMs,
                    [self, origin, frame, reply, ingressId, nodeId](const CloudlyConnector::CallResult &result) {
+                       if (origin)
+                           origin->ingressRegistrationEnded();
                        if (!self)
                            return;
-                       if (origin)
-                           self->m_registering.remove(origin.data());
                        if (!result.delivered) {
-                           qCInfo(logIngress).noquote() << "registerClusterIngress of ingress" << ingressId
-                                                        << "not carried:" << result.refusal.name;
+                           if (origin && self->m_sessions.refusalLog().admit(*origin))
+                               qCInfo(logIngress).noquote() << "registerClusterIngress of ingress" << RefusalQuote::nameOrLength(ingressId)
+                                                            << "not carried:" << result.refusal.name
+                                                            << FrameRefusalLog::countNote(*origin);
                            return self->refuseRegistration(
                                reply, frame, refusal::ingressReasonNotReady,
                                QStringLiteral("the registration could not be carried to Cloudly (%1)").arg(result.refusal.name));
@@ -185,8 +188,12 @@ void ClusterIngress::onRegister(const Frame &frame, const Caller &caller, const 
                        const Frame &answer = result.answer;
                        if (answer.hasError()) {
                            // Cloudly's refusal travels back untouched (CI-22); no binding changes.
-                           qCInfo(logIngress).noquote() << "Cloudly refused registerClusterIngress of ingress" << ingressId << ":"
-                                                        << answer.errorRefusal().name;
+                           if (origin && self->m_sessions.refusalLog().admit(*origin))
+                               qCInfo(logIngress).noquote()
+                                   << "Cloudly refused registerClusterIngress of ingress" << RefusalQuote::nameOrLength(ingressId)
+                                   << "from" << origin->describe() << ":"
+                                   << RefusalQuote::nameOrLength(answer.errorRefusal().name)
+                                   << FrameRefusalLog::countNote(*origin);
                            reply(Envelope::relayedError(frame.method, frame.correlationId, frame.request, answer.error, answer.retry));
                            return;
                        }
@@ -249,7 +256,6 @@ void ClusterIngress::onPull(const Frame &frame, const Caller &caller, const Meth
 
 void ClusterIngress::onConnectionClosed(NodeConnection *connection)
 {
-    m_registering.remove(connection);
     if (!connection || connection != m_bound.data())
         return;
     m_bound = nullptr;

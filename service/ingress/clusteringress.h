@@ -52,7 +52,6 @@
 
 #include <QObject>
 #include <QPointer>
-#include <QSet>
 #include <optional>
 
 namespace coreflow {
@@ -115,7 +114,6 @@ private:
     bool m_cloudlySaysNone = false;
     QPointer<NodeConnection> m_bound;
     // Connections whose registerClusterIngress is with Cloudly now (one in flight before a binding, §3.4).
-    QSet<const NodeConnection *> m_registering;
     std::optional<status::ReadinessRefusal> m_offerRefusal;
 };
 

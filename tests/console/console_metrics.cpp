@@ -243,6 +243,26 @@ private Q_SLOTS:
             QCOMPARE(p.types.value(QStringLiteral("coreflow_relay_") + c), QStringLiteral("counter"));
     }
 
+    // Issue 14 defect 9 (review): `--metrics` writes to the operator's terminal by default, so a string
+    // the relay sent must not carry a control character (ESC, CR, BEL, DEL, C1) or a format character
+    // (bidi override) into it, as §18 asks of the other terminal modes. Label values are escaped for
+    // Prometheus only (backslash, quote, newline): ESC and CR went through as sent.
+    void serverStringsLoseTheirControlCharacters()
+    {
+        status::RelayStatus s = consoletest::readyStatus();
+        const QString hostile = QStringLiteral("b\x1b]0;owned\x07\rcoreflow_relay_ready 1\u202Ex\x7f\u009b2J");
+        s.build = hostile;
+        s.contractRelease = hostile;
+        s.counters.refusalsByName.insert(hostile, 1);
+        const QString out = QString::fromUtf8(console::MetricsExposition::render(s));
+        for (const QChar ch : out) {
+            if (ch == QLatin1Char('\n'))
+                continue;
+            QVERIFY2(ch.category() != QChar::Other_Control && ch.category() != QChar::Other_Format,
+                     qPrintable(QStringLiteral("U+%1 printed").arg(ch.unicode(), 4, 16, QLatin1Char('0'))));
+        }
+    }
+
     void outputIsWrittenAtomically_MX02_MX03()
     {
         RelayFixture f;

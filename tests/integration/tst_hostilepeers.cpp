@@ -9,6 +9,8 @@
 #include "tests/integration/rawwebsocketclient.h"
 #include "tests/integration/relayfixture.h"
 #include "tests/peers/throttlingproxy.h"
+#include "tests/peers/answer.h"
+#include "tests/peers/loopbackingress.h"
 
 #include "service/cloudly/cloudlyconnector.h"
 #include "service/core/refusallogbound.h"
@@ -130,6 +132,34 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(first.has_value(), 5000);
         QVERIFY(!first->hasError());
         QVERIFY(node->isConnected());
+    }
+
+    // Review of issue 14 defect 1 (§3.4 "One request in flight before registering"): the bound is per
+    // connection, not per lane. An unregistered connection whose registerClusterIngress is with Cloudly
+    // (Cloudly does not answer yet) sends a valid registerPalletRuntimeSession: it must be refused
+    // unregistered-request-in-flight and never reach Cloudly. Before: each lane counted only its own
+    // registrations, so one stranger had two requests with Cloudly at once.
+    void oneRequestInFlightAcrossBothRegistrationLanes()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        f.cloudly->setAnswer(QStringLiteral("registerClusterIngress"), peers::Answer::silence());
+        peers::LoopbackIngress::Options options;
+        options.ingressId = QStringLiteral("ingress-1");
+        options.bearer = QByteArrayLiteral("ingress-bearer-1");
+        options.release = QStringLiteral("33.1.0");
+        const QByteArray ingressBody = peers::LoopbackIngress(options).registrationRequest();
+        auto stranger = f.connectNode(QStringLiteral("node-a"));
+        stranger->call(QStringLiteral("registerClusterIngress"), ingressBody);
+        QTRY_COMPARE(f.cloudly->callCount("registerClusterIngress"), 1);
+        std::optional<peers::PeerFrame> second;
+        stranger->call(QStringLiteral("registerPalletRuntimeSession"), stranger->registrationRequest(),
+                       [&](const peers::PeerFrame &a) { second = a; });
+        QTRY_VERIFY_WITH_TIMEOUT(second.has_value(), 5000);
+        QVERIFY(f.settleCloudlyHop());
+        QCOMPARE(f.cloudly->callCount("registerPalletRuntimeSession"), 0);
+        QVERIFY(second->hasError());
+        QCOMPARE(second->errorRefusal().name, QString(contract::refusal::unregisteredRequestInFlight));
     }
 
     // Issue 14 defect 2: sixteen unregistered connections announcing 16 MiB frames (and sending part

@@ -8,6 +8,8 @@
 #include "tests/peers/peerframe.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
+#include "tests/peers/answer.h"
+#include "tests/peers/loopbackingress.h"
 
 #include <QSslSocket>
 #include <QTest>
@@ -102,6 +104,45 @@ private Q_SLOTS:
         QCOMPARE(log.count(QStringLiteral("refused registerClusterIngress")), 6);
         QVERIFY(log.contains(QStringLiteral("(32 on this connection)")));
         QCOMPARE(f.cloudly->callCount("registerClusterIngress"), 0);
+    }
+
+    // Issue 14 review (defect 6, "never the log"): a stranger whose registerClusterIngress is valid
+    // (servable offer, readable body) is carried to Cloudly, and Cloudly refuses it. Each attempt is
+    // stranger-caused, so its lines fall under the one bound (§3.1, D-63): one unregistered connection
+    // retrying 40 times (one in flight at a time, §3.4) within one window on the ManualClock writes at
+    // most 10 lines plus the summary. Before: every attempt logged "carrying registerClusterIngress" and
+    // "Cloudly refused registerClusterIngress" unthrottled (80 lines).
+    void ingressRegistrationsCloudlyRefusesLogUnderTheBound_CI22()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        f.cloudly->setAnswer(QStringLiteral("registerClusterIngress"),
+                             peers::Answer::errorRaw(R"({"text":"cluster-ingress-registration-refused: ingress-unknown: no ingress record","data":{"name":"cluster-ingress-registration-refused","reason":"ingress-unknown","retryAfterMs":60000}})"));
+        peers::LoopbackIngress::Options options;
+        options.ingressId = QStringLiteral("ingress-stranger");
+        options.bearer = QByteArrayLiteral("not-a-bearer-cloudly-knows");
+        options.release = QStringLiteral("33.1.0");
+        options.url = QUrl(QStringLiteral("wss://localhost:%1/").arg(f.relayPort));
+        options.caCertificates = {f.ca.caCertificate()};
+        peers::LoopbackIngress stranger(options);
+        stranger.open();
+        QTRY_VERIFY(stranger.isConnected());
+        for (int i = 0; i < 40; ++i) {
+            bool answered = false;
+            bool refused = false;
+            stranger.registerIngress([&](const peers::PeerFrame &a) {
+                answered = true;
+                refused = a.hasError();
+            });
+            QTRY_VERIFY(answered);
+            QVERIFY(refused);
+        }
+        QCOMPARE(f.cloudly->callCount("registerClusterIngress"), 40);
+        int relayLines = 0;
+        for (const QString &line : log.lines())
+            if (!line.contains(QLatin1String(" coreflow.peers.")) && line.contains(QLatin1String("registerClusterIngress")))
+                ++relayLines;
+        QVERIFY2(relayLines <= 11, qPrintable(QStringLiteral("%1 relay lines for 40 refused attempts of one stranger").arg(relayLines)));
     }
 
     // 20 connections registering while Cloudly is away: each is held, but only 10 "holding" lines are
