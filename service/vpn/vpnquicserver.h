@@ -71,6 +71,7 @@ public:
         quint64 packetsSent = 0;
         quint64 sendCalls = 0;  // sendto/sendmmsg calls: packetsSent / sendCalls is the batching gained
         quint64 gsoRefused = 0; // 1 once the kernel refused UDP_SEGMENT (then one message per packet)
+        quint64 lossProbes = 0; // MAX_DATA frames put in flight so a lost flight of datagrams is detected (§11.8, D-115)
     };
 
     VpnQuicServer(Handler &handler, Limits limits, QObject *parent = nullptr);
