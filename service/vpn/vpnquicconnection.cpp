@@ -464,8 +464,12 @@ void VpnQuicConnection::expire()
         m_server.connectionFinished(this);
         return;
     }
+    // A pacing or ACK-delay timer releases a burst: one sendmmsg for it, not a sendto per packet.
+    const bool batch = m_server.beginTxBatch();
     flush();
-    if (m_finished)
+    const bool finished = m_finished;
+    m_server.endTxBatch(batch);
+    if (finished)
         m_server.connectionFinished(this);
 }
 

@@ -50,6 +50,9 @@ public:
     // True while ngtcp2 reads a packet (its callbacks run): nothing may be written then.
     bool isReading() const { return m_reading; }
     const QByteArray &remote() const { return m_remote; }
+    // Set while the server holds it in its list of connections to flush (VpnQuicServer::markDirty).
+    bool isMarkedDirty() const { return m_markedDirty; }
+    void setMarkedDirty(bool marked) { m_markedDirty = marked; }
     QString remoteText() const;
 
     // ngtcp2 callbacks (static trampolines in the .cpp call these).
@@ -99,6 +102,7 @@ private:
     bool m_probeUnsent = false;             // a probe frame was asked for and no packet was written since
     std::optional<quint64> m_pendingClose; // asked for while reading: sent once the read returns
     bool m_finished = false;
+    bool m_markedDirty = false;
 };
 
 } // namespace coreflow

@@ -134,7 +134,7 @@ private slots:
         QCOMPARE(server->maxDatagramPayload(id), 1400);
     }
 
-    // The packets a read turn produces leave together (sendmmsg, UDP GSO for runs of equal-sized
+    // The packets a read turn or a timer produces leave together (sendmmsg, UDP GSO for runs of equal-sized
     // packets to one peer): forty datagrams echoed in a burst all arrive intact and in order of
     // content, whatever grouping the kernel's GSO made of them, and no send call is counted twice.
     void aBurstOfEchoesLeavesBatchedAndArrivesWhole()
@@ -157,7 +157,10 @@ private slots:
         std::sort(sent.begin(), sent.end());
         QCOMPARE(got, sent);
         QVERIFY(server->counters().packetsSent >= 40);
-        QVERIFY(server->counters().sendCalls <= server->counters().packetsSent);
+        // Issue 21 (speed): a pacing or ACK-delay timer's burst leaves in one sendmmsg too, not a
+        // sendto per packet (47 packets took 27 calls before, 7 after; half is the bound).
+        QVERIFY2(server->counters().sendCalls * 2 <= server->counters().packetsSent,
+                 qPrintable(QStringLiteral("%1 packets in %2 send calls").arg(server->counters().packetsSent).arg(server->counters().sendCalls)));
         qInfo("packets sent %llu in %llu send calls", server->counters().packetsSent, server->counters().sendCalls);
         QCOMPARE(server->counters().gsoRefused, quint64(0)); // loopback takes UDP_SEGMENT
     }
@@ -229,8 +232,8 @@ private slots:
         const auto arrived = std::count_if(queued.begin(), queued.end(), [&](const QByteArray &p) { return got.contains(p); });
         QVERIFY2(arrived >= queued.size() - 24, qPrintable(QStringLiteral("%1 of %2").arg(arrived).arg(queued.size())));
         QCOMPARE(server->counters().queueFull, quint64(0));
-        qInfo("queued %lld, of them arrived %lld, loss probes %llu, packets sent %llu", qint64(queued.size()), qint64(arrived),
-              server->counters().lossProbes, server->counters().packetsSent);
+        qInfo("queued %lld, of them arrived %lld, loss probes %llu, packets sent %llu in %llu send calls", qint64(queued.size()), qint64(arrived),
+              server->counters().lossProbes, server->counters().packetsSent, server->counters().sendCalls);
     }
 
     // §11.8, D-115, issue 21: a member that resumes sending after a loss is served again. Its new
