@@ -125,8 +125,8 @@ private:
     void forgetDirty(VpnQuicConnection *connection);
     void flushDirty();
     // Sends what sendPacket() collected during a read turn or a batch (a timer's or a queued flush):
-    // sendmmsg, one message per run of packets
-    // to the same peer with UDP GSO (UDP_SEGMENT) while the kernel takes it, else one per packet.
+    // sendmmsg, one message per run of packets to the same peer with UDP GSO (UDP_SEGMENT) while the
+    // kernel takes it, else one per packet.
     void flushTx();
 
     Handler &m_handler;
