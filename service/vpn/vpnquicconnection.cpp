@@ -20,6 +20,12 @@ namespace {
 constexpr size_t kServerCidLength = 18;
 constexpr qint64 kMaxUnsentStreamBytes = 64 * 1024;
 constexpr size_t kPacketBuffer = 1500;
+// The member's connection-level stream credit (initial_max_data), bytes. ngtcp2's window auto-tuning
+// stays off (settings.max_window 0), so the window ngtcp2 compares with is this one.
+constexpr uint64_t kConnectionWindow = 256 * 1024;
+// What one loss probe raises that credit by, bytes: ngtcp2 0.12 writes MAX_DATA once the unsent
+// increase exceeds half the window, so a whole window makes the very next packet carry the frame.
+constexpr uint64_t kProbeCreditStep = kConnectionWindow;
 // Short header (1) + longest connection id (20) + packet number (4) + AEAD tag (16) + DATAGRAM frame
 // type and a 2-byte length (3): what a DATAGRAM frame costs in a 1-RTT packet beside its payload.
 constexpr int kDatagramPacketOverhead = 1 + 20 + 4 + 16 + 3;
@@ -145,12 +151,13 @@ bool VpnQuicConnection::init(const ngtcp2_pkt_hd &initial)
     ngtcp2_settings settings;
     ngtcp2_settings_default(&settings);
     settings.initial_ts = timestampNs();
+    settings.max_window = 0; // no auto-tuning: kProbeCreditStep relies on a fixed window (D-115)
 
     ngtcp2_transport_params params;
     ngtcp2_transport_params_default(&params);
     params.initial_max_stream_data_bidi_local = 64 * 1024;
     params.initial_max_stream_data_bidi_remote = 64 * 1024;
-    params.initial_max_data = 256 * 1024;
+    params.initial_max_data = kConnectionWindow;
     params.initial_max_streams_bidi = 4;
     params.initial_max_streams_uni = 0;
     params.max_idle_timeout = uint64_t(m_server.limits().idleTimeoutMs) * NGTCP2_MILLISECONDS;
@@ -264,6 +271,7 @@ int VpnQuicConnection::sendDatagram(QByteArrayView payload)
         ngtcp2_path_storage_zero(&ps);
         ngtcp2_pkt_info pi{};
         ngtcp2_vec vec{reinterpret_cast<uint8_t *>(const_cast<char *>(payload.data())), size_t(payload.size())};
+        requestLossProbeIfDue(size_t(payload.size()));
         for (int attempt = 0; attempt < 2; ++attempt) {
             int accepted = 0;
             const ngtcp2_ssize n = ngtcp2_conn_writev_datagram(m_conn, &ps.path, &pi, buf, sizeof(buf), &accepted, 0, 0, &vec, 1, timestampNs());
@@ -275,6 +283,7 @@ int VpnQuicConnection::sendDatagram(QByteArrayView payload)
             if (n == 0)
                 break; // congestion or pacing: queue it
             m_server.sendPacket(m_remote, buf, size_t(n));
+            datagramPacketWritten(size_t(n));
             if (accepted)
                 return 0;
         }
@@ -326,6 +335,7 @@ bool VpnQuicConnection::writeQueuedDatagrams(ngtcp2_path_storage &ps, uint8_t *b
     while (!m_datagrams.empty()) {
         const QByteArray &front = m_datagrams.front();
         ngtcp2_vec vec{reinterpret_cast<uint8_t *>(const_cast<char *>(front.constData())), size_t(front.size())};
+        requestLossProbeIfDue(size_t(front.size()));
         ngtcp2_pkt_info pi{};
         int accepted = 0;
         const ngtcp2_ssize n = ngtcp2_conn_writev_datagram(m_conn, &ps.path, &pi, buf, bufLength, &accepted, 0, 0, &vec, 1, ts);
@@ -340,6 +350,7 @@ bool VpnQuicConnection::writeQueuedDatagrams(ngtcp2_path_storage &ps, uint8_t *b
         if (n == 0)
             return true;
         m_server.sendPacket(m_remote, buf, size_t(n));
+        datagramPacketWritten(size_t(n));
         if (accepted)
             m_datagrams.pop_front();
     }
@@ -398,6 +409,34 @@ bool VpnQuicConnection::writeStreams(ngtcp2_path_storage &ps, uint8_t *buf, size
     return true;
 }
 
+void VpnQuicConnection::requestLossProbeIfDue(size_t datagramBytes)
+{
+    // docs/contract.md §11.8, D-115. A stall needs the window full and no timer: a flight that
+    // leaves half the window free cannot close it, so nothing is added below half.
+    if (m_probeUnsent)
+        return;
+    ngtcp2_conn_stat stat;
+    ngtcp2_conn_get_conn_stat(m_conn, &stat);
+    const uint64_t halfWindow = stat.cwnd / 2;
+    if (stat.bytes_in_flight + datagramBytes < halfWindow)
+        return;
+    // A timer armed by a probe frame (or stream data) sent within the last half window is enough:
+    // a lost flight that fills the window then holds that frame too, and its probe timeout fires.
+    const bool lossTimerArmed = stat.loss_detection_timer != UINT64_MAX;
+    if (lossTimerArmed && m_datagramBytesSinceProbe < halfWindow)
+        return;
+    ngtcp2_conn_extend_max_offset(m_conn, kProbeCreditStep);
+    m_probeUnsent = true;
+    m_datagramBytesSinceProbe = 0;
+    ++m_server.mutableCounters().lossProbes;
+}
+
+void VpnQuicConnection::datagramPacketWritten(size_t packetBytes)
+{
+    m_probeUnsent = false;
+    m_datagramBytesSinceProbe += packetBytes;
+}
+
 void VpnQuicConnection::armTimer()
 {
     const uint64_t expiry = ngtcp2_conn_get_expiry(m_conn);
@@ -425,8 +464,12 @@ void VpnQuicConnection::expire()
         m_server.connectionFinished(this);
         return;
     }
+    // A pacing or ACK-delay timer releases a burst: one sendmmsg for it, not a sendto per packet.
+    const bool batch = m_server.beginTxBatch();
     flush();
-    if (m_finished)
+    const bool finished = m_finished;
+    m_server.endTxBatch(batch);
+    if (finished)
         m_server.connectionFinished(this);
 }
 

@@ -4,6 +4,13 @@
 // send, keeps its stream sends alive until acknowledged (ngtcp2 retransmits from them), queues
 // datagrams up to the server's bound while the congestion window is closed, and runs ngtcp2's expiry
 // on a QTimer of the monotonic clock (a transport timer, not a contract rule).
+//
+// Loss recovery for datagrams (docs/contract.md §11.8, D-115): ngtcp2 0.12 arms its probe timeout
+// only while a packet carrying a PTO-eliciting frame is unacknowledged, and a DATAGRAM frame is none.
+// So that a flight of datagrams lost whole cannot hold the congestion window for good, the connection
+// puts a MAX_DATA frame (PTO-eliciting, retransmitted when lost) in flight whenever the window is at
+// least half full and either no loss-detection timer is armed or half a window of datagram bytes left
+// since the last such frame. An idle or lightly used connection (window under half full) sends none.
 #include <ngtcp2/ngtcp2.h>
 #include <ngtcp2/ngtcp2_crypto.h>
 
@@ -43,6 +50,9 @@ public:
     // True while ngtcp2 reads a packet (its callbacks run): nothing may be written then.
     bool isReading() const { return m_reading; }
     const QByteArray &remote() const { return m_remote; }
+    // Set while the server holds it in its list of connections to flush (VpnQuicServer::markDirty).
+    bool isMarkedDirty() const { return m_markedDirty; }
+    void setMarkedDirty(bool marked) { m_markedDirty = marked; }
     QString remoteText() const;
 
     // ngtcp2 callbacks (static trampolines in the .cpp call these).
@@ -66,6 +76,11 @@ private:
 
     bool writeStreams(ngtcp2_path_storage &ps, uint8_t *buf, size_t bufLength, uint64_t ts);
     bool writeQueuedDatagrams(ngtcp2_path_storage &ps, uint8_t *buf, size_t bufLength, uint64_t ts);
+    // Before a datagram of that many bytes is written: asks ngtcp2 for a MAX_DATA frame in the next
+    // packet when the rule above says one is due.
+    void requestLossProbeIfDue(size_t datagramBytes);
+    // A packet of that many bytes carrying datagrams (or the probe frame) was handed to the server.
+    void datagramPacketWritten(size_t packetBytes);
     void armTimer();
     void expire();
     void finish();
@@ -83,8 +98,11 @@ private:
     bool m_opened = false;
     bool m_reading = false;
     uint64_t m_armedExpiry = 0; // ngtcp2's expiry the timer was last armed for
+    uint64_t m_datagramBytesSinceProbe = 0; // packet bytes written with datagrams since the last probe frame
+    bool m_probeUnsent = false;             // a probe frame was asked for and no packet was written since
     std::optional<quint64> m_pendingClose; // asked for while reading: sent once the read returns
     bool m_finished = false;
+    bool m_markedDirty = false;
 };
 
 } // namespace coreflow

@@ -7,6 +7,7 @@
 #include <gnutls/gnutls.h>
 
 #include <QSocketNotifier>
+#include <algorithm>
 #include <cstring>
 #include <netinet/udp.h>
 #include <arpa/inet.h>
@@ -112,6 +113,7 @@ void VpnQuicServer::close()
     m_connections.clear();
     m_byCid.clear();
     m_dirty.clear();
+    m_flushing.clear();
     qDeleteAll(connections);
     qDeleteAll(m_finished);
     m_finished.clear();
@@ -189,28 +191,68 @@ void VpnQuicServer::readReady()
                 connectionFinished(connection);
                 continue;
             }
-            m_dirty.insert(connection);
+            markDirty(connection);
         }
         if (count < kBatch)
             break;
     }
     m_inRead = false;
-    flushDirty();
+    flushDirty(); // inside this read's batch: flushes it only at the end below
     flushTx();
     m_batching = false;
 }
 
+void VpnQuicServer::markDirty(VpnQuicConnection *connection)
+{
+    if (connection->isMarkedDirty())
+        return;
+    connection->setMarkedDirty(true);
+    m_dirty.push_back(connection);
+}
+
+void VpnQuicServer::forgetDirty(VpnQuicConnection *connection)
+{
+    if (!connection->isMarkedDirty())
+        return;
+    connection->setMarkedDirty(false);
+    std::erase(m_dirty, connection);
+    std::replace(m_flushing.begin(), m_flushing.end(), connection, static_cast<VpnQuicConnection *>(nullptr));
+}
+
 void VpnQuicServer::flushDirty()
 {
-    const QSet<VpnQuicConnection *> dirty = std::exchange(m_dirty, {});
-    for (VpnQuicConnection *connection : dirty) {
+    const bool batch = beginTxBatch();
+    m_flushing.swap(m_dirty); // m_dirty is empty (and keeps m_flushing's old capacity)
+    for (size_t i = 0; i < m_flushing.size(); ++i) {
+        VpnQuicConnection *connection = m_flushing[i];
+        if (!connection)
+            continue; // finished while an earlier one flushed
+        connection->setMarkedDirty(false);
         if (connection->isFinished())
             continue;
         connection->flush();
         if (connection->isFinished())
             connectionFinished(connection);
     }
+    m_flushing.clear();
+    endTxBatch(batch);
     reapFinished();
+}
+
+bool VpnQuicServer::beginTxBatch()
+{
+    if (m_batching)
+        return false;
+    m_batching = true;
+    return true;
+}
+
+void VpnQuicServer::endTxBatch(bool begun)
+{
+    if (!begun)
+        return;
+    flushTx();
+    m_batching = false;
 }
 
 void VpnQuicServer::sendPacket(const QByteArray &remote, const uint8_t *data, size_t length)
@@ -343,7 +385,7 @@ bool VpnQuicServer::sendStream(ConnectionId id, qint64 streamId, QByteArrayView 
         return false;
     if (!connection->appendStream(streamId, bytes))
         return false;
-    m_dirty.insert(connection);
+    markDirty(connection);
     if (!m_inRead)
         flushDirty();
     return true;
@@ -354,7 +396,7 @@ VpnQuicServer::DatagramOutcome VpnQuicServer::sendDatagram(ConnectionId id, QByt
     VpnQuicConnection *connection = m_connections.value(id);
     if (!connection || connection->isFinished() || !connection->isOpened())
         return DatagramOutcome::NoConnection;
-    m_dirty.insert(connection);
+    markDirty(connection);
     if (!m_inRead && !m_flushScheduled) {
         m_flushScheduled = true;
         QMetaObject::invokeMethod(
@@ -390,7 +432,7 @@ void VpnQuicServer::closeConnection(ConnectionId id, quint64 applicationCode)
     VpnQuicConnection *connection = m_connections.take(id);
     if (!connection)
         return;
-    m_dirty.remove(connection);
+    forgetDirty(connection);
     connection->closeWithApplicationCode(applicationCode);
     for (auto it = m_byCid.begin(); it != m_byCid.end();)
         it = it.value() == connection ? m_byCid.erase(it) : std::next(it);
@@ -407,7 +449,7 @@ void VpnQuicServer::connectionFinished(VpnQuicConnection *connection)
     if (!m_connections.contains(connection->id()) || m_connections.value(connection->id()) != connection)
         return;
     m_connections.remove(connection->id());
-    m_dirty.remove(connection);
+    forgetDirty(connection);
     for (auto it = m_byCid.begin(); it != m_byCid.end();)
         it = it.value() == connection ? m_byCid.erase(it) : std::next(it);
     m_finished.append(connection);

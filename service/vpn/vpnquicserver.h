@@ -20,7 +20,6 @@
 
 #include <QByteArray>
 #include <QHash>
-#include <QSet>
 #include <QHostAddress>
 #include <QObject>
 #include <QString>
@@ -71,6 +70,7 @@ public:
         quint64 packetsSent = 0;
         quint64 sendCalls = 0;  // sendto/sendmmsg calls: packetsSent / sendCalls is the batching gained
         quint64 gsoRefused = 0; // 1 once the kernel refused UDP_SEGMENT (then one message per packet)
+        quint64 lossProbes = 0; // MAX_DATA frames put in flight so a lost flight of datagrams is detected (§11.8, D-115)
     };
 
     VpnQuicServer(Handler &handler, Limits limits, QObject *parent = nullptr);
@@ -106,6 +106,10 @@ public:
     void registerConnectionId(const QByteArray &cid, VpnQuicConnection *connection);
     void unregisterConnectionId(const QByteArray &cid);
     void connectionFinished(VpnQuicConnection *connection);
+    // Packets sent between these two calls leave together (sendmmsg, GSO) at the end; nested calls
+    // leave it to the outermost. Used by a connection's timer so a burst it releases is one syscall.
+    bool beginTxBatch();
+    void endTxBatch(bool begun);
     Handler &handler() { return m_handler; }
     Counters &mutableCounters() { return m_counters; }
     const Limits &limits() const { return m_limits; }
@@ -116,9 +120,13 @@ private:
     void readReady();
     void handlePacket(const QByteArray &remote, uint8_t *data, size_t length);
     void reapFinished();
+    // Remembers a connection to flush at the end of the read turn (or of the queued flush): once.
+    void markDirty(VpnQuicConnection *connection);
+    void forgetDirty(VpnQuicConnection *connection);
     void flushDirty();
-    // Sends what sendPacket() collected during a read turn: sendmmsg, one message per run of packets
-    // to the same peer with UDP GSO (UDP_SEGMENT) while the kernel takes it, else one per packet.
+    // Sends what sendPacket() collected during a read turn or a batch (a timer's or a queued flush):
+    // sendmmsg, one message per run of packets to the same peer with UDP GSO (UDP_SEGMENT) while the
+    // kernel takes it, else one per packet.
     void flushTx();
 
     Handler &m_handler;
@@ -132,7 +140,10 @@ private:
     QHash<ConnectionId, VpnQuicConnection *> m_connections;
     QHash<QByteArray, VpnQuicConnection *> m_byCid;
     QList<VpnQuicConnection *> m_finished;
-    QSet<VpnQuicConnection *> m_dirty; // written to during a read: flushed (timers re-armed) at its end
+    // Written to during a read: flushed (timers re-armed) at its end. A vector with a mark on each
+    // connection instead of a set: one hash insert per packet was the read path's largest own cost.
+    std::vector<VpnQuicConnection *> m_dirty;
+    std::vector<VpnQuicConnection *> m_flushing; // m_dirty's contents while they are flushed (capacity kept)
     bool m_inRead = false;
     bool m_flushScheduled = false;
     // Outgoing packets of the current read turn (at most kTxBatch, kTxSlotBytes each).
