@@ -290,7 +290,8 @@ void VpnQuicServer::flushTx()
     }
     int done = 0;
     while (done < messageCount) {
-        const int n = ::sendmmsg(m_fd, messages + done, unsigned(messageCount - done), 0);
+        const unsigned left = unsigned(messageCount - done);
+        const int n = m_messageSender ? m_messageSender(m_fd, messages + done, left) : ::sendmmsg(m_fd, messages + done, left, 0);
         if (n < 0) {
             if (errno == EINTR)
                 continue;

@@ -24,11 +24,13 @@
 #include <QHostAddress>
 #include <QObject>
 #include <QString>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
 
 class QSocketNotifier;
+struct mmsghdr;
 
 namespace coreflow {
 
@@ -99,6 +101,10 @@ public:
     void closeConnection(ConnectionId id, quint64 applicationCode);
 
     int connectionCount() const { return int(m_connections.size()); }
+    // Test seam: what flushTx() hands its messages to, as sendmmsg(2) without flags would take them;
+    // empty: ::sendmmsg. A test refuses UDP_SEGMENT with it (EIO) to check the fallback (§11.8).
+    using MessageSender = std::function<int(int fd, ::mmsghdr *messages, unsigned count)>;
+    void setMessageSender(MessageSender sender) { m_messageSender = std::move(sender); }
     const Counters &counters() const { return m_counters; }
 
     // --- used by VpnQuicConnection ---
@@ -147,6 +153,7 @@ private:
     int m_txCount = 0;
     bool m_batching = false;
     bool m_gso = true; // cleared for good when the kernel refuses UDP_SEGMENT
+    MessageSender m_messageSender;
     Counters m_counters;
 };
 
