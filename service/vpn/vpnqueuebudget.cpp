@@ -32,6 +32,8 @@ QString ownCgroup(const QString &listPath)
 }
 } // namespace
 
+qint64 VpnQueueBudget::memoryLimitBytes() { return memoryLimitBytes(CgroupPaths()); }
+
 qint64 VpnQueueBudget::memoryLimitBytes(const CgroupPaths &paths)
 {
     const QString own = ownCgroup(paths.ownCgroupList);

@@ -26,8 +26,9 @@ public:
         QString ownCgroupList = QStringLiteral("/proc/self/cgroup");
     };
 
-    // Bytes; 1 GiB when no limit is found.
-    static qint64 memoryLimitBytes(const CgroupPaths &paths = CgroupPaths());
+    // Bytes; 1 GiB when no limit is found. Without paths: the process's real cgroup files.
+    static qint64 memoryLimitBytes();
+    static qint64 memoryLimitBytes(const CgroupPaths &paths);
     static VpnQuicServer::Limits limitsFor(qint64 memoryBytes);
 };
 

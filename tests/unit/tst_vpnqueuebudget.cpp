@@ -29,8 +29,8 @@ struct Expected {
 Expected contractBudget(qint64 limitBytes)
 {
     const qint64 share = limitBytes / 16;
-    const qint64 connections = qBound<qint64>(16, share / 2 / (64 * 1024), 4096);
-    const qint64 queued = qBound<qint64>(16, share / 2 / (connections * 1500), 1024);
+    const qint64 connections = qBound<qint64>(qint64(16), share / 2 / (64 * 1024), qint64(4096));
+    const qint64 queued = qBound<qint64>(qint64(16), share / 2 / (connections * 1500), qint64(1024));
     return {int(connections), int(queued)};
 }
 
