@@ -144,6 +144,12 @@ private slots:
         const Member a = member(1), b = member(2);
         QCOMPARE(apply(f, networkJson(1, {a, b}, {{a.nodeId, b.nodeId}}, f.clock.nowMs())).value(QStringLiteral("state")).toString(),
                  QStringLiteral("applied"));
+        auto peerA = connectMember(f, a);
+        auto peerB = connectMember(f, b);
+        QVERIFY(peerA && peerA->isHandshakeDone());
+        QVERIFY(peerB && peerB->isHandshakeDone());
+        // From here on the first run of packets to one peer is the burst's datagrams to B (the
+        // handshakes are done: nothing QUIC would retransmit).
         VpnQuicServer *server = f.relay->vpnHub()->server();
         int gsoAsked = 0;
         int plainMessages = 0;
@@ -161,10 +167,6 @@ private slots:
             plainMessages += int(plain);
             return ::sendmmsg(fd, messages, plain, 0);
         });
-        auto peerA = connectMember(f, a);
-        auto peerB = connectMember(f, b);
-        QVERIFY(peerA && peerA->isHandshakeDone());
-        QVERIFY(peerB && peerB->isHandshakeDone());
 
         QList<QByteArray> sent;
         for (int burst = 0; burst < 2; ++burst) {
