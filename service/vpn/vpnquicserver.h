@@ -116,6 +116,9 @@ public:
     Counters &mutableCounters() { return m_counters; }
     const Limits &limits() const { return m_limits; }
     void *tlsCredentials() const { return m_credentials; }
+    // One TLS 1.3-only priority cache (gnutls_priority_t) every session references: a session parsing
+    // its own priority string keeps about 8 KiB per connection (issue 21, D-119). nullptr if it failed.
+    void *tlsPriority() const { return m_priority; }
     const QByteArray &localAddress() const { return m_local; }
 
 private:
@@ -134,6 +137,7 @@ private:
     QByteArray m_local; // sockaddr_in of the bound socket
     std::unique_ptr<QSocketNotifier> m_notifier;
     void *m_credentials = nullptr; // gnutls_certificate_credentials_t
+    void *m_priority = nullptr;    // gnutls_priority_t
     ConnectionId m_nextId = 1;
     QHash<ConnectionId, VpnQuicConnection *> m_connections;
     QHash<QByteArray, VpnQuicConnection *> m_byCid;
