@@ -5,7 +5,7 @@
 // (bench/vpn/benchmembers.h; pairs (2k, 2k+1) granted both ways), reads its RSS with all of them
 // connected and idle, lets traffic warm up for 1 s, then measures SECONDS: relayed packets/s and the
 // process's CPU per relayed packet (the process is single-threaded). One `result ...` line.
-// Usage: coreflow-vpn-bench-hub MEMBERS SECONDS [plain]
+// Usage: coreflow-vpn-bench-hub MEMBERS SECONDS [plain|memory]
 #include "bench/vpn/benchmembers.h"
 #include "service/vpn/vpnhub.h"
 #include "shared/util/clock.h"
@@ -21,6 +21,7 @@
 #include <QtEndian>
 #include <arpa/inet.h>
 #include <cstdio>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -46,6 +47,22 @@ qint64 rssKiB()
         if (line.startsWith("VmRSS:"))
             return line.mid(6).trimmed().split(' ').first().toLongLong();
     return -1;
+}
+
+// The heap the allocator hands out now (bytes in use, mmap'd chunks included).
+qint64 heapInUseKiB()
+{
+    const struct mallinfo2 info = mallinfo2();
+    return qint64(info.uordblks + info.hblkhd) / 1024;
+}
+
+// Mappings of the process (each Secret is one sodium_malloc mapping of its own, shared/secret.h).
+qint64 mappingCount()
+{
+    QFile maps(QStringLiteral("/proc/self/maps"));
+    if (!maps.open(QIODevice::ReadOnly))
+        return -1;
+    return maps.readAll().count('\n');
 }
 
 // Relays raw UDP between the plain members by the IPv4 destination inside the payload.
@@ -123,12 +140,15 @@ int main(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
     if (argc < 3) {
-        std::fprintf(stderr, "usage: %s MEMBERS SECONDS [plain]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s MEMBERS SECONDS [plain|memory]\n", argv[0]);
         return 2;
     }
     const int members = QByteArray(argv[1]).toInt();
     const double seconds = QByteArray(argv[2]).toDouble();
     const bool plain = argc > 3 && QByteArray(argv[3]) == "plain";
+    // `memory`: leave right after the memory line without freeing anything, so a heap profiler's
+    // "leaked" list is exactly what the connected, idle members hold (bench/vpn/README.md).
+    const bool memoryOnly = argc > 3 && QByteArray(argv[3]) == "memory";
     if (!Secret::initialiseSodium())
         return 1;
     const qint64 rssStart = rssKiB();
@@ -185,6 +205,8 @@ int main(int argc, char **argv)
         return sum;
     };
     const qint64 rssBound = rssKiB();
+    const qint64 heapBound = heapInUseKiB();
+    const qint64 mapsBound = mappingCount();
     QElapsedTimer wait;
     wait.start();
     while (connected() < members && wait.elapsed() < 120000)
@@ -194,6 +216,19 @@ int main(int argc, char **argv)
         return 1;
     }
     const qint64 rssConnected = rssKiB();
+    // Where a member's memory goes, all members connected and idle: the allocator's bytes in use, the
+    // mappings (Secrets), and RSS once the allocator returned what it holds free (malloc_trim).
+    const int n = qMax(1, members);
+    const double heapPerMember = double(heapInUseKiB() - heapBound) / n;
+    const double mapsPerMember = double(mappingCount() - mapsBound) / n;
+    malloc_trim(0);
+    const double trimmedPerMember = double(rssKiB() - rssBound) / n;
+    std::printf("memory members=%d rss_per_member_kib=%.1f heap_in_use_per_member_kib=%.1f mappings_per_member=%.2f "
+                "rss_after_trim_per_member_kib=%.1f\n",
+                members, double(rssConnected - rssBound) / n, heapPerMember, mapsPerMember, trimmedPerMember);
+    std::fflush(stdout);
+    if (memoryOnly)
+        _exit(0);
     runFor(1000 + 1000); // the drivers' start delay, then warm-up (path MTU discovery, windows)
     const qint64 startPackets = relayed();
     const double startCpu = processCpuSeconds();

@@ -580,6 +580,7 @@ void Coreflow::startVpnHub(const RelayCertificate &certificate)
     settings.address = QHostAddress(*m_config.vpnBindHostname);
     settings.port = m_config.vpnQuicPort->toUShort();
     settings.limits = vpn::VpnQueueBudget::limitsFor(vpn::VpnQueueBudget::memoryLimitBytes());
+    settings.staticKeys = m_vpnStaticKeys;
     m_vpnHub = std::make_unique<vpn::VpnHub>(settings, m_clock);
     m_vpnHub->setRefusalLog(&m_refusalLogBound);
     if (auto problem = m_vpnHub->setCredentials(certificate.chainPem(), certificate.privateKeyPem()))

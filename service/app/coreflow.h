@@ -17,8 +17,10 @@
 #include "shared/contract/types.h"
 #include "shared/status/relaystatus.h"
 #include "shared/util/clock.h"
+#include "service/vpn/noisekeypair.h"
 
 #include <QObject>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -90,6 +92,9 @@ public:
     // The managed VPN hub (docs/contract.md §11): built with the listener on a relay configured with
     // both VPN variables; nullptr otherwise.
     vpn::VpnHub *vpnHub() const { return m_vpnHub.get(); }
+    // Where the hub's static Noise pair comes from (before start; docs/contract.md §11.4): unset, a
+    // fresh pair per process. Tests give a known pair so key canaries can look for its private half.
+    void setVpnHubStaticKeys(std::function<vpn::NoiseKeyPair()> source) { m_vpnStaticKeys = std::move(source); }
     // The bindings lane (docs/contract.md §12.2..§12.5).
     BindingReconciler *bindings() const { return m_bindings.get(); }
     // The publication seam the bindings lane hands material to (§12.4): the CredentialPublisher unless
@@ -164,6 +169,7 @@ private:
     std::unique_ptr<IsolatedRestoreCarrier> m_isolatedRestore;
     std::unique_ptr<ClosureStreams> m_closures;
     std::unique_ptr<vpn::VpnHub> m_vpnHub;
+    std::function<vpn::NoiseKeyPair()> m_vpnStaticKeys;
     std::unique_ptr<ClusterBackup> m_clusterBackup;
     std::unique_ptr<CloudlyBindingCalls> m_bindingCloudly;
     std::unique_ptr<CorestoreBindingCalls> m_bindingCorestore;

@@ -31,7 +31,7 @@ QJsonObject VpnHub::ApplyAnswer::toJson() const
 
 VpnHub::VpnHub(Settings settings, Clock &clock, QObject *parent)
     : QObject(parent), m_settings(std::move(settings)), m_clock(clock),
-      m_responder(NoiseKeyPair::generate(), kVpnNoisePrologue), m_authority(clock), m_policy(m_authority)
+      m_responder(m_settings.staticKeys ? m_settings.staticKeys() : NoiseKeyPair::generate(), kVpnNoisePrologue), m_authority(clock), m_policy(m_authority)
 {
     VpnQuicServer::Handler &handler = *this;
     m_server = std::make_unique<VpnQuicServer>(handler, m_settings.limits);

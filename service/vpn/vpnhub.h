@@ -24,6 +24,7 @@
 // `destination-not-connected`, `datagram-too-large`, `queue-full`) in total and per sending member.
 #include "service/core/refusallogbound.h"
 #include "service/vpn/noiseikresponder.h"
+#include "service/vpn/noisekeypair.h"
 #include "service/vpn/vpnhandshaketimestamps.h"
 #include "service/vpn/vpnnetworkauthority.h"
 #include "service/vpn/vpnpacketpolicy.h"
@@ -37,6 +38,7 @@
 #include <QJsonObject>
 #include <QMap>
 #include <QObject>
+#include <functional>
 #include <memory>
 
 namespace coreflow::vpn {
@@ -51,6 +53,9 @@ public:
         QHostAddress address; // COREFLOW_VPN_BIND_HOSTNAME
         quint16 port = 0;     // COREFLOW_VPN_QUIC_PORT
         VpnQuicServer::Limits limits;
+        // Where the hub's static Noise pair comes from, once, when the hub is built; empty:
+        // NoiseKeyPair::generate (tests give a known pair so key canaries can look for its private half).
+        std::function<NoiseKeyPair()> staticKeys;
     };
 
     struct ApplyAnswer {

@@ -20,9 +20,9 @@ qint64 readLimit(const QString &path)
     return ok && value > 0 ? value : 0;
 }
 
-QString ownCgroup()
+QString ownCgroup(const QString &listPath)
 {
-    QFile file(QStringLiteral("/proc/self/cgroup"));
+    QFile file(listPath);
     if (!file.open(QIODevice::ReadOnly))
         return {};
     for (const QByteArray &line : file.readAll().split('\n'))
@@ -32,11 +32,14 @@ QString ownCgroup()
 }
 } // namespace
 
-qint64 VpnQueueBudget::memoryLimitBytes()
+qint64 VpnQueueBudget::memoryLimitBytes() { return memoryLimitBytes(CgroupPaths()); }
+
+qint64 VpnQueueBudget::memoryLimitBytes(const CgroupPaths &paths)
 {
-    const QString own = ownCgroup();
-    for (const QString &path : {QStringLiteral("/sys/fs/cgroup%1/memory.max").arg(own), QStringLiteral("/sys/fs/cgroup/memory.max"),
-                                QStringLiteral("/sys/fs/cgroup/memory/memory.limit_in_bytes")}) {
+    const QString own = ownCgroup(paths.ownCgroupList);
+    const QString &mount = paths.mountPoint;
+    for (const QString &path : {mount + own + QStringLiteral("/memory.max"), mount + QStringLiteral("/memory.max"),
+                                mount + QStringLiteral("/memory/memory.limit_in_bytes")}) {
         const qint64 limit = readLimit(path);
         // cgroup v1 reports "no limit" as a huge number.
         if (limit > 0 && limit < (qint64(1) << 50))

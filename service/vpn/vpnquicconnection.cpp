@@ -183,7 +183,7 @@ bool VpnQuicConnection::init(const ngtcp2_pkt_hd &initial)
     if (gnutls_init(&session, GNUTLS_SERVER | GNUTLS_NO_AUTO_SEND_TICKET | GNUTLS_NO_END_OF_EARLY_DATA) != 0)
         return false;
     m_session = session;
-    if (gnutls_priority_set_direct(session, "%DISABLE_TLS13_COMPAT_MODE:NORMAL:-VERS-ALL:+VERS-TLS1.3", nullptr) != 0)
+    if (!m_server.tlsPriority() || gnutls_priority_set(session, static_cast<gnutls_priority_t>(m_server.tlsPriority())) != 0)
         return false;
     gnutls_handshake_set_hook_function(session, GNUTLS_HANDSHAKE_CLIENT_HELLO, GNUTLS_HOOK_POST, checkClientHello);
     if (ngtcp2_crypto_gnutls_configure_server_session(session) != 0)

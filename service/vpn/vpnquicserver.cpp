@@ -45,11 +45,18 @@ QString bindFailureClass(int error)
 
 } // namespace
 
-VpnQuicServer::VpnQuicServer(Handler &handler, Limits limits, QObject *parent) : QObject(parent), m_handler(handler), m_limits(limits) {}
+VpnQuicServer::VpnQuicServer(Handler &handler, Limits limits, QObject *parent) : QObject(parent), m_handler(handler), m_limits(limits)
+{
+    gnutls_priority_t priority = nullptr;
+    if (gnutls_priority_init2(&priority, "%DISABLE_TLS13_COMPAT_MODE:NORMAL:-VERS-ALL:+VERS-TLS1.3", nullptr, 0) == 0)
+        m_priority = priority;
+}
 
 VpnQuicServer::~VpnQuicServer()
 {
     close();
+    if (m_priority)
+        gnutls_priority_deinit(static_cast<gnutls_priority_t>(m_priority)); // sessions hold their own reference
     if (m_credentials)
         gnutls_certificate_free_credentials(static_cast<gnutls_certificate_credentials_t>(m_credentials));
 }
@@ -332,7 +339,8 @@ void VpnQuicServer::flushTx()
     }
     int done = 0;
     while (done < messageCount) {
-        const int n = ::sendmmsg(m_fd, messages + done, unsigned(messageCount - done), 0);
+        const unsigned left = unsigned(messageCount - done);
+        const int n = m_messageSender ? m_messageSender(m_fd, messages + done, left) : ::sendmmsg(m_fd, messages + done, left, 0);
         if (n < 0) {
             if (errno == EINTR)
                 continue;

@@ -23,11 +23,13 @@
 #include <QHostAddress>
 #include <QObject>
 #include <QString>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
 
 class QSocketNotifier;
+struct mmsghdr;
 
 namespace coreflow {
 
@@ -99,6 +101,10 @@ public:
     void closeConnection(ConnectionId id, quint64 applicationCode);
 
     int connectionCount() const { return int(m_connections.size()); }
+    // Test seam: what flushTx() hands its messages to, as sendmmsg(2) without flags would take them;
+    // empty: ::sendmmsg. A test refuses UDP_SEGMENT with it (EIO) to check the fallback (§11.8).
+    using MessageSender = std::function<int(int fd, ::mmsghdr *messages, unsigned count)>;
+    void setMessageSender(MessageSender sender) { m_messageSender = std::move(sender); }
     const Counters &counters() const { return m_counters; }
 
     // --- used by VpnQuicConnection ---
@@ -114,6 +120,9 @@ public:
     Counters &mutableCounters() { return m_counters; }
     const Limits &limits() const { return m_limits; }
     void *tlsCredentials() const { return m_credentials; }
+    // One TLS 1.3-only priority cache (gnutls_priority_t) every session references: a session parsing
+    // its own priority string keeps about 8 KiB per connection (issue 21, D-119). nullptr if it failed.
+    void *tlsPriority() const { return m_priority; }
     const QByteArray &localAddress() const { return m_local; }
 
 private:
@@ -136,6 +145,7 @@ private:
     QByteArray m_local; // sockaddr_in of the bound socket
     std::unique_ptr<QSocketNotifier> m_notifier;
     void *m_credentials = nullptr; // gnutls_certificate_credentials_t
+    void *m_priority = nullptr;    // gnutls_priority_t
     ConnectionId m_nextId = 1;
     QHash<ConnectionId, VpnQuicConnection *> m_connections;
     QHash<QByteArray, VpnQuicConnection *> m_byCid;
@@ -158,6 +168,7 @@ private:
     int m_txCount = 0;
     bool m_batching = false;
     bool m_gso = true; // cleared for good when the kernel refuses UDP_SEGMENT
+    MessageSender m_messageSender;
     Counters m_counters;
 };
 

@@ -5,6 +5,7 @@
 // and comments: VH-03, VH-05..VH-16, VH-18, RR-12..RR-14, CF-13, CF-15, CF-19, CF-20.
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
+#include "tests/integration/vpnhubscenario.h"
 #include "tests/peers/peernoiseinitiator.h"
 #include "tests/peers/simulatedvpnmember.h"
 #include "tests/support/epolltestmain.h"
@@ -21,119 +22,10 @@ using namespace coreflow;
 using namespace coreflow::testing;
 using coreflow::peers::SimulatedVpnMember;
 
-namespace {
-
-struct Member {
-    QString nodeId;
-    QString address;
-    QByteArray privateKey;
-    QByteArray publicKey() const { return peers::PeerNoiseInitiator::publicKeyOf(privateKey); }
-};
-
-quint16 freeUdpPort()
-{
-    QUdpSocket probe;
-    probe.bind(QHostAddress::LocalHost, 0);
-    return probe.localPort();
-}
-
-QJsonObject networkJson(qint64 revision, const QList<Member> &members, const QList<QPair<QString, QString>> &grants, qint64 nowMs,
-                        const QString &authorityId = QStringLiteral("authority-1"), const QString &prefix = QStringLiteral("100.96.0.0/16"),
-                        const QHash<QString, qint64> &memberExpiry = {})
-{
-    QJsonArray membersJson;
-    for (const Member &m : members)
-        membersJson.append(QJsonObject{{QStringLiteral("nodeId"), m.nodeId},
-                                       {QStringLiteral("publicKey"), QString::fromLatin1(m.publicKey().toBase64())},
-                                       {QStringLiteral("address"), m.address},
-                                       {QStringLiteral("expiresAt"), double(memberExpiry.value(m.nodeId, nowMs + 3600000))}});
-    QJsonArray grantsJson;
-    for (const auto &g : grants)
-        grantsJson.append(QJsonObject{{QStringLiteral("from"), g.first}, {QStringLiteral("to"), g.second}});
-    return QJsonObject{{QStringLiteral("authority"),
-                        QJsonObject{{QStringLiteral("id"), authorityId},
-                                    {QStringLiteral("publicKey"), QString::fromLatin1(QByteArray(32, 'A').toBase64())}}},
-                       {QStringLiteral("revision"), double(revision)},
-                       {QStringLiteral("controlPrefix"), prefix},
-                       {QStringLiteral("expiresAt"), double(nowMs + 3600000)},
-                       {QStringLiteral("members"), membersJson},
-                       {QStringLiteral("grants"), grantsJson}};
-}
-
-Member member(int i)
-{
-    return Member{QStringLiteral("node-%1").arg(i), QStringLiteral("100.96.0.%1").arg(10 + i), peers::PeerNoiseInitiator::newPrivateKey()};
-}
-
-} // namespace
-
-class TestVpnHub : public QObject {
+class TestVpnHub : public QObject, private VpnHubScenario {
     Q_OBJECT
 
     LogCapture m_log;
-    quint16 m_vpnPort = 0;
-
-    // A relay configured with a hub on 127.0.0.1:<free UDP port>; Cloudly answers getClusterVpnNetwork
-    // with `pulled` (null: none yet).
-    bool startRelayWithHub(RelayFixture &f, const QJsonValue &pulled = QJsonValue(QJsonValue::Null))
-    {
-        f.cloudly->setAnswer(QStringLiteral("getClusterVpnNetwork"), peers::Answer::respond(QJsonObject{{QStringLiteral("network"), pulled}}));
-        RelayConfiguration config = f.configuration();
-        m_vpnPort = freeUdpPort();
-        config.vpnBindHostname = QStringLiteral("127.0.0.1");
-        config.vpnQuicPort = QString::number(m_vpnPort);
-        config.vpnLoopbackForTests = true;
-        f.makeRelay(config);
-        return f.startRelay();
-    }
-
-    static QByteArray advertisedHubKey(RelayFixture &f)
-    {
-        const auto request = f.cloudly->lastRequest(QStringLiteral("registerClusterRelay"));
-        if (!request)
-            return {};
-        const QJsonObject relay = QJsonDocument::fromJson(request->rawRequest).object().value(QStringLiteral("relay")).toObject();
-        return QByteArray::fromBase64(relay.value(QStringLiteral("vpnHub")).toObject().value(QStringLiteral("publicKey")).toString().toLatin1());
-    }
-
-    static QJsonObject apply(RelayFixture &f, const QJsonObject &network)
-    {
-        const auto answer = f.dispatch(QStringLiteral("applyClusterVpnNetwork"), QJsonObject{{QStringLiteral("network"), network}});
-        if (!answer)
-            return {};
-        if (answer->hasError())
-            return QJsonObject{{QStringLiteral("refusal"), answer->errorRefusal().name}, {QStringLiteral("text"), answer->errorRefusal().text()}};
-        return QJsonDocument::fromJson(answer->response.toByteArray()).object();
-    }
-
-    std::unique_ptr<SimulatedVpnMember> connectMember(RelayFixture &f, const Member &m)
-    {
-        SimulatedVpnMember::Options options;
-        options.hubPort = m_vpnPort;
-        options.staticPrivateKey = m.privateKey;
-        options.hubPublicKey = advertisedHubKey(f);
-        auto peer = std::make_unique<SimulatedVpnMember>(options);
-        if (!peer->dial())
-            return nullptr;
-        if (!QTest::qWaitFor([&] { return peer->isConnected() || peer->isClosed(); }, 10000) || !peer->isConnected())
-            return nullptr;
-        peer->handshake();
-        (void)QTest::qWaitFor([&] { return peer->isHandshakeDone() || peer->isClosed(); }, 10000);
-        return peer;
-    }
-
-    static QByteArray packet(const Member &from, const Member &to, int size = 200, char fill = 'p')
-    {
-        return SimulatedVpnMember::ipv4Packet(QHostAddress(from.address), QHostAddress(to.address), size, fill);
-    }
-
-    static status::VpnMemberStatus memberStatus(RelayFixture &f, const QString &nodeId)
-    {
-        for (const auto &m : f.relay->statusSnapshot().vpn.members)
-            if (m.nodeId == nodeId)
-                return m;
-        return {};
-    }
 
 private slots:
     void initTestCase() { m_log.install(); }

@@ -67,6 +67,9 @@ public:
     void closeConnection();
 
     QByteArray publicKey() const;
+    // The transport keys in use, send key then receive key (32 bytes each; empty before message 2):
+    // the hub holds the same two, so key canaries look for them.
+    QByteArray transportKeys() const { return m_sendKey + m_receiveKey; }
     bool isConnected() const { return m_connected; }
     bool isClosed() const { return m_closed; }
     bool isHandshakeDone() const { return m_handshakeDone; }

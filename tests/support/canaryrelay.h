@@ -37,10 +37,12 @@ public:
     QString statusSocketPath() const { return m_f.dir.filePath(QStringLiteral("status.sock")); }
 
     // The listener key as canaries: its DER and every base64 body line of its PEM (>= 32 bytes).
-    QList<QByteArray> listenerKeyCanaries() const
+    QList<QByteArray> listenerKeyCanaries() const { return keyCanariesOf(listenerCert); }
+    // The same of any issued certificate's key (a test that starts its relay itself).
+    static QList<QByteArray> keyCanariesOf(const peers::IssuedCertificate &certificate)
     {
-        QList<QByteArray> canaries{listenerCert.key.toDer()};
-        for (const QByteArray &line : listenerCert.keyPem.split('\n'))
+        QList<QByteArray> canaries{certificate.key.toDer()};
+        for (const QByteArray &line : certificate.keyPem.split('\n'))
             if (line.size() >= 32 && !line.startsWith("-----"))
                 canaries << line;
         return canaries;
