@@ -64,6 +64,7 @@ class TstFaultMatrix : public QObject {
         int descriptors = 0;
         int timers = 0;
         int proxyConnections = 0;
+        QString described; // describeDescriptors() then, for a failure message
     };
 
     // The relay of `f` dials Cloudly through `proxy` (the Cloudly hop's fault point) and is started;
@@ -92,7 +93,8 @@ class TstFaultMatrix : public QObject {
 
     static Baseline countBaseline(RelayFixture &f, const peers::FaultInjectingProxy &proxy)
     {
-        return Baseline{settledDescriptors(), f.clock.activeTimerCount(), proxy.acceptedConnections()};
+        const int descriptors = settledDescriptors();
+        return Baseline{descriptors, f.clock.activeTimerCount(), proxy.acceptedConnections(), describeDescriptors()};
     }
 
     // After a fault on the Cloudly hop (WD-02, OC-07, §3.2): the session comes back through the same
@@ -116,7 +118,9 @@ class TstFaultMatrix : public QObject {
         });
         QTRY_VERIFY2(answered, qPrintable(after));
         QVERIFY(f.settleCloudlyHop());
-        QCOMPARE(settledDescriptors(), before.descriptors);
+        const int descriptors = settledDescriptors();
+        QVERIFY2(descriptors == before.descriptors, qPrintable(QStringLiteral("%1 descriptors, %2 before; before: %3; now: %4")
+                                                                    .arg(descriptors).arg(before.descriptors).arg(before.described, describeDescriptors())));
         QCOMPARE(f.clock.activeTimerCount(), before.timers);
     }
 
@@ -261,6 +265,7 @@ private Q_SLOTS:
         QVERIFY(bystander->session());
         QVERIFY(f.settleCloudlyHop());
         const int descriptors = settledDescriptors();
+        const QString described = describeDescriptors();
         const int timers = f.clock.activeTimerCount();
 
         auto proxy = std::make_unique<peers::FaultInjectingProxy>(QStringLiteral("127.0.0.1"), f.relayPort);
@@ -304,7 +309,9 @@ private Q_SLOTS:
         node.reset();
         proxy.reset();
         QTRY_COMPARE(f.relay->forwarder()->connectionCount(), 1);
-        QCOMPARE(settledDescriptors(), descriptors);
+        const int after = settledDescriptors();
+        QVERIFY2(after == descriptors, qPrintable(QStringLiteral("%1 descriptors, %2 before; before: %3; now: %4")
+                                                      .arg(after).arg(descriptors).arg(described, describeDescriptors())));
         QTRY_COMPARE(f.clock.activeTimerCount(), timers);
     }
 };

@@ -297,13 +297,13 @@ private Q_SLOTS:
                 baseline = settledDescriptors(); // after one full round: every part exists once
                 continue;
             }
-            QTRY_COMPARE(openDescriptors(), baseline);
+            QTRY_COMPARE(heldDescriptors(), baseline);
         }
         // Exactly the baseline once the loop has settled (tests/support/descriptorcount.h): a round that
         // left one descriptor would show here however the per-round counts happened to meet.
         QCOMPARE(settledDescriptors(), baseline);
         QCOMPARE(f.relay->cloudly()->carrierCount(), 22);
-        qInfo("descriptors after 20 silent cuts: %d (baseline %d); proxy connections open %d", openDescriptors(), baseline,
+        qInfo("descriptors after 20 silent cuts: %d (baseline %d); proxy connections open %d", heldDescriptors(), baseline,
               proxy->openConnections());
     }
 
@@ -366,7 +366,7 @@ private Q_SLOTS:
         // the relay closes); the nodes' own sockets and the proxy's node-facing ones stay, never closed.
         QCOMPARE(settledDescriptors(), before - 2 * (kNodes + 1));
         qInfo("%d silent nodes dropped %lld ms after the cut; descriptors %d -> %d", kNodes, f.clock.nowMs() - cutAt, before,
-              openDescriptors());
+              heldDescriptors());
         QCOMPARE(log.count("went silent (docs/contract.md §3.3); dropped, no longer carried"), kNodes);
         for (auto &n : nodes)
             QVERIFY(n->isConnected()); // they never heard a thing: the blackhole passed nothing back
