@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# ./run fuzz [--seconds N | --smoke] [target...]: builds the libFuzzer targets (build-fuzz/, clang-14,
-# -fsanitize=fuzzer,address,undefined; docs/architecture.md "Fuzzing") and runs each one.
-#   --seconds N  each target for N seconds (default 30), growing its working corpus build-fuzz/corpus/<t>
-#                from the committed seeds fuzz/corpus/<t>
+# ./run fuzz [--seconds N | --smoke] [target...]: builds the libFuzzer targets (clang-14,
+# -fsanitize=fuzzer,address,undefined; docs/architecture.md "Fuzzing") in build-sanitize/, the one
+# sanitizer tree that also holds the ASan+UBSan test suite (./run test --sanitize, D-120; only the
+# fuzz targets and what they need are built here), and runs each one.
+#   --seconds N  each target for N seconds (default 30), growing its working corpus
+#                build-sanitize/corpus/<t> from the committed seeds fuzz/corpus/<t>
 #   --smoke      each target once over its committed seeds and nothing else (CI's check)
 # Exit 1 when a target finds a crash, a leak, a sanitizer report or a failed check; the reproducer is
-# written to build-fuzz/findings/. The last line per target: executions, cov: and ft:.
+# written to build-sanitize/findings/. The last line per target: executions, cov: and ft:.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -19,12 +21,14 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
   esac
 done
-dir=build-fuzz
+dir=build-sanitize
 extra=()
 command -v ccache >/dev/null 2>&1 && extra+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE= -DCMAKE_CXX_COMPILER=clang++-14 -DCOREFLOW_FUZZ=ON "${extra[@]}" >/dev/null
-cmake --build "$dir" -j"$(nproc)"
+# The same configuration as ./run build --sanitize (run: build()), so the two share one tree.
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE= -DCMAKE_CXX_COMPILER=clang++-14 -DCOREFLOW_SANITIZE=ON -DCOREFLOW_FUZZ=ON \
+  "${extra[@]}" >/dev/null
 [ ${#targets[@]} -eq 0 ] && mapfile -t targets < <(cd fuzz && ls fuzz_*.cpp | sed 's/\.cpp$//')
+cmake --build "$dir" -j"$(nproc)" --target "${targets[@]}"
 
 dictionary() {
   case "$1" in

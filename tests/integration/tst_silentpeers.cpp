@@ -3,6 +3,7 @@
 // RelayTiming::sessionSilenceDeadlineMs = 45000 ms; a Ping after 15000 ms of quiet), and the lost
 // session takes exactly the path of a closed one. The network failure is a BlackholingProxy: bytes
 // accepted and dropped, never a FIN or RST.
+#include "tests/support/descriptorcount.h"
 #include "tests/support/epolltestmain.h"
 #include "tests/peers/peerframe.h"
 #include "tests/integration/logcapture.h"
@@ -46,22 +47,6 @@ constexpr qint64 kPing = 15000;    // RelayTiming{}.sessionPingIntervalMs
 constexpr qint64 kSilence = 45000; // RelayTiming{}.sessionSilenceDeadlineMs
 const QString holdMethod = QStringLiteral("holdRuntimeNetworkDnsLeaseRenewals");
 const QString renewalMethod = QStringLiteral("applyRuntimeNetworkDnsLeaseRenewal");
-
-int openDescriptors() { return int(QDir(QStringLiteral("/proc/self/fd")).entryList(QDir::NoDotAndDotDot | QDir::System).size()); }
-
-// The descriptor count once it stopped moving (sockets closed by the other side a moment ago are
-// gone): a baseline taken mid-close would count a descriptor that is already on its way out.
-int settledDescriptors()
-{
-    int last = -1;
-    for (int stable = 0, rounds = 0; stable < 20 && rounds < 400; ++rounds) {
-        QTest::qWait(25);
-        const int now = openDescriptors();
-        stable = now == last ? stable + 1 : 0;
-        last = now;
-    }
-    return last;
-}
 
 // Bytes the raw peer end of a socket pair has received so far (non-blocking); eof set at end of file.
 QByteArray drain(int fd, bool *eof = nullptr)
@@ -312,10 +297,13 @@ private Q_SLOTS:
                 baseline = settledDescriptors(); // after one full round: every part exists once
                 continue;
             }
-            QTRY_COMPARE(openDescriptors(), baseline);
+            QTRY_COMPARE(heldDescriptors(), baseline);
         }
+        // Exactly the baseline once the loop has settled (tests/support/descriptorcount.h): a round that
+        // left one descriptor would show here however the per-round counts happened to meet.
+        QCOMPARE(settledDescriptors(), baseline);
         QCOMPARE(f.relay->cloudly()->carrierCount(), 22);
-        qInfo("descriptors after 20 silent cuts: %d (baseline %d); proxy connections open %d", openDescriptors(), baseline,
+        qInfo("descriptors after 20 silent cuts: %d (baseline %d); proxy connections open %d", heldDescriptors(), baseline,
               proxy->openConnections());
     }
 
@@ -356,7 +344,7 @@ private Q_SLOTS:
         QTRY_COMPARE(int(f.relay->statusSnapshot().nodes.size()), kNodes);
         QTRY_COMPARE(f.relay->forwarder()->connectionCount(), kNodes + 1);
 
-        const int before = openDescriptors();
+        const int before = settledDescriptors();
         const qint64 cutAt = f.clock.nowMs();
         proxy.setBlackholing(true);
         // A push to one node 5000 ms before its silence deadline waits and is refused by name at the drop.
@@ -376,9 +364,9 @@ private Q_SLOTS:
         QCOMPARE(f.relay->statusSnapshot().cloudly.keepalive, QStringLiteral("live")); // the Cloudly hop is fine
         // Gone: the relay's descriptor of each node and the proxy's relay-facing one (which closes when
         // the relay closes); the nodes' own sockets and the proxy's node-facing ones stay, never closed.
-        QTRY_COMPARE(openDescriptors(), before - 2 * (kNodes + 1));
+        QCOMPARE(settledDescriptors(), before - 2 * (kNodes + 1));
         qInfo("%d silent nodes dropped %lld ms after the cut; descriptors %d -> %d", kNodes, f.clock.nowMs() - cutAt, before,
-              openDescriptors());
+              heldDescriptors());
         QCOMPARE(log.count("went silent (docs/contract.md §3.3); dropped, no longer carried"), kNodes);
         for (auto &n : nodes)
             QVERIFY(n->isConnected()); // they never heard a thing: the blackhole passed nothing back

@@ -231,8 +231,8 @@ private slots:
         QTRY_COMPARE(f.cloudly->callCount(QStringLiteral("registerClusterRelay")), 1);
         const Member a = member(1);
         apply(f, networkJson(1, {a}, {}, f.clock.nowMs()));
-        const qint64 base = qint64(1800000000) * 1000000000;
-        auto first = dialOnly(f, a, [base] { return SimulatedVpnMember::tai64n(base); });
+        constexpr qint64 base = qint64(1800000000) * 1000000000;
+        auto first = dialOnly(f, a, [] { return SimulatedVpnMember::tai64n(base); });
         QVERIFY(first);
         first->handshake();
         QTRY_VERIFY(first->isHandshakeDone());
@@ -255,7 +255,7 @@ private slots:
         QCOMPARE(bare->closeCode(), std::optional<quint64>(0x103));
         QVERIFY(!first->isClosed());
 
-        auto later = dialOnly(f, a, [base] { return SimulatedVpnMember::tai64n(base + 1); });
+        auto later = dialOnly(f, a, [] { return SimulatedVpnMember::tai64n(base + 1); });
         QVERIFY(later);
         later->handshake();
         QTRY_VERIFY(later->isHandshakeDone());

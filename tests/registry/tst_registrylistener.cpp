@@ -365,8 +365,8 @@ void TstRegistryListener::keepAliveAndPipelinedPullsPass()
 
 void TstRegistryListener::nodeSessionKeepsFlowingWhileBlobStreams()
 {
-    const qint64 size = 64ll * 1024 * 1024;
-    m_registry->route = [size](const FakeRequest &) {
+    constexpr qint64 size = 64ll * 1024 * 1024;
+    m_registry->route = [](const FakeRequest &) {
         FakeAnswer a;
         a.streamBytes = size;
         return a;
@@ -415,8 +415,8 @@ void TstRegistryListener::nodeSessionKeepsFlowingWhileBlobStreams()
 // read, memory stays flat): a node that stops reading holds the registry back instead of growing the relay.
 void TstRegistryListener::slowNodeSlowsTheUpstreamThroughTheListener_IP()
 {
-    const qint64 size = 512ll * 1024 * 1024;
-    m_registry->route = [size](const FakeRequest &) {
+    constexpr qint64 size = 512ll * 1024 * 1024;
+    m_registry->route = [](const FakeRequest &) {
         FakeAnswer a;
         a.streamBytes = size;
         return a;

@@ -426,8 +426,8 @@ void TstRegistryProxy::sendsNoHeaderQtWouldAdd()
 void TstRegistryProxy::answersPipelinedRequestsInOrder()
 {
     makeRelay(registryUrl());
-    const qint64 blobSize = 6ll * 1024 * 1024;
-    m_registry->route = [blobSize](const FakeRequest &request) {
+    constexpr qint64 blobSize = 6ll * 1024 * 1024;
+    m_registry->route = [](const FakeRequest &request) {
         FakeAnswer a;
         if (request.target.contains("/blobs/")) {
             a.streamBytes = blobSize;
@@ -1048,8 +1048,8 @@ void TstRegistryProxy::registrySilentIsTimeout()
 void TstRegistryProxy::streamsLargeBodyIntact()
 {
     makeRelay(registryUrl());
-    const qint64 size = 24ll * 1024 * 1024;
-    m_registry->route = [size](const FakeRequest &) {
+    constexpr qint64 size = 24ll * 1024 * 1024;
+    m_registry->route = [](const FakeRequest &) {
         FakeAnswer a;
         a.headers = {{"Docker-Content-Digest", "sha256:ee"}};
         a.streamBytes = size;
@@ -1071,8 +1071,8 @@ void TstRegistryProxy::streamsLargeBodyIntact()
 void TstRegistryProxy::slowClientSlowsUpstream()
 {
     makeRelay(registryUrl());
-    const qint64 size = 512ll * 1024 * 1024;
-    m_registry->route = [size](const FakeRequest &) {
+    constexpr qint64 size = 512ll * 1024 * 1024;
+    m_registry->route = [](const FakeRequest &) {
         FakeAnswer a;
         a.streamBytes = size;
         return a;
@@ -1279,8 +1279,8 @@ void TstRegistryProxy::decodesAChunkedUpstreamAnswer()
 void TstRegistryProxy::closeDelimitedUpstreamAnswerIsRelayedWhole()
 {
     makeRelay(registryUrl());
-    const qint64 size = 1024 * 1024 + 17;
-    m_registry->route = [size](const FakeRequest &) {
+    constexpr qint64 size = 1024 * 1024 + 17;
+    m_registry->route = [](const FakeRequest &) {
         FakeAnswer a;
         a.headers = {{"Connection", "close"}};
         a.autoContentLength = false;
@@ -1312,8 +1312,8 @@ void TstRegistryProxy::closeDelimitedUpstreamAnswerIsRelayedWhole()
 void TstRegistryProxy::manyConcurrentPullsShareTheBudget()
 {
     makeRelay(registryUrl());
-    const qint64 size = 2 * 1024 * 1024;
-    m_registry->route = [size](const FakeRequest &) {
+    constexpr qint64 size = 2 * 1024 * 1024;
+    m_registry->route = [](const FakeRequest &) {
         FakeAnswer a;
         a.streamBytes = size;
         a.holdBody = true; // every exchange is still running once all 40 header blocks have arrived
