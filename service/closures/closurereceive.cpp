@@ -35,7 +35,7 @@ ClosureReceive::~ClosureReceive() { endQuietly(); } // deleted by its owner: don
 
 std::optional<qint64> ClosureReceive::knownSizeBytes() const
 {
-    return m_phase == Phase::Opening ? std::nullopt : std::optional<qint64>(m_descriptor.sizeBytes);
+    return m_phase == Phase::Preparing || m_phase == Phase::Opening ? std::nullopt : std::optional<qint64>(m_descriptor.sizeBytes);
 }
 
 QString ClosureReceive::stateWord() const
@@ -68,6 +68,31 @@ QString ClosureReceive::awaitedSide() const
 
 void ClosureReceive::start()
 {
+    // Every precondition before anything (CS-64, CS-80; §13.2, §13.6): the Cloudly session, then the
+    // node's endpoint and the control credential (CorestoreClient::prepareStream). A refusal here has
+    // opened no stream at Cloudly and sent Corestore nothing.
+    if (!m_cloudly.isDispatchable())
+        return endRefused(Refusal{QString(refusal::cloudlySessionUnavailable),
+                                  QStringLiteral("no dispatchable Cloudly session for the closure of backup %1").arg(m_backupId)},
+                          {}, {});
+    const QByteArray route = QByteArrayLiteral("/control/database-closures/restore?serviceId=") + QUrl::toPercentEncoding(m_serviceId)
+        + QByteArrayLiteral("&backupId=") + QUrl::toPercentEncoding(m_backupId);
+    const QPointer<ClosureReceive> self(this);
+    m_corestore.prepareStream(m_nodeId, "POST", route, [self](CorestoreClient::StreamStart start) {
+        if (!self)
+            return;
+        if (!self->m_ended && start.failure.kind != CorestoreCallOutcome::Kind::Answered)
+            return self->endRefused(start.failure.refusal, {}, {}); // Cloudly knows of no stream yet
+        if (!self->adoptStreamStart(start.ticket, start.pool, start.tokenGeneration, start.lineHead))
+            return;
+        self->m_request = std::move(start.request);
+        self->open();
+    });
+}
+
+void ClosureReceive::open()
+{
+    m_phase = Phase::Opening;
     const QByteArray body = Envelope::compact(QJsonObject{{QStringLiteral("serviceId"), m_serviceId},
                                                          {QStringLiteral("backupId"), m_backupId},
                                                          {QStringLiteral("nodeId"), m_nodeId},
@@ -111,33 +136,23 @@ void ClosureReceive::onDescriptor(const QByteArray &response)
                         QStringLiteral("relay"), QString(refusal::closureDigestMismatch));
         m_digestChecked = true;
     }
-    m_phase = Phase::Preparing;
-    QByteArray route = QByteArrayLiteral("/control/database-closures/restore?serviceId=") + QUrl::toPercentEncoding(m_serviceId)
-        + QByteArrayLiteral("&backupId=") + QUrl::toPercentEncoding(m_backupId);
+    HttpClientRequest request = std::move(m_request);
+    m_request = HttpClientRequest();
+    // Exactly the descriptor's length, identity encodings (no Transfer-Encoding, no Content-Encoding).
+    request.headers.append({QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/octet-stream")});
+    request.headers.append({QByteArrayLiteral("X-Corestore-Closure-Sha256"), m_descriptor.sha256});
+    request.headers.append({QByteArrayLiteral("X-Corestore-Closure-Receipt"), m_descriptor.corestoreReceipt});
+    request.headers.append({QByteArrayLiteral("Accept"), QByteArrayLiteral("application/json")});
+    request.bodyStream = this;
+    request.bodyStreamBytes = m_descriptor.sizeBytes;
+    m_phase = Phase::Streaming;
+    m_watch->start();
     const QPointer<ClosureReceive> self(this);
-    m_corestore.prepareStream(m_nodeId, "POST", route, [self](CorestoreClient::StreamStart start) {
-        if (!self)
-            return;
-        if (!self->m_ended && start.failure.kind != CorestoreCallOutcome::Kind::Answered)
-            return self->endRefused(start.failure.refusal, QStringLiteral("node"), start.failure.refusal.name);
-        if (!self->adoptStreamStart(start.ticket, start.pool, start.tokenGeneration, start.lineHead))
-            return;
-        HttpClientRequest request = std::move(start.request);
-        // Exactly the descriptor's length, identity encodings (no Transfer-Encoding, no Content-Encoding).
-        request.headers.append({QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/octet-stream")});
-        request.headers.append({QByteArrayLiteral("X-Corestore-Closure-Sha256"), self->m_descriptor.sha256});
-        request.headers.append({QByteArrayLiteral("X-Corestore-Closure-Receipt"), self->m_descriptor.corestoreReceipt});
-        request.headers.append({QByteArrayLiteral("Accept"), QByteArrayLiteral("application/json")});
-        request.bodyStream = self.data();
-        request.bodyStreamBytes = self->m_descriptor.sizeBytes;
-        self->m_phase = Phase::Streaming;
-        self->m_watch->start();
-        self->m_pool->submit(self.data(), request);
-        if (self && !self->m_ended)
-            self->grantCredit();
-        if (self && !self->m_ended && self->m_descriptor.sizeBytes == 0)
-            self->m_phase = Phase::AwaitingCorestore;
-    });
+    m_pool->submit(this, request);
+    if (self && !m_ended)
+        grantCredit();
+    if (self && !m_ended && m_descriptor.sizeBytes == 0)
+        m_phase = Phase::AwaitingCorestore;
 }
 
 void ClosureReceive::grantCredit()
@@ -341,6 +356,7 @@ void ClosureReceive::releaseBytes()
     m_buffer = QByteArray();
     m_bufferOffset = 0;
     m_answer = QByteArray();
+    m_request = HttpClientRequest(); // its bearer goes with it
 }
 
 } // namespace coreflow

@@ -1,6 +1,11 @@
 #pragma once
 // ClosureReceive: one database closure fetched from Cloudly and restored into a node's Corestore
 // (docs/contract.md §13.4 receive direction, §13.6; CS-68..CS-73). Steps:
+//   0. Preconditions before anything (CS-64, CS-80): a dispatchable Cloudly session
+//      (cloudly-session-unavailable), the node's endpoint (CORESTORE_ENDPOINT_UNKNOWN) and the control
+//      credential (CorestoreCredentialEnrollmentError, corestore-credential-missing), judged by
+//      CorestoreClient::prepareStream. A refusal here opened no stream at Cloudly and sent Corestore
+//      nothing. (Whether the node can be reached is learned only by dialling, in step 2.)
 //   1. openServiceDatabaseClosure { serviceId, backupId, nodeId, streamId } (a fresh UUID v4): Cloudly
 //      answers the descriptor (exact-key read; it must name this stream, service, backup and node),
 //      or a refusal (closure-refused naming Cloudly's refusal, e.g. NOT_FOUND).
@@ -27,6 +32,7 @@
 #include "service/closures/closurestream.h"
 #include "service/closures/closuretransfer.h"
 #include "service/closures/streamingsha256.h"
+#include "service/transport/httpclientrequest.h"
 #include "service/transport/httprequestbodystream.h"
 #include "service/transport/httpresponsereceiver.h"
 #include "shared/contract/refusal.h"
@@ -65,7 +71,7 @@ public:
     qint64 bufferedBytes() const { return m_buffer.size() - m_bufferOffset; }
 
 private:
-    enum class Phase { Opening, Preparing, Streaming, AwaitingCorestore, Completing, Ended };
+    enum class Phase { Preparing, Opening, Streaming, AwaitingCorestore, Completing, Ended };
 
     // HttpResponseReceiver (Corestore's answer to the restore)
     void responseHead(int status, const HttpHeaderPairs &headers) override;
@@ -87,13 +93,15 @@ private:
     QString awaitedSide() const override;
     QString refusedWord() const override { return QStringLiteral("not restored"); }
 
+    void open();
     void onDescriptor(const QByteArray &response);
     void grantCredit();
     void complete(const QByteArray &sha256);
     bool awaitingCloudly() const;
 
     ClosureTransfer::RestoreDone m_done;
-    Phase m_phase = Phase::Opening;
+    Phase m_phase = Phase::Preparing;
+    HttpClientRequest m_request;  // prepared by the preconditions, sent once the descriptor arrived
     ClosureDescriptor m_descriptor;
     QByteArray m_buffer;          // received, not yet taken by Corestore (at most the credit)
     qsizetype m_bufferOffset = 0;

@@ -96,6 +96,12 @@ QString ClosureSend::awaitedSide() const
 
 void ClosureSend::start()
 {
+    // The Cloudly session first (CS-64): without one no export is asked of Corestore; the endpoint and
+    // the credential follow in CorestoreClient::prepareStream, before the export is requested.
+    if (!m_cloudly.isDispatchable())
+        return fail(Refusal{QString(refusal::cloudlySessionUnavailable),
+                            QStringLiteral("no dispatchable Cloudly session for the closure of backup %1").arg(m_backupId)},
+                    {});
     m_watch->start(); // the export's answer is the node's to give: bounded by progress too
     const QPointer<ClosureSend> self(this);
     m_corestore.prepareStream(m_nodeId, "POST", kExportRoute, [self](CorestoreClient::StreamStart start) {
@@ -269,7 +275,7 @@ void ClosureSend::sendChunk()
     if (m_chunk.isEmpty())
         return;
     m_sha.update(m_chunk);
-    if (!m_cloudly.sendBinary(ClosureChunkFrame::compose(m_streamId, quint64(m_sent), m_chunk)))
+    if (!m_cloudly.sendBinary(ClosureChunkFrame::compose(m_streamId, quint64(m_sent), m_chunk), m_streamId))
         return sessionLost(QStringLiteral("the Cloudly session went away after %1 of %2 bytes").arg(m_sent).arg(m_sizeBytes));
     m_sent += m_chunk.size();
     m_chunk.resize(0); // keeps the capacity for the next chunk
@@ -333,6 +339,7 @@ void ClosureSend::complete()
                                                          {QStringLiteral("sha256"), QString::fromLatin1(m_sha.hexDigest())},
                                                          {QStringLiteral("outcome"), QStringLiteral("sent")}});
     const QPointer<ClosureSend> self(this);
+    // Behind the stream's chunks still in the chunk lane: the completion never overtakes them (D-112).
     m_cloudly.call(QString(method::completeServiceDatabaseClosure), body, m_callTimeoutMs, [self](const CloudlyConnector::CallResult &r) {
         if (!self || self->m_ended)
             return;
@@ -341,7 +348,7 @@ void ClosureSend::complete()
         if (r.answer.hasError())
             return self->fail(refusedByCloudly(QStringLiteral("Cloudly did not accept the closure"), r.answer.errorRefusal()), {});
         self->onReceipt(r.answer.response.toByteArray());
-    });
+    }, CloudlyConnector::Lane::BehindClosureChunks);
 }
 
 void ClosureSend::onReceipt(const QByteArray &response)

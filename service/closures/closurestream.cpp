@@ -118,6 +118,10 @@ void ClosureStream::endRefused(const Refusal &refusal, const QString &abortSide,
     const bool tellCloudly = m_cloudlyKnows && !abortSide.isEmpty();
     m_outcome = refusal.name;
     endStream();
+    // A send's chunks still in the chunk lane are not sent: the abort (an ordinary frame) follows the
+    // ones the socket already took, and Cloudly needs no more of a stream that ended (D-112).
+    if (m_direction == Direction::Send)
+        m_cloudly.dropQueuedChunks(m_streamId);
     if (tellCloudly) {
         const QByteArray body = Envelope::compact(QJsonObject{{QStringLiteral("streamId"), ClosureDescriptor::idText(m_streamId)},
                                                              {QStringLiteral("side"), abortSide},

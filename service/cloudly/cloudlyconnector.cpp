@@ -119,6 +119,7 @@ void CloudlyConnector::connectNow()
         return;
     m_socketCounted = false;
     m_reofferTimer->stop();
+    clearChunkLane();
     if (m_socket) {
         m_socket->disconnect(this);
         m_socket->abort();
@@ -129,6 +130,7 @@ void CloudlyConnector::connectNow()
     connect(m_socket.get(), &CloudlySocket::disconnected, this, &CloudlyConnector::onDisconnected);
     connect(m_socket.get(), &CloudlySocket::textMessage, this, &CloudlyConnector::onTextMessage);
     connect(m_socket.get(), &CloudlySocket::written, this, [this] {
+        feedChunkLane();
         if (m_sendBacklogged && m_socket && m_socket->pendingBytes() <= kSendLowWaterBytes)
             setSendBacklogged(false);
         Q_EMIT socketWritten();
@@ -343,6 +345,7 @@ void CloudlyConnector::onDisconnected()
 {
     const bool wasDispatchable = m_dispatchable;
     m_dispatchable = false;
+    clearChunkLane();
     setSendBacklogged(false); // nothing waits for a socket that is gone
     m_renewalTimer->stop();
     m_handshakeTimer->stop();
@@ -447,17 +450,52 @@ void CloudlyConnector::sendOnSocket(const QByteArray &frame, TlsConnection::Cont
         setSendBacklogged(true);
 }
 
-bool CloudlyConnector::sendBinary(QByteArrayView payload)
+bool CloudlyConnector::sendBinary(QByteArray payload, const QUuid &stream)
 {
     if (!m_dispatchable || m_stopping || !m_socket || !m_socket->isOpen())
         return false;
-    m_socket->sendBinary(payload);
-    if (!m_sendBacklogged && m_socket->pendingBytes() >= kSendHighWaterBytes)
-        setSendBacklogged(true);
+    m_chunkLaneBytes += payload.size();
+    m_chunkLane.push_back(LaneFrame{std::move(payload), stream, false});
+    feedChunkLane();
     return true;
 }
 
-qsizetype CloudlyConnector::sendPendingBytes() const { return m_socket ? m_socket->pendingBytes() : 0; }
+void CloudlyConnector::feedChunkLane()
+{
+    // Whole frames only, in lane order; an ordinary frame sent meanwhile went to the socket directly,
+    // ahead of all of these (docs/contract.md §13.4 "Fairness", D-112).
+    while (!m_chunkLane.empty() && m_socket && m_socket->isOpen() && m_socket->pendingBytes() < kChunkLaneLowWaterBytes) {
+        LaneFrame next = std::move(m_chunkLane.front());
+        m_chunkLane.pop_front();
+        m_chunkLaneBytes -= next.bytes.size();
+        if (next.text)
+            m_socket->sendText(next.bytes);
+        else
+            m_socket->sendBinary(next.bytes);
+    }
+}
+
+void CloudlyConnector::dropQueuedChunks(const QUuid &stream)
+{
+    if (stream.isNull())
+        return;
+    for (auto it = m_chunkLane.begin(); it != m_chunkLane.end();) {
+        if (!it->text && it->stream == stream) {
+            m_chunkLaneBytes -= it->bytes.size();
+            it = m_chunkLane.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+void CloudlyConnector::clearChunkLane()
+{
+    m_chunkLane.clear();
+    m_chunkLaneBytes = 0;
+}
+
+qsizetype CloudlyConnector::sendPendingBytes() const { return (m_socket ? m_socket->pendingBytes() : 0) + m_chunkLaneBytes; }
 
 void CloudlyConnector::setSendBacklogged(bool backlogged)
 {
@@ -474,14 +512,14 @@ void CloudlyConnector::setSendBacklogged(bool backlogged)
     Q_EMIT sendBacklogChanged(backlogged);
 }
 
-quint64 CloudlyConnector::call(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback)
+quint64 CloudlyConnector::call(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback, Lane lane)
 {
     if (!m_dispatchable || m_stopping) {
         const quint64 id = m_nextCallId++;
         callback(CallResult{false, {}, named(refusal::cloudlySessionUnavailable, QStringLiteral("no Cloudly session"))});
         return id;
     }
-    return sendCall(method, rawRequest, timeoutMs, std::move(callback));
+    return sendCall(method, rawRequest, timeoutMs, std::move(callback), false, lane);
 }
 
 quint64 CloudlyConnector::sendSecretCall(const QString &method, const Secret &rawRequest, qint64 timeoutMs, CallCallback callback)
@@ -490,7 +528,7 @@ quint64 CloudlyConnector::sendSecretCall(const QString &method, const Secret &ra
 }
 
 quint64 CloudlyConnector::sendCall(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback,
-                                   bool wipeFrame)
+                                   bool wipeFrame, Lane lane)
 {
     const quint64 id = m_nextCallId++;
     if (!isConnected()) {
@@ -506,6 +544,11 @@ quint64 CloudlyConnector::sendCall(const QString &method, QByteArrayView rawRequ
     });
     m_pending.emplace(id, std::move(pending));
     QByteArray frame = Envelope::request(method, QLatin1Char('c') + QString::number(id), rawRequest);
+    if (lane == Lane::BehindClosureChunks && !m_chunkLane.empty() && !wipeFrame) {
+        m_chunkLaneBytes += frame.size();
+        m_chunkLane.push_back(LaneFrame{std::move(frame), {}, true});
+        return id;
+    }
     // framed (masked) and handed to TLS before it returns
     sendOnSocket(frame, wipeFrame ? TlsConnection::Content::Secret : TlsConnection::Content::Ordinary);
     if (wipeFrame)
@@ -568,6 +611,7 @@ void CloudlyConnector::maybeFinishStop()
         m_socket->disconnect(this);
         m_socket->closeNow(1001, "relay stopping"); // 1001: going away
     }
+    clearChunkLane();
     m_dispatchable = false;
     auto done = std::move(m_stopDone);
     m_stopDone = nullptr;

@@ -36,6 +36,8 @@
 #include <QPointer>
 #include <QSslCertificate>
 #include <QUrl>
+#include <QUuid>
+#include <deque>
 #include <functional>
 #include <unordered_map>
 #include <memory>
@@ -89,10 +91,16 @@ public:
     QString keepaliveState() const;
     const std::shared_ptr<SessionKeepalive> &keepalive() const { return m_keepalive; }
 
-    quint64 call(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback);
+    // Which queue a request frame waits in (docs/contract.md §13.4 "Fairness", D-112). Ordinary: handed
+    // to the socket at once, ahead of every closure chunk still in the chunk lane. BehindClosureChunks:
+    // after every chunk already in the lane (a closure's completion never overtakes its own chunks).
+    enum class Lane { Ordinary, BehindClosureChunks };
+    quint64 call(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback,
+                 Lane lane = Lane::Ordinary);
 
-    // Upstream backpressure (docs/contract.md §3.4, D-58): once kSendHighWaterBytes (8 MiB) wait to
-    // reach Cloudly the session is backlogged, and stays so until at most kSendLowWaterBytes (2 MiB)
+    // Upstream backpressure (docs/contract.md §3.4, D-58): once kSendHighWaterBytes (8 MiB) wait in
+    // the socket's queue (ordinary frames and the chunks already handed to it; not the chunk lane, D-112)
+    // the session is backlogged, and stays so until at most kSendLowWaterBytes (2 MiB)
     // wait or the socket is gone. The forwarding lane stops reading node sockets meanwhile, so the
     // session's own 32 MiB send bound (WebSocketSession::kMaxPendingBytes) is never reached by
     // forwarded traffic: 8 MiB + one maximal frame finishing (16 MiB) + the rest of one 16 KiB read.
@@ -103,12 +111,23 @@ public:
     qint64 sendBacklogEpisodes() const { return m_sendBacklogEpisodes; }
     void cancel(quint64 callId);
 
-    // Database closure chunks (docs/contract.md §13.4): one binary message on the dispatchable socket,
-    // queued behind what waits there. False (nothing sent) without a dispatchable socket.
-    bool sendBinary(QByteArrayView payload);
-    // Bytes framed for Cloudly that the current socket has not taken yet (0 without a socket); the
-    // closure sender paces its chunks by it. socketWritten() is emitted each time some left.
+    // Database closure chunks (docs/contract.md §13.4 "Fairness", D-112): one binary message for the
+    // dispatchable socket, queued in the chunk lane. The lane hands its frames to the socket, whole and
+    // in order, only while fewer than kChunkLaneLowWaterBytes wait in the socket's queue, so an ordinary
+    // frame (a node's forwarded request or push, any call) finds at most that plus one chunk frame ahead
+    // of it. stream: the closure the chunk belongs to, for dropQueuedChunks(). False (nothing queued)
+    // without a dispatchable socket. The lane is emptied when the socket goes.
+    static constexpr qsizetype kChunkLaneLowWaterBytes = 256 * 1024;
+    bool sendBinary(QByteArray payload, const QUuid &stream = {});
+    // Withdraws the chunks of one closure still waiting in the lane (a stream that ended early: Cloudly
+    // is told by an abort and needs no more of its bytes).
+    void dropQueuedChunks(const QUuid &stream);
+    // Bytes for Cloudly that the current socket has not taken yet, in its queue and in the chunk lane
+    // (0 without a socket); the closure sender paces its chunks by it (at most 4 MiB, §13.4).
+    // socketWritten() is emitted each time some left.
     qsizetype sendPendingBytes() const;
+    // Of those, the bytes still in the chunk lane (status, tests).
+    qsizetype chunkLaneBytes() const { return m_chunkLaneBytes; }
 
     // Test hook: closes the current socket as if the network dropped it.
     void abortSocketForTest();
@@ -159,7 +178,10 @@ private:
     void setSendBacklogged(bool backlogged);
     // wipeFrame: the composed frame is wiped once it is on the socket (a body that carries a secret).
     quint64 sendCall(const QString &method, QByteArrayView rawRequest, qint64 timeoutMs, CallCallback callback,
-                     bool wipeFrame = false);
+                     bool wipeFrame = false, Lane lane = Lane::Ordinary);
+    // Hands lane frames to the socket while its queue is under kChunkLaneLowWaterBytes.
+    void feedChunkLane();
+    void clearChunkLane();
     // A call whose body is a Secret (the bearer, the identity token): the body stays in guarded memory
     // and the frame around it is wiped after sending (contract §19.4).
     quint64 sendSecretCall(const QString &method, const Secret &rawRequest, qint64 timeoutMs, CallCallback callback);
@@ -195,6 +217,13 @@ private:
     std::unique_ptr<ClockTimer> m_reofferTimer;
     std::unordered_map<quint64, Pending> m_pending;
     bool m_sendBacklogged = false;
+    struct LaneFrame {
+        QByteArray bytes; // a chunk's payload, or a whole text frame (Lane::BehindClosureChunks)
+        QUuid stream;     // the chunk's closure (null for a text frame)
+        bool text = false;
+    };
+    std::deque<LaneFrame> m_chunkLane;
+    qsizetype m_chunkLaneBytes = 0;
     qint64 m_sendBacklogEpisodes = 0;
     DeadlineQueue m_callDeadlines{m_clock}; // one clock timer for every call's timeout
     quint64 m_nextCallId = 1;

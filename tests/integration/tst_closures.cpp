@@ -333,6 +333,97 @@ private Q_SLOTS:
         c.verifyNothingHeld();
     }
 
+    // Issue 19, CS-65, CS-70, FW-01 (a forwarded request reaches Cloudly), §13.4 "Fairness": two 256 MiB
+    // closures stream toward a Cloudly that stops reading (a proxy passing nothing), so the relay's
+    // Cloudly send path fills to the 4 MiB closure bound; then a node's request is forwarded. It must
+    // not wait behind that backlog: at most the chunk lane's 256 KiB low-water mark plus one chunk frame
+    // may be queued ahead of it in the relay (D-112). Measured in bytes, not time:
+    //   framed   = chunk payload bytes the relay had framed toward Cloudly when the request was queued
+    //              (the transfers' bytesMoved in the status);
+    //   before   = chunk payload bytes that reached Cloudly ahead of the request (the peer counts them);
+    //   overtook = framed - before: chunks framed earlier that the request overtook;
+    //   pending  = what waited in the relay's send path then (sendPendingBytes, both queues);
+    //   ahead    = pending - overtook: what of the relay's queue went out before the request (bytes in
+    //              the kernel's socket buffers are in neither figure).
+    // With one FIFO toward the socket nothing is overtaken and ahead is the whole backlog (> 4 MiB).
+    // Both closures then complete with receipts: a completion is never sent ahead of its chunks.
+    void aForwardedNodeRequestIsNotQueuedBehindClosureChunks_issue19()
+    {
+        Closures c;
+        const qint64 size = 256 * kMiB;
+        c.corestore.setClosureSizeBytes(size);
+        peers::ThrottlingProxy proxy(QStringLiteral("127.0.0.1"), quint16(c.f.cloudly->url().port()), 1024 * kMiB);
+        QVERIFY(proxy.listen());
+        RelayConfiguration config = c.f.configuration();
+        QUrl url = c.f.cloudly->url();
+        url.setPort(proxy.port());
+        config.cloudlyUrl = url;
+        c.f.makeRelay(config);
+        QVERIFY(c.f.startRelay());
+        auto node = c.f.registeredNode(QStringLiteral("node-p"));
+        QVERIFY(node);
+        std::optional<peers::PeerFrame> first;
+        std::optional<peers::PeerFrame> second;
+        c.ask(kBackup, "b-fair-1", &first, QStringLiteral("svc-1"));
+        c.ask(kBackup, "b-fair-2", &second, QStringLiteral("svc-2"));
+        QVERIFY(Closures::waitFor([&] {
+            const auto in = c.store->incoming();
+            return in.size() == 2 && in.at(0).receivedBytes >= kMiB && in.at(1).receivedBytes >= kMiB;
+        }));
+        proxy.setBytesPerSecond(0);
+        CloudlyConnector &session = *c.f.relay->cloudly();
+        QVERIFY(Closures::waitFor([&] { return session.sendPendingBytes() >= 4 * kMiB; }, 60000));
+        const auto framedNow = [&] {
+            qint64 n = 0;
+            for (const auto &t : c.f.relay->closures()->statusLane().transfers)
+                n += t.bytesMoved;
+            return n;
+        };
+        c.waitUntilQuiet([&] { return session.sendPendingBytes() + framedNow(); });
+        QVERIFY(!session.isSendBacklogged()); // closures alone never stop the node sockets (§3.4)
+        const qint64 pending = session.sendPendingBytes();
+        const qint64 framed = framedNow();
+        QCOMPARE(c.f.relay->closures()->statusLane().transfers.size(), 2);
+
+        const int callsBefore = session.callsInFlight();
+        QElapsedTimer roundTrip;
+        roundTrip.start();
+        std::optional<qint64> answeredAfterMs;
+        node->callWithSession(QStringLiteral("getRuntimeRegistryCredential"), {},
+                              [&](const peers::PeerFrame &) { answeredAfterMs = roundTrip.elapsed(); });
+        QVERIFY(Closures::waitFor([&] { return session.callsInFlight() > callsBefore; })); // queued toward Cloudly
+        QCOMPARE(framedNow(), framed); // nothing moved meanwhile: the uplink passes nothing
+        proxy.setBytesPerSecond(1024 * kMiB);
+        QVERIFY(Closures::waitFor([&] { return answeredAfterMs.has_value(); }, 60000));
+
+        const peers::ReceivedFrame *request = nullptr;
+        for (const auto &frame : c.f.cloudly->frames())
+            if (frame.method == QLatin1String("getRuntimeRegistryCredential") && frame.phase == peers::Phase::Request)
+                request = &frame;
+        QVERIFY(request);
+        constexpr qint64 kChunkHeaderBytes = 24; // stream id and offset (§13.4)
+        const qint64 before = request->binaryBytesBefore - kChunkHeaderBytes * request->binaryMessagesBefore;
+        const qint64 overtook = framed - before;
+        // pending counts WebSocket framing too (at most 14 + 24 bytes per chunk of 262144): 1 KiB slack.
+        const qint64 ahead = pending - overtook;
+        const qint64 bound = 256 * 1024 + 262144 + 1024;
+        qInfo("request queued with %lld bytes pending; %lld framed bytes overtaken; %lld bytes ahead of it; round trip %lld ms",
+              pending, overtook, ahead, *answeredAfterMs);
+        QVERIFY2(overtook > 0, qPrintable(QStringLiteral("framed %1, arrived before the request %2").arg(framed).arg(before)));
+        QVERIFY2(ahead <= bound, qPrintable(QStringLiteral("%1 bytes of the relay's queue went ahead of a node's request (bound %2)")
+                                                .arg(ahead).arg(bound)));
+
+        QVERIFY(Closures::waitFor([&] { return first.has_value() && second.has_value(); }, 240000));
+        QVERIFY2(!first->hasError(), first->raw.constData());
+        QVERIFY2(!second->hasError(), second->raw.constData());
+        for (const auto &in : c.store->incoming()) {
+            QVERIFY2(in.violation.isEmpty(), qPrintable(in.violation));
+            QVERIFY(in.completed);
+            QCOMPARE(in.receivedBytes, size);
+        }
+        c.verifyNothingHeld();
+    }
+
     // CS-66: Corestore states a digest its bytes do not have: closure-digest-mismatch, Cloudly is told
     // and issues no receipt.
     void anExportWithAnotherDigestIsAMismatch_CS66()
@@ -848,6 +939,67 @@ private Q_SLOTS:
         QCOMPARE(c.store->aborts().size(), 1);
         QCOMPARE(c.f.relay->closures()->droppedFrames(), 2);
         QVERIFY(c.f.relay->cloudly()->isDispatchable()); // the session stays
+    }
+
+    // Issue 19, CS-64, CS-80, §13.2 "Preconditions", §13.5, §13.6: the closure routes refuse by name
+    // before anything. For each condition the answer is the named refusal, the node's Corestore saw no
+    // request, and Cloudly heard of no stream (no offer, open, credit, completion or abort; no chunk).
+    // Rows: the direct send and restore routes, and a replicated restoreClusterService (whose first
+    // step is the closure). A node that cannot be reached is a precondition only where nothing has to
+    // be asked of Cloudly first: the send route (its export is the first request). A restore learns it
+    // by dialling, which needs the descriptor's size (Content-Length), so it is a step failure there
+    // (§13.2, §13.4 "Corestore faults mid-stream"), tested in tst_faultmatrixclosures.
+    void closureRoutesRefuseByNameBeforeAnything_CS64_data()
+    {
+        QTest::addColumn<QString>("method");
+        QTest::addColumn<QString>("condition");
+        QTest::addColumn<QString>("refusal");
+        for (const QString &method : {kBackup, kRestore, QStringLiteral("restoreClusterService")}) {
+            QTest::addRow("%s no endpoint", qPrintable(method)) << method << "no-endpoint" << "CORESTORE_ENDPOINT_UNKNOWN";
+            QTest::addRow("%s no credential", qPrintable(method)) << method << "no-credential" << "CorestoreCredentialEnrollmentError";
+        }
+        QTest::addRow("%s unreachable", qPrintable(kBackup)) << kBackup << "unreachable" << "CORESTORE_UNREACHABLE";
+    }
+    void closureRoutesRefuseByNameBeforeAnything_CS64()
+    {
+        QFETCH(QString, method);
+        QFETCH(QString, condition);
+        QFETCH(QString, refusal);
+        Closures c;
+        const quint16 closedPort = RelayFixture::freePort(); // nothing listens there
+        c.f.cloudly->options().clusterNodes = QJsonArray{
+            QJsonObject{{"id", "node-a"}, {"corestore", QJsonObject{{"endpoint", c.corestore.endpoint().toString()}}}, {"corestoreDatabase", QJsonValue::Null}},
+            QJsonObject{{"id", "node-u"},
+                        {"corestore", QJsonObject{{"endpoint", QStringLiteral("https://127.0.0.1:%1/corestore").arg(closedPort)}}},
+                        {"corestoreDatabase", QJsonValue::Null}}};
+        const QString node = condition == QLatin1String("no-endpoint") ? QStringLiteral("node-c")
+                             : condition == QLatin1String("unreachable") ? QStringLiteral("node-u")
+                                                                         : QStringLiteral("node-a");
+        c.store->holdClosure("svc-1", "b-first", node, kMiB, 7); // Cloudly could serve a restore that asked
+        QVERIFY(c.f.startRelay());
+        if (condition == QLatin1String("no-credential"))
+            c.f.cloudly->corestoreRecipients().refuseStep(QStringLiteral("beginCorestoreControlRecipientEnrollment"), QStringLiteral("INTERNAL_ERROR"));
+        std::optional<peers::PeerFrame> answer;
+        if (method == QLatin1String("restoreClusterService")) {
+            c.f.cloudly->push(method,
+                              QJsonObject{{"nodeId", node}, {"serviceId", "svc-1"}, {"backupId", "b-first"}, {"database", QJsonValue::Null},
+                                          {"volumes", QJsonArray{}}, {"objectStorage", QJsonValue::Null}, {"replication", QJsonObject{{"enabled", true}}}},
+                              [&answer](const peers::PeerFrame &frame) { answer = frame; });
+        } else {
+            c.f.cloudly->push(method, QJsonObject{{"nodeId", node}, {"serviceId", "svc-1"}, {"backupId", "b-first"}},
+                              [&answer](const peers::PeerFrame &frame) { answer = frame; });
+        }
+        QVERIFY(Closures::waitFor([&] { return answer.has_value(); }));
+        QVERIFY2(answer->hasError(), answer->raw.constData());
+        QCOMPARE(answer->errorRefusal().name, refusal);
+        QVERIFY(c.f.settleCloudlyHop()); // whatever the relay sent Cloudly before or after answering has arrived
+        for (const QString &streamCall : {kOffer, QStringLiteral("openServiceDatabaseClosure"), QStringLiteral("grantServiceDatabaseClosureCredit"),
+                                          kComplete, kAbort})
+            QVERIFY2(c.f.cloudly->callCount(streamCall) == 0, qPrintable(streamCall));
+        QVERIFY(c.store->incoming().isEmpty());
+        QVERIFY(c.store->outgoing().isEmpty() || c.store->outgoing().first().sent == 0);
+        QCOMPARE(c.corestore.totalRequestCount(), 0);
+        c.verifyNothingHeld();
     }
 
     // §13.5, §13.6 (D-96): the ids are plain names (they reach log lines and the status); anything else

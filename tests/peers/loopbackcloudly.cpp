@@ -167,6 +167,9 @@ void LoopbackCloudly::onNewConnection()
         connect(socket, &QWebSocket::textMessageReceived, this,
                 [this, socket](const QString &message) { onTextMessage(socket, message.toUtf8()); });
         connect(socket, &QWebSocket::binaryMessageReceived, this, [this, socket](const QByteArray &payload) {
+            BinaryCount &count = m_binaryCounts[socket];
+            ++count.messages;
+            count.bytes += payload.size();
             if (m_binaryHandler)
                 return m_binaryHandler(payload);
             qCWarning(lcPeersCloudly) << "binary frame received; closing with 1003";
@@ -183,6 +186,7 @@ void LoopbackCloudly::onSocketGone(QWebSocket *socket)
     if (index < 0)
         return;
     m_sockets.removeAt(index);
+    m_binaryCounts.remove(socket);
     for (auto it = m_pendingPushes.begin(); it != m_pendingPushes.end();) {
         if (it->socket == socket || !it->socket) {
             qCInfo(lcPeersCloudly) << "push" << it->method << it.key() << "lost with its socket";
@@ -238,6 +242,8 @@ void LoopbackCloudly::onTextMessage(QWebSocket *socket, const QByteArray &utf8)
     ReceivedFrame record;
     record.rawFrame = utf8;
     record.timeMs = QDateTime::currentMSecsSinceEpoch();
+    record.binaryMessagesBefore = m_binaryCounts.value(socket).messages;
+    record.binaryBytesBefore = m_binaryCounts.value(socket).bytes;
     auto parsed = PeerEnvelope::parse(utf8);
     if (!parsed) {
         record.parsed = false;

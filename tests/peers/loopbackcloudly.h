@@ -270,6 +270,11 @@ private:
     std::optional<QJsonObject> m_certificateOverride; // { domain?, certificatePem, privateKeyPem }
     QHash<QString, PendingPush> m_pendingPushes;
     std::function<void(const QByteArray &)> m_binaryHandler;
+    struct BinaryCount {
+        qint64 messages = 0;
+        qint64 bytes = 0;
+    };
+    QHash<const QWebSocket *, BinaryCount> m_binaryCounts; // per socket, for ReceivedFrame::binary*Before
     std::unique_ptr<CloudlyCorestoreRecipients> m_corestoreRecipients;
     std::unique_ptr<CloudlySecretIngress> m_secretIngress;
     quint64 m_pushCounter = 0;

@@ -16,6 +16,10 @@ struct ReceivedFrame {
     QByteArray rawError;       // the "error" member as received (empty when absent)
     QByteArray rawFrame;       // the whole text frame, UTF-8, as received
     qint64 timeMs = 0;         // receive time, Unix epoch ms (system clock)
+    // Binary messages (closure chunks) that arrived on the same socket before this text frame, and
+    // their bytes (whole messages): where a text frame fell among the chunks (docs/contract.md §13.4).
+    qint64 binaryMessagesBefore = 0;
+    qint64 binaryBytesBefore = 0;
     bool parsed = true;        // false: PeerEnvelope::parse refused the frame (see parseRefusal)
     PeerRefusal parseRefusal;
 };
