@@ -7,8 +7,6 @@
 #include "service/core/methodtable.h"
 #include "service/cloudly/cloudlyconnector.h"
 #include "service/cloudly/cloudlysocket.h"
-#include "service/transport/websocketframedecoder.h"
-#include "service/transport/websocketframeencoder.h"
 #include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/peers/reservedloopbackport.h"
@@ -118,6 +116,61 @@ struct RawServer {
 QByteArray rfc6455Accept(const QByteArray &key)
 {
     return QCryptographicHash::hash(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11", QCryptographicHash::Sha1).toBase64();
+}
+
+// One frame as a server reads it, decoded here from RFC 6455 §5.2's layout (not by the relay's own
+// decoder, which must not judge its own client's output): FIN, RSV1-3, opcode; MASK and the 7-bit
+// length, extended to 16 or 64 bits by 126 and 127 (network byte order); the 4-byte masking key when
+// MASK is set; the payload, unmasked by XOR with key[i % 4] (§5.3). `complete` is false while `wire`
+// does not hold the whole frame yet.
+struct FrameAsServerReadsIt {
+    bool complete = false;
+    bool fin = false;
+    quint8 rsv = 0;
+    quint8 opcode = 0;
+    bool masked = false;
+    QByteArray payload;
+    qsizetype wireSize = 0;
+};
+
+FrameAsServerReadsIt readOneFrame(const QByteArray &wire)
+{
+    FrameAsServerReadsIt frame;
+    if (wire.size() < 2)
+        return frame;
+    const quint8 first = quint8(wire[0]);
+    const quint8 second = quint8(wire[1]);
+    frame.fin = (first & 0x80) != 0;
+    frame.rsv = quint8((first >> 4) & 0x07);
+    frame.opcode = quint8(first & 0x0F);
+    frame.masked = (second & 0x80) != 0;
+    quint64 length = second & 0x7F;
+    qsizetype at = 2;
+    if (length == 126 || length == 127) {
+        const int extended = length == 126 ? 2 : 8;
+        if (wire.size() < at + extended)
+            return frame;
+        length = 0;
+        for (int i = 0; i < extended; ++i)
+            length = (length << 8) | quint8(wire[at + i]);
+        at += extended;
+    }
+    QByteArray key;
+    if (frame.masked) {
+        if (wire.size() < at + 4)
+            return frame;
+        key = wire.mid(at, 4);
+        at += 4;
+    }
+    if (quint64(wire.size() - at) < length)
+        return frame;
+    frame.payload = wire.mid(at, qsizetype(length));
+    if (frame.masked)
+        for (qsizetype i = 0; i < frame.payload.size(); ++i)
+            frame.payload[i] = char(frame.payload[i] ^ key[i % 4]);
+    frame.wireSize = at + qsizetype(length);
+    frame.complete = true;
+    return frame;
 }
 
 std::shared_ptr<TlsClientContext> trusting(const QList<QSslCertificate> &cas)
@@ -291,16 +344,19 @@ private Q_SLOTS:
         QSignalSpy texts(&socket, &CloudlySocket::textMessage);
         socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/").arg(port)));
         QVERIFY(connected.wait(10000));
-        QTRY_VERIFY_WITH_TIMEOUT(peer.afterAnswer.size() >= 6, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(readOneFrame(peer.afterAnswer).complete, 10000);
         QCOMPARE(texts.size(), 0);
-        WebSocketFrameDecoder serverSide(1024, WebSocketFrameDecoder::Role::Server);
-        QByteArray closeBody;
-        WebSocketFrameDecoder::Sink sink;
-        sink.control = [&closeBody](WebSocketFrameDecoder::Opcode, QByteArray payload) { closeBody = payload; };
-        serverSide.feed(peer.afterAnswer, sink);
-        QCOMPARE(serverSide.failure(), WebSocketFrameDecoder::Failure::None); // the client's frame is masked
-        QVERIFY(closeBody.size() >= 2);
-        QCOMPARE((quint8(closeBody[0]) << 8) | quint8(closeBody[1]), 1002);
+        // The client's one frame, read by this test (readOneFrame): a final, unextended Close (opcode
+        // 0x8, §5.5.1), masked as every client frame must be (§5.3), a control payload of 2..125 bytes
+        // (§5.5) that starts with the code 1002 in network byte order, and nothing after it.
+        const FrameAsServerReadsIt closeFrame = readOneFrame(peer.afterAnswer);
+        QVERIFY(closeFrame.fin);
+        QCOMPARE(closeFrame.rsv, quint8(0));
+        QCOMPARE(closeFrame.opcode, quint8(0x8));
+        QVERIFY2(closeFrame.masked, "a client frame must be masked (RFC 6455 §5.3)");
+        QVERIFY2(closeFrame.payload.size() >= 2 && closeFrame.payload.size() <= 125, closeFrame.payload.toHex().constData());
+        QCOMPARE((quint8(closeFrame.payload[0]) << 8) | quint8(closeFrame.payload[1]), 1002);
+        QCOMPARE(closeFrame.wireSize, peer.afterAnswer.size());
     }
 
     // The server's Close ends the session once: disconnected() names the code.

@@ -6,9 +6,6 @@
 #include "tests/integration/relayfixture.h"
 #include "tests/support/loggedrelaytest.h"
 
-#include "shared/contract/methods.h"
-#include "shared/contract/refusalnames.h"
-
 #include <QJsonDocument>
 #include <QTest>
 
@@ -133,13 +130,18 @@ private Q_SLOTS:
             QCOMPARE(errorOf(*answer).value("data").toObject().value("name").toString(), QStringLiteral("method-not-served"));
         }
         // OV-04: the statistics path that replaced coreflowGetTrafficStats is served (refused by name here:
-        // no ingress is bound), never method-not-served.
+        // no ingress is bound), never method-not-served. Name and text from docs/contract.md §22 and
+        // §10.6 (its refusals).
         const auto stats = dispatch(f, "getClusterTrafficStatistics", R"({"sinceMs":0,"cursor":null,"limit":10})");
-        QCOMPARE(stats->errorRefusal().name, QString(contract::refusal::ingressNotBound));
+        QVERIFY(stats);
+        QCOMPARE(stats->errorRefusal().name, QStringLiteral("ingress-not-bound"));
+        QCOMPARE(errorOf(*stats).value("text").toString(), QStringLiteral("ingress-not-bound: no cluster ingress is bound to this relay"));
     }
 
     // The named refusals answer Cloudly only: the listener lane does not serve them (CL-01), and they
-    // are registered on a relay without a listener too (every dispatch answered by name).
+    // are registered on a relay without a listener too (every dispatch answered by name). Every
+    // expected name and text is written out from docs/contract.md (§22's index, §3.0's "Unknown method"
+    // wording for the lanes "the relay listener" and "the Cloudly session"), not taken from the relay.
     void cloudlyLaneOnlyAndWithoutListener_PF01_PF06()
     {
         {
@@ -149,17 +151,33 @@ private Q_SLOTS:
             std::optional<peers::PeerFrame> answer;
             node->call("getServices", QByteArray("{}"), [&](const peers::PeerFrame &x) { answer = x; });
             QTRY_VERIFY(answer);
-            QCOMPARE(answer->errorRefusal().name, QString(contract::refusal::methodNotServed));
+            QCOMPARE(answer->errorRefusal().name, QStringLiteral("method-not-served"));
+            QCOMPARE(errorOf(*answer).value("text").toString(),
+                     QStringLiteral("method-not-served: the relay listener serves no method getServices"));
         }
         {
             RelayFixture f(false); // no relay block: no listener
             QVERIFY(f.startRelay());
-            QCOMPARE(dispatch(f, "getSwarmNodes")->errorRefusal().name, QString(contract::refusal::retiredSwarmMethod));
-            QCOMPARE(dispatch(f, "replayClusterDesiredState")->errorRefusal().name, QString(contract::refusal::relayFunctionPending));
+            const auto retired = dispatch(f, "getSwarmNodes");
+            QVERIFY(retired);
+            QCOMPARE(retired->errorRefusal().name, QStringLiteral("retired-swarm-method"));
+            QCOMPARE(errorOf(*retired).value("text").toString(),
+                     QStringLiteral("retired-swarm-method: getSwarmNodes belonged to the retired Swarm reconciler (listing "
+                                    "Swarm nodes and their state); Cloudly (node records, enrolled by Spark) owns it now"));
+            const auto pending = dispatch(f, "replayClusterDesiredState");
+            QVERIFY(pending);
+            QCOMPARE(pending->errorRefusal().name, QStringLiteral("relay-function-pending"));
+            QCOMPARE(errorOf(*pending).value("text").toString(),
+                     QStringLiteral("relay-function-pending: desired-state cache and idempotent replay on reconnect is not "
+                                    "built: the relay caches no desired state; Cloudly and the nodes own idempotency"));
             // D-01: without a listener the ingress' Cloudly methods are not registered at all.
-            QCOMPARE(dispatch(f, "pushClusterRouteTable", R"({"routeTable":{}})")->errorRefusal().name,
-                     QString(contract::refusal::methodNotServed));
-            QCOMPARE(dispatch(f, "getClusterTrafficStatistics")->errorRefusal().name, QString(contract::refusal::methodNotServed));
+            for (const QString method : {"pushClusterRouteTable", "getClusterTrafficStatistics"}) {
+                const auto unserved = dispatch(f, method, R"({"routeTable":{}})");
+                QVERIFY(unserved);
+                QCOMPARE(unserved->errorRefusal().name, QStringLiteral("method-not-served"));
+                QCOMPARE(errorOf(*unserved).value("text").toString(),
+                         "method-not-served: the Cloudly session serves no method " + method);
+            }
         }
     }
 };

@@ -39,6 +39,54 @@ QByteArray clientFrame(quint8 opcode, QByteArrayView payload, bool fin = true, q
     return out;
 }
 
+// UTF-8 as RFC 3629 §4's syntax defines it, written for this test so the decoder's own validator is
+// never its oracle. One row per alternative of the ABNF: the lead byte's range, the range its second
+// byte must lie in, and how many further tail bytes (80..BF) follow. The narrowed second-byte ranges
+// are what exclude overlong forms (E0, F0), the surrogates U+D800..U+DFFF (ED) and everything above
+// U+10FFFF (F4); C0, C1 and F5..FF start no row at all.
+struct Rfc3629Row {
+    quint8 leadLow, leadHigh, secondLow, secondHigh;
+    int furtherTails;
+};
+constexpr Rfc3629Row kRfc3629Rows[] = {
+    {0xC2, 0xDF, 0x80, 0xBF, 0}, // UTF8-2
+    {0xE0, 0xE0, 0xA0, 0xBF, 1}, // UTF8-3 = %xE0 %xA0-BF UTF8-tail
+    {0xE1, 0xEC, 0x80, 0xBF, 1}, //         / %xE1-EC 2( UTF8-tail )
+    {0xED, 0xED, 0x80, 0x9F, 1}, //         / %xED %x80-9F UTF8-tail
+    {0xEE, 0xEF, 0x80, 0xBF, 1}, //         / %xEE-EF 2( UTF8-tail )
+    {0xF0, 0xF0, 0x90, 0xBF, 2}, // UTF8-4 = %xF0 %x90-BF 2( UTF8-tail )
+    {0xF1, 0xF3, 0x80, 0xBF, 2}, //         / %xF1-F3 3( UTF8-tail )
+    {0xF4, 0xF4, 0x80, 0x8F, 2}, //         / %xF4 %x80-8F 2( UTF8-tail )
+};
+
+bool isUtf8PerRfc3629(QByteArrayView bytes)
+{
+    qsizetype i = 0;
+    while (i < bytes.size()) {
+        const quint8 lead = quint8(bytes[i]);
+        if (lead <= 0x7F) { // UTF8-1
+            ++i;
+            continue;
+        }
+        const Rfc3629Row *row = nullptr;
+        for (const Rfc3629Row &r : kRfc3629Rows)
+            if (lead >= r.leadLow && lead <= r.leadHigh)
+                row = &r;
+        if (!row || bytes.size() - i < 2 + row->furtherTails)
+            return false;
+        const quint8 second = quint8(bytes[i + 1]);
+        if (second < row->secondLow || second > row->secondHigh)
+            return false;
+        for (int t = 0; t < row->furtherTails; ++t) {
+            const quint8 tail = quint8(bytes[i + 2 + t]);
+            if (tail < 0x80 || tail > 0xBF)
+                return false;
+        }
+        i += 2 + row->furtherTails;
+    }
+    return true;
+}
+
 struct Collected {
     QList<QPair<Opcode, QByteArray>> messages;
     QList<QPair<Opcode, QByteArray>> controls;
@@ -182,7 +230,7 @@ private Q_SLOTS:
 
     // Random corruptions of one frame, fed in random pieces. Each round must end failed (with one of
     // the named close codes) or clean (nothing held: every byte went into a delivered frame), or be
-    // waiting for the rest of a frame or message; delivered text is valid UTF-8. Feeding the same bytes at once must give the same outcome (cut points
+    // waiting for the rest of a frame or message; delivered text is valid UTF-8 (isUtf8PerRfc3629, the test's own reading). Feeding the same bytes at once must give the same outcome (cut points
     // never matter), and an uncorrupted round must deliver the payload sent.
     void randomBytesNeverCrashAndAlwaysEndFailedOrClean()
     {
@@ -214,7 +262,7 @@ private Q_SLOTS:
 
             for (const auto &[opcode, body] : got.messages)
                 if (opcode == Opcode::Text)
-                    QVERIFY(WebSocketFrameDecoder::isValidUtf8(body));
+                    QVERIFY2(isUtf8PerRfc3629(body), body.toHex().constData()); // the test's own RFC 3629 reading
             if (pieces.failure() != Failure::None) {
                 ++failed;
                 QVERIFY(QList<quint16>({1002, 1007, 1009}).contains(pieces.failureCloseCode()));
@@ -232,6 +280,93 @@ private Q_SLOTS:
             }
         }
         QVERIFY(failed > 0 && delivered > 0 && waiting > 0); // the corpus reaches every outcome
+    }
+
+    // The test's RFC 3629 reading (isUtf8PerRfc3629) against the RFC's own examples (§7) and the edges
+    // of each ABNF row, so a slip in the oracle cannot let a wrong decoder pass the cases below (issue 16).
+    void rfc3629ReadingMatchesTheRfcsExamplesAndEdges_data()
+    {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addColumn<bool>("valid");
+        const auto row = [](const char *name, const char *bytes, int size, bool valid) {
+            QTest::newRow(name) << QByteArray(bytes, size) << valid;
+        };
+        row("RFC 3629 7: A<NOT IDENTICAL TO><ALPHA>.", "\x41\xE2\x89\xA2\xCE\x91\x2E", 7, true);
+        row("RFC 3629 7: Korean", "\xED\x95\x9C\xEA\xB5\xAD\xEC\x96\xB4", 9, true);
+        row("RFC 3629 7: Japanese", "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E", 9, true);
+        row("RFC 3629 7: BOM and U+233B4", "\xEF\xBB\xBF\xF0\xA3\x8E\xB4", 7, true);
+        row("empty", "", 0, true);
+        row("U+0000", "\x00", 1, true);
+        row("U+007F", "\x7F", 1, true);
+        row("U+0080", "\xC2\x80", 2, true);
+        row("U+07FF", "\xDF\xBF", 2, true);
+        row("U+0800", "\xE0\xA0\x80", 3, true);
+        row("U+D7FF", "\xED\x9F\xBF", 3, true);
+        row("U+E000", "\xEE\x80\x80", 3, true);
+        row("U+FFFF", "\xEF\xBF\xBF", 3, true);
+        row("U+10000", "\xF0\x90\x80\x80", 4, true);
+        row("U+10FFFF", "\xF4\x8F\xBF\xBF", 4, true);
+        row("overlong U+0000 (C0 80)", "\xC0\x80", 2, false);
+        row("overlong U+007F (C1 BF)", "\xC1\xBF", 2, false);
+        row("overlong U+07FF (E0 9F BF)", "\xE0\x9F\xBF", 3, false);
+        row("overlong U+FFFF (F0 8F BF BF)", "\xF0\x8F\xBF\xBF", 4, false);
+        row("surrogate U+D800", "\xED\xA0\x80", 3, false);
+        row("surrogate U+DFFF", "\xED\xBF\xBF", 3, false);
+        row("U+110000", "\xF4\x90\x80\x80", 4, false);
+        row("F5 lead", "\xF5\x80\x80\x80", 4, false);
+        row("FF", "\xFF", 1, false);
+        row("lone tail", "\x80", 1, false);
+        row("cut after the lead", "\xE2\x82", 2, false);
+        row("tail that is not a tail", "\xE2\x28\xA1", 3, false);
+    }
+    void rfc3629ReadingMatchesTheRfcsExamplesAndEdges()
+    {
+        QFETCH(QByteArray, bytes);
+        QFETCH(bool, valid);
+        QCOMPARE(isUtf8PerRfc3629(bytes), valid);
+    }
+
+    // Text judged byte for byte as RFC 3629 says (RFC 6455 §8.1: invalid UTF-8 fails the connection,
+    // 1007): random messages made of valid characters at the edges of each row and of near misses
+    // (overlongs, surrogates, above U+10FFFF, stray bytes), sent whole or cut into two fragments at a
+    // random byte, are delivered exactly when the test's RFC 3629 reading says they are UTF-8, and
+    // otherwise fail 1007 with nothing delivered (CL-06: delivered text is the bytes sent; issue 16: an
+    // oracle that is not the product's).
+    void randomTextIsDeliveredExactlyWhenItIsUtf8_CL06()
+    {
+        const QList<QByteArray> pieces{
+            "A", "{\"k\":", QByteArray("\x00", 1), "\x7F", "\xC2\x80", "\xDF\xBF", "\xE0\xA0\x80", "\xE2\x82\xAC",
+            "\xED\x9F\xBF", "\xEE\x80\x80", "\xEF\xBF\xBF", "\xF0\x90\x80\x80", "\xF4\x8F\xBF\xBF",
+            "\xC0\x80", "\xC1\xBF", "\xE0\x9F\xBF", "\xED\xA0\x80", "\xED\xBF\xBF", "\xF0\x8F\xBF\xBF",
+            "\xF4\x90\x80\x80", "\xF5\x80\x80\x80", "\x80", "\xBF", "\xFF", "\xE2\x82", "\xF0\x90"};
+        QRandomGenerator rng(3629);
+        int valid = 0, invalid = 0;
+        for (int round = 0; round < 4000; ++round) {
+            QByteArray text;
+            for (int n = 1 + int(rng.bounded(4)); n > 0; --n)
+                text += pieces.at(int(rng.bounded(pieces.size())));
+            const bool expected = isUtf8PerRfc3629(text);
+            (expected ? valid : invalid) += 1;
+            QCOMPARE(WebSocketFrameDecoder::isValidUtf8(text), expected);
+            const qsizetype cut = rng.bounded(2) ? 1 + rng.bounded(text.size()) : text.size();
+            QByteArray wire = cut < text.size()
+                                  ? clientFrame(0x1, QByteArrayView(text).first(cut), false)
+                                        + clientFrame(0x0, QByteArrayView(text).sliced(cut))
+                                  : clientFrame(0x1, text);
+            WebSocketFrameDecoder decoder(1024);
+            Collected got;
+            decoder.feed(wire, got.sink());
+            if (expected) {
+                QVERIFY2(decoder.failure() == Failure::None, text.toHex().constData());
+                QCOMPARE(got.messages.size(), 1);
+                QCOMPARE(got.messages.first(), qMakePair(Opcode::Text, text));
+            } else {
+                QVERIFY2(decoder.failure() == Failure::InvalidUtf8, text.toHex().constData());
+                QCOMPARE(decoder.failureCloseCode(), quint16(1007));
+                QVERIFY(got.messages.isEmpty());
+            }
+        }
+        QVERIFY(valid > 100 && invalid > 100); // the corpus reaches both outcomes often
     }
 
     // RFC 6455 §5.2 asks a sender for the shortest length form; the decoder reads a longer form for what
