@@ -407,6 +407,32 @@ private Q_SLOTS:
         QVERIFY(node->session());
     }
 
+    // REVIEW OF ISSUE 14 (h-rev-14), RED AGAINST h-harden16: issue 14's rule is that a connection that
+    // has not registered costs only itself, never another node. A stranger that holds every handshake
+    // seat with bare TCP connections (not one TLS byte; seen with 512 against a running coreflow) makes
+    // every node that connects meanwhile be closed at accept, and renews the seats every 10000 ms, so
+    // no node can (re)connect while it goes on. Shown here at 2 seats (setMaxPendingHandshakes): the
+    // node that connects while the strangers hold both seats must still register. Expected fix (not
+    // made by the review): the newcomer is not the one dropped while the oldest pending connection has
+    // sent nothing, or a per-source bound; the contract §3.4 "Count bounds" wording follows.
+    void strangersHoldingEveryHandshakeSeatDoNotShutOutANode_review14()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        RelayListener *listener = f.relay->listener();
+        listener->setMaxPendingHandshakes(2);
+        QTcpSocket a, b;
+        a.connectToHost(QHostAddress::LocalHost, f.relayPort);
+        b.connectToHost(QHostAddress::LocalHost, f.relayPort);
+        QVERIFY(a.waitForConnected(2000) && b.waitForConnected(2000));
+        QTRY_COMPARE(listener->pendingHandshakes(), 2);
+        auto node = f.connectNode(QStringLiteral("node-late"));
+        QSignalSpy registered(node.get(), &peers::SimulatedPalletNode::sessionRegistered);
+        node->registerSession();
+        QVERIFY2(QTest::qWaitFor([&] { return !registered.isEmpty(); }, 5000),
+                 "a node connecting while two silent strangers hold the handshake seats was shut out");
+    }
+
     // Issue 14 defect 4: a session that never registers is closed 1008 registration-deadline exactly
     // registrationDeadlineMs (60000 ms) after its upgrade, on the injected clock; a registered one stays.
     void unregisteredSessionEndsAtTheRegistrationDeadline()
