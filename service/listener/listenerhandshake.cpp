@@ -39,6 +39,14 @@ void ListenerHandshake::onTimeout()
     m_tls->abort(); // closed() deletes this
 }
 
+void ListenerHandshake::drop()
+{
+    if (m_done)
+        return;
+    m_done = true;
+    m_tls->abort(); // closed() deletes this
+}
+
 void ListenerHandshake::onReadyRead()
 {
     if (!m_done && m_head.readFrom(*m_tls) != HttpHeadReader::Outcome::Waiting)

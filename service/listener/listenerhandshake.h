@@ -42,6 +42,10 @@ public:
                       QObject *parent = nullptr);
     ~ListenerHandshake() override;
 
+    // Drops the connection now, without an answer, the way the kTimeoutMs deadline does (the listener
+    // makes room for a newcomer, §3.4 "Count bounds"). No-op once decided or closed.
+    void drop();
+
 Q_SIGNALS:
     // rest: bytes that followed the upgrade request (the node's first frames), possibly empty.
     void upgraded(coreflow::TlsConnection *tls, const QByteArray &rest);

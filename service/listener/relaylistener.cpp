@@ -57,13 +57,14 @@ qint64 RelayListener::droppedAtDescriptorLimit() const { return m_server ? m_ser
 
 void RelayListener::onDescriptor(int descriptor)
 {
-    if (m_pendingHandshakes >= m_maxPendingHandshakes) {
-        // Costs the newcomer only (§3.4); one log line when the bound is first reached, then counted.
-        ::close(descriptor);
-        // One line per doubling of the count (1, 2, 4, ...): a flood cannot flood the log.
+    if (m_pendingHandshakes.size() >= m_maxPendingHandshakes) {
+        // The oldest pending connection makes room (§3.4, D-110): strangers holding every seat with
+        // connections that never finish cannot shut a node out. One log line per doubling of the count.
+        ListenerHandshake *oldest = m_pendingHandshakes.takeFirst();
+        oldest->drop();
         if (const qint64 n = ++m_droppedHandshakes; (n & (n - 1)) == 0)
-            qCWarning(logListener)  << "connection dropped at accept:" << m_maxPendingHandshakes << "handshakes pending;" << n << "dropped so far";
-        return;
+            qCWarning(logListener) << "oldest pending connection dropped:" << m_maxPendingHandshakes << "handshakes pending;" << n
+                                   << "dropped so far";
     }
     SSL *ssl = m_tls ? m_tls->newConnection(descriptor) : nullptr;
     if (!ssl) {
@@ -76,28 +77,52 @@ void RelayListener::onDescriptor(int descriptor)
     // HTTP loop at once, which refuses it by the handler's name (docs/contract.md §17, D-60).
     const qsizetype maxHeadLines = m_httpSide.handler ? m_httpSide.handler->headerLineBound().maxLines : -1;
     auto *handshake = new ListenerHandshake(connection, *m_clock, maxHeadLines, m_httpSide.refusalLog, this);
-    ++m_pendingHandshakes;
-    connect(handshake, &QObject::destroyed, this, [this] { --m_pendingHandshakes; });
+    m_pendingHandshakes.append(handshake);
+    // Compares the address only: the object is being destroyed.
+    connect(handshake, &QObject::destroyed, this, [this, handshake] { m_pendingHandshakes.removeOne(handshake); });
     connect(handshake, &ListenerHandshake::upgraded, this, [this](TlsConnection *tls, const QByteArray &rest) {
         auto *session = new WebSocketSession(tls, rest, kUnregisteredMaxMessageBytes, WebSocketFrameDecoder::Role::Server,
                                              m_unregisteredBudget);
         session->setPromotion(kMaxMessageBytes, m_receiveBudget); // taken when its registration is accepted (§3.4)
         if (!m_unregisteredSeats->take()) {
+            // The oldest unregistered session makes room (§3.4, D-110); the newcomer is refused only
+            // when no session holds a seat (a bound of 0).
+            const bool unseated = unseatOldestSession();
             if (const qint64 n = ++m_refusedSessions; (n & (n - 1)) == 0)
-                qCWarning(logListener) << "session refused:" << m_unregisteredSeats->limit() << "unregistered sessions open;" << n
-                                       << "refused so far";
-            session->close(1013, QByteArrayView(contract::refusal::unregisteredSessionsFull.data(),
-                                                contract::refusal::unregisteredSessionsFull.size()));
-            session->releaseWhenClosed();
-            return;
+                qCWarning(logListener) << (unseated ? "oldest unregistered session closed:" : "session refused:")
+                                       << m_unregisteredSeats->limit() << "unregistered sessions open;" << n << "so far";
+            if (!unseated || !m_unregisteredSeats->take()) {
+                session->close(1013, QByteArrayView(contract::refusal::unregisteredSessionsFull.data(),
+                                                    contract::refusal::unregisteredSessionsFull.size()));
+                session->releaseWhenClosed();
+                return;
+            }
         }
         session->holdSeat(m_unregisteredSeats);
+        // Bounded: entries that ended or registered are dropped once the list is twice the bound.
+        if (m_seatHolders.size() >= 2 * qMax(1, m_unregisteredSeats->limit()))
+            m_seatHolders.removeIf([](const QPointer<WebSocketSession> &held) { return !held || !held->holdsSeat(); });
+        m_seatHolders.append(QPointer<WebSocketSession>(session));
         session->startKeepalive(m_keepalive); // every node and ingress session (§3.3)
         Q_EMIT nodeSessionAccepted(session);
     });
     connect(handshake, &ListenerHandshake::httpRequest, this, [this](TlsConnection *tls, const QByteArray &bytes) {
         new ListenerHttpConnection(tls, bytes, m_httpSide, this);
     });
+}
+
+bool RelayListener::unseatOldestSession()
+{
+    while (!m_seatHolders.isEmpty()) {
+        const QPointer<WebSocketSession> oldest = m_seatHolders.takeFirst();
+        if (!oldest || !oldest->holdsSeat())
+            continue; // ended or registered since
+        oldest->yieldSeat();
+        oldest->close(1013, QByteArrayView(contract::refusal::unregisteredSessionsFull.data(),
+                                           contract::refusal::unregisteredSessionsFull.size()));
+        return true;
+    }
+    return false;
 }
 
 void RelayListener::close()

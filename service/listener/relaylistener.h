@@ -27,6 +27,7 @@
 
 namespace coreflow {
 
+class ListenerHandshake;
 class SocketHandoffServer;
 class TlsServerContext;
 
@@ -86,19 +87,21 @@ public:
     void setUnregisteredReceiveBudgetBytes(qint64 bytes) { m_unregisteredBudget = std::make_shared<ReceiveBudget>(bytes); }
     qint64 unregisteredReceiveBudgetUsed() const { return m_unregisteredBudget->used(); }
     qint64 receiveBudgetUsed() const { return m_receiveBudget->used(); }
-    // Count bounds (§3.4, D-59): at most kMaxUnregisteredSessions upgraded sessions not registered yet
-    // (one more is closed 1013 unregistered-sessions-full at once) and at most kMaxPendingHandshakes
-    // accepted connections still in their TLS handshake or first request (one more is closed at
-    // accept, before any TLS byte). Both cost the newcomer only.
+    // Count bounds (§3.4, D-59, D-110): at most kMaxUnregisteredSessions upgraded sessions not
+    // registered yet and at most kMaxPendingHandshakes accepted connections still in their TLS
+    // handshake or first request. When one is full, the OLDEST holder makes room for the newcomer:
+    // the oldest pending connection is dropped without an answer, the oldest unregistered session is
+    // closed 1013 unregistered-sessions-full. Strangers holding every seat thus cannot shut a node
+    // out: a node's handshake and registration take a round trip, a held seat ages.
     static constexpr int kMaxUnregisteredSessions = 1024;
     static constexpr int kMaxPendingHandshakes = 512;
     // Tests: replace the bounds for connections accepted from now on.
     void setMaxUnregisteredSessions(int sessions) { m_unregisteredSeats = std::make_shared<AdmissionSeats>(sessions); }
     void setMaxPendingHandshakes(int handshakes) { m_maxPendingHandshakes = handshakes; }
     int unregisteredSessions() const { return m_unregisteredSeats->taken(); }
-    int pendingHandshakes() const { return m_pendingHandshakes; }
-    // Connections closed at accept because kMaxPendingHandshakes were pending; sessions closed
-    // unregistered-sessions-full; connections accepted and dropped at the descriptor limit.
+    int pendingHandshakes() const { return int(m_pendingHandshakes.size()); }
+    // Pending connections dropped to make room (kMaxPendingHandshakes were pending); sessions closed
+    // unregistered-sessions-full to make room; connections accepted and dropped at the descriptor limit.
     qint64 droppedHandshakes() const { return m_droppedHandshakes; }
     qint64 refusedUnregisteredSessions() const { return m_refusedSessions; }
     qint64 droppedAtDescriptorLimit() const;
@@ -109,6 +112,8 @@ Q_SIGNALS:
 
 private:
     void onDescriptor(int descriptor);
+    // Closes the oldest unregistered session still holding a seat; false when none does.
+    bool unseatOldestSession();
 
     QPointer<SocketHandoffServer> m_server;
     ListenerHttpSide m_httpSide;
@@ -119,7 +124,8 @@ private:
     std::shared_ptr<ReceiveBudget> m_unregisteredBudget = std::make_shared<ReceiveBudget>(kUnregisteredReceiveBudgetBytes);
     std::shared_ptr<AdmissionSeats> m_unregisteredSeats = std::make_shared<AdmissionSeats>(kMaxUnregisteredSessions);
     int m_maxPendingHandshakes = kMaxPendingHandshakes;
-    int m_pendingHandshakes = 0;
+    QList<ListenerHandshake *> m_pendingHandshakes; // oldest first; removed when destroyed
+    QList<QPointer<WebSocketSession>> m_seatHolders;  // unregistered sessions by upgrade time, oldest first
     qint64 m_droppedHandshakes = 0;
     qint64 m_refusedSessions = 0;
     std::shared_ptr<SessionKeepalive> m_keepalive;

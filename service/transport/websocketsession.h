@@ -118,6 +118,9 @@ public:
     // Holds one of seats until promote() or the end of the session (the listener's count bound on
     // unregistered sessions, §3.4).
     void holdSeat(std::shared_ptr<AdmissionSeats> seats) { m_seat = std::move(seats); }
+    bool holdsSeat() const { return m_seat != nullptr; }
+    // Gives the seat back now (the listener closes this session to seat a newcomer, §3.4).
+    void yieldSeat() { releaseSeat(); }
     // Reading pause (backpressure, §3.4): while paused no byte is read from the socket, so the
     // peer's TCP window closes; resuming reads what waits at once.
     void setReadPaused(bool paused);
