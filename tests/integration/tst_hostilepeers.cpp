@@ -380,6 +380,30 @@ private Q_SLOTS:
         QCOMPARE(first.waitForClose(), quint16(1013));
     }
 
+    // Re-check of the D-110 fix (review of issue 14; RED, not fixed): a node whose registration is
+    // already with Cloudly is still "unregistered" (its seat goes at promote(), when the answer comes
+    // back), so it is the OLDEST seat holder and strangers upgrading meanwhile close it 1013. A
+    // stranger then costs a node its registration, and in a reconnect wave wider than the bound the
+    // newcomers close exactly the sessions nearest to registering. Shown at 2 seats with Cloudly
+    // holding the registration answer (the window is Cloudly's round trip, not the node's).
+    void strangersDoNotCloseANodeWhoseRegistrationIsInFlight_recheck14()
+    {
+        RelayFixture f;
+        QVERIFY(f.startRelay());
+        RelayListener *listener = f.relay->listener();
+        listener->setMaxUnregisteredSessions(2);
+        f.cloudly->setAnswer(QStringLiteral("registerPalletRuntimeSession"), peers::Answer::silence());
+        auto node = f.connectNode(QStringLiteral("node-waiting"));
+        QVERIFY(f.settleNodeHop(*node));
+        node->registerSession();
+        QTRY_COMPARE(f.cloudly->callCount(QStringLiteral("registerPalletRuntimeSession")), 1); // with Cloudly now
+        RawWebSocketClient first, second;
+        QVERIFY(first.open(f.relayPort, {f.ca.caCertificate()}));
+        QVERIFY(second.open(f.relayPort, {f.ca.caCertificate()}));
+        QTest::qWait(200);
+        QVERIFY2(node->isConnected(), "strangers upgrading closed a node whose registration was with Cloudly");
+    }
+
     // Issue 14 "Bounds in the contract": the figures docs/contract.md §3.4, §3.1, §3.0 and §17 state,
     // written out here from the contract, against what the relay is built with. The behaviour at each
     // bound is shown by the cases above (at smaller values set for the test where the default would
