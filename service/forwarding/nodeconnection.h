@@ -111,12 +111,28 @@ public:
     // BindingGate: raw (a session reference, not secret) passed the binding check; empty forgets it.
     void rememberAcceptedSession(QByteArray raw) { m_acceptedSessionRaw = std::move(raw); }
     // UpstreamForwarder: a forward began (waiting or sent) / ended; the count never goes below 0.
-    void forwardBegan() { ++m_forwardsInFlight; }
-    void forwardEnded() { m_forwardsInFlight = qMax(0, m_forwardsInFlight - 1); }
+    void forwardBegan()
+    {
+        ++m_forwardsInFlight;
+        firstAttemptBegan();
+    }
+    void forwardEnded()
+    {
+        m_forwardsInFlight = qMax(0, m_forwardsInFlight - 1);
+        firstAttemptEnded();
+    }
     // ClusterIngress: a registerClusterIngress of this connection went to Cloudly / came back (or was
     // dropped); the count never goes below 0.
-    void ingressRegistrationBegan() { ++m_ingressRegistrationsInFlight; }
-    void ingressRegistrationEnded() { m_ingressRegistrationsInFlight = qMax(0, m_ingressRegistrationsInFlight - 1); }
+    void ingressRegistrationBegan()
+    {
+        ++m_ingressRegistrationsInFlight;
+        firstAttemptBegan();
+    }
+    void ingressRegistrationEnded()
+    {
+        m_ingressRegistrationsInFlight = qMax(0, m_ingressRegistrationsInFlight - 1);
+        firstAttemptEnded();
+    }
     // The one bound both registration lanes ask (§3.4 "One request in flight before registering",
     // D-57, D-90): true while a connection none of whose registrations was accepted (no binding, not
     // admitted) has a request waiting or with Cloudly on either lane, node registration or ingress
@@ -137,6 +153,23 @@ public:
     }
 
 private:
+    // §3.4 (D-110): while the FIRST request of a connection not yet registered is with Cloudly (its
+    // registration, on either lane), the listener does not unseat its session to make room for a
+    // newcomer. Later attempts, after a refusal, have no such shield, so a stranger cannot keep its
+    // seat by retrying.
+    void firstAttemptBegan()
+    {
+        if (m_firstAttemptBegun || m_binding || isAdmitted() || !m_session)
+            return;
+        m_firstAttemptBegun = true;
+        m_session->setSeatShielded(true);
+    }
+    void firstAttemptEnded()
+    {
+        if (m_session && m_forwardsInFlight == 0 && m_ingressRegistrationsInFlight == 0)
+            m_session->setSeatShielded(false);
+    }
+
     void sessionText(const QByteArray &utf8) override { m_owner.nodeFrame(this, utf8); }
     void sessionBinary(const QByteArray &payload) override;
     void sessionClosed(quint16 code) override;
@@ -156,6 +189,7 @@ private:
     qint64 m_lastForwardAtMs = 0;
     int m_forwardsInFlight = 0;
     int m_ingressRegistrationsInFlight = 0;
+    bool m_firstAttemptBegun = false;
     qint64 m_refusedFrames = 0;
 };
 

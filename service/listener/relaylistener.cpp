@@ -86,7 +86,7 @@ void RelayListener::onDescriptor(int descriptor)
         session->setPromotion(kMaxMessageBytes, m_receiveBudget); // taken when its registration is accepted (§3.4)
         if (!m_unregisteredSeats->take()) {
             // The oldest unregistered session makes room (§3.4, D-110); the newcomer is refused only
-            // when no session holds a seat (a bound of 0).
+            // when every holder's first registration is with Cloudly.
             const bool unseated = unseatOldestSession();
             if (const qint64 n = ++m_refusedSessions; (n & (n - 1)) == 0)
                 qCWarning(logListener) << (unseated ? "oldest unregistered session closed:" : "session refused:")
@@ -113,13 +113,20 @@ void RelayListener::onDescriptor(int descriptor)
 
 bool RelayListener::unseatOldestSession()
 {
-    while (!m_seatHolders.isEmpty()) {
-        const QPointer<WebSocketSession> oldest = m_seatHolders.takeFirst();
-        if (!oldest || !oldest->holdsSeat())
-            continue; // ended or registered since
-        oldest->yieldSeat();
-        oldest->close(1013, QByteArrayView(contract::refusal::unregisteredSessionsFull.data(),
-                                           contract::refusal::unregisteredSessionsFull.size()));
+    for (qsizetype i = 0; i < m_seatHolders.size();) {
+        WebSocketSession *held = m_seatHolders.at(i).data();
+        if (!held || !held->holdsSeat()) {
+            m_seatHolders.removeAt(i); // ended or registered since
+            continue;
+        }
+        if (held->isSeatShielded()) {
+            ++i; // its first registration is with Cloudly (D-110)
+            continue;
+        }
+        m_seatHolders.removeAt(i);
+        held->yieldSeat();
+        held->close(1013, QByteArrayView(contract::refusal::unregisteredSessionsFull.data(),
+                                         contract::refusal::unregisteredSessionsFull.size()));
         return true;
     }
     return false;

@@ -121,6 +121,10 @@ public:
     bool holdsSeat() const { return m_seat != nullptr; }
     // Gives the seat back now (the listener closes this session to seat a newcomer, §3.4).
     void yieldSeat() { releaseSeat(); }
+    // While shielded (its first registration is with Cloudly, D-110) the listener does not pick this
+    // session to make room for a newcomer.
+    void setSeatShielded(bool shielded) { m_seatShielded = shielded; }
+    bool isSeatShielded() const { return m_seatShielded; }
     // Reading pause (backpressure, §3.4): while paused no byte is read from the socket, so the
     // peer's TCP window closes; resuming reads what waits at once.
     void setReadPaused(bool paused);
@@ -181,6 +185,7 @@ private:
     qsizetype m_promotedMaxMessageBytes = 0;
     bool m_promotable = false;
     bool m_promoted = false;
+    bool m_seatShielded = false;
     std::shared_ptr<AdmissionSeats> m_seat; // held until promoted or ended
     void releaseSeat()
     {

@@ -380,12 +380,13 @@ private Q_SLOTS:
         QCOMPARE(first.waitForClose(), quint16(1013));
     }
 
-    // Re-check of the D-110 fix (review of issue 14; RED, not fixed): a node whose registration is
-    // already with Cloudly is still "unregistered" (its seat goes at promote(), when the answer comes
-    // back), so it is the OLDEST seat holder and strangers upgrading meanwhile close it 1013. A
-    // stranger then costs a node its registration, and in a reconnect wave wider than the bound the
-    // newcomers close exactly the sessions nearest to registering. Shown at 2 seats with Cloudly
-    // holding the registration answer (the window is Cloudly's round trip, not the node's).
+    // Re-check of the D-110 fix (review of issue 14; red before the shield): a node whose registration
+    // is already with Cloudly is still "unregistered" (its seat goes at promote(), when the answer comes
+    // back), so it was the OLDEST seat holder and strangers upgrading meanwhile closed it 1013; in a
+    // reconnect wave wider than the bound the newcomers would close exactly the sessions nearest to
+    // registering. Now a connection's first registration shields its seat while it is with Cloudly:
+    // the oldest unshielded stranger makes room instead. Shown at 2 seats with Cloudly holding the
+    // registration answer.
     void strangersDoNotCloseANodeWhoseRegistrationIsInFlight_recheck14()
     {
         RelayFixture f;
@@ -400,7 +401,8 @@ private Q_SLOTS:
         RawWebSocketClient first, second;
         QVERIFY(first.open(f.relayPort, {f.ca.caCertificate()}));
         QVERIFY(second.open(f.relayPort, {f.ca.caCertificate()}));
-        QTest::qWait(200);
+        QCOMPARE(first.waitForClose(), quint16(1013)); // the oldest unshielded holder made room
+        QCOMPARE(second.waitForClose(100), quint16(0));
         QVERIFY2(node->isConnected(), "strangers upgrading closed a node whose registration was with Cloudly");
     }
 
