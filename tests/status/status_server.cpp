@@ -5,6 +5,7 @@
 #include "service/statussocket/statusserver.h"
 #include "shared/status/statussocketpath.h"
 #include "shared/util/manualclock.h"
+#include "tests/support/epolltestmain.h"
 
 #include <QAbstractEventDispatcher>
 #include <QCoreApplication>
@@ -850,5 +851,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(StatusServerTest)
+COREFLOW_EPOLL_TEST_MAIN(StatusServerTest)
 #include "status_server.moc"
