@@ -126,12 +126,11 @@ private:
     QString nextPath() { return m_dir.filePath(QStringLiteral("s%1.sock").arg(++m_n)); }
 
 private Q_SLOTS:
-    // Issue 16 review (h-rev-16), EXPECTED TO FAIL until fixed: "run the integration suite on" the
-    // production dispatcher. This file drives the relay's own StatusServer in process (QLocalServer and
-    // QLocalSocket notifiers, the coalescing timers); production runs it on EpollEventDispatcher
-    // (service/main.cpp), but this test ends with QTEST_GUILESS_MAIN, so it runs on Qt's default
-    // dispatcher, and check_test_conventions.py does not look at tests/status/. The class is named, not
-    // cast to, so the check needs no link to coreflow_service.
+    // Issue 16 review: "run the integration suite on" the production dispatcher. This file drives the
+    // relay's own StatusServer in process (QLocalServer and QLocalSocket notifiers, the coalescing
+    // timers), which production runs on EpollEventDispatcher (service/main.cpp); the file ends with
+    // COREFLOW_EPOLL_TEST_MAIN and check_test_conventions.py keeps tests/status/ on it (D-111). The
+    // class is named, not cast to, so the check needs no link to coreflow_service.
     void runsOnTheProductionDispatcher_issue16()
     {
         const QAbstractEventDispatcher *dispatcher = QCoreApplication::eventDispatcher();
