@@ -268,6 +268,11 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
             quint64 value;
             while (::read(m_wake, &value, sizeof value) > 0) {
             }
+            // A wake-up counts as handled (as in QEventDispatcherUNIX): it usually means an event was
+            // posted, often by a queued call that slices its work (StatusServer, contract §18), and
+            // QCoreApplication::processEvents(flags, maxtime) turns again only while a turn reports
+            // work. Reporting none made every slice wait out the caller's sleep (issue 16, D-111).
+            handled = true;
             continue;
         }
         activate(fd, events[i].events);

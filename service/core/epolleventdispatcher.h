@@ -10,7 +10,10 @@
 //
 // Semantics follow QEventDispatcherUNIX: level-triggered socket activation (QEvent::SockAct sent to
 // the notifier), timers fired by sending QTimerEvent (all timer types treated as precise, ms
-// resolution), posted events sent at the start of each turn, wakeUp() through an eventfd. Several
+// resolution), posted events sent at the start of each turn, wakeUp() through an eventfd; a turn that
+// read a wake-up reports it as handled, as QEventDispatcherUNIX does, so a time-bounded
+// QCoreApplication::processEvents (and QTest::qWait) keeps turning while queued calls repost
+// themselves (D-111). Several
 // notifiers of one type on one fd are all kept and all activated (QEventDispatcherUNIX warns and keeps
 // the last only). A turn with ExcludeSocketNotifiers waits on the wake-up eventfd and the timers only
 // (a second epoll set), so ready sockets do not make a loop run with that flag spin; they are

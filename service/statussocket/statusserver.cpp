@@ -475,7 +475,19 @@ void StatusServer::closeSocket(QLocalSocket *socket, bool graceful)
         socket->deleteLater();
     });
     linger->start(m_options.closeLingerMs);
-    socket->disconnectFromServer(); // flushes what is queued (the refusal line), then closes
+    // Lingering close (contract §18, D-111): closing an AF_UNIX socket with unread input makes the
+    // peer's next write fail (EPIPE), and a Qt peer then aborts and loses the refusal lines it has not
+    // read yet. So the queue is flushed, then only the sending half is shut down; input is read and
+    // discarded until the peer closes (disconnected) or the linger above ends it.
+    connect(socket, &QLocalSocket::readyRead, socket, [socket] { socket->readAll(); });
+    const auto shutDownSendingHalf = [socket] {
+        if (socket->bytesToWrite() == 0 && socket->state() == QLocalSocket::ConnectedState)
+            ::shutdown(int(socket->socketDescriptor()), SHUT_WR);
+    };
+    connect(socket, &QLocalSocket::bytesWritten, socket, shutDownSendingHalf);
+    socket->flush();
+    shutDownSendingHalf();
+    socket->readAll();
     if (socket->state() == QLocalSocket::UnconnectedState)
         socket->deleteLater();
 }

@@ -34,8 +34,11 @@
 //                     its queue) and is closed, with one log line (coreflow.status) naming
 //                     status-consumer-too-slow. Writes never block, so the relay's own work is never
 //                     slowed; other clients are unaffected.
-//   Closing: a closed client's queued bytes are flushed for at most closeLingerMs (injected Clock), then
-//                     the socket is aborted; a socket whose peer is already gone is deleted at once.
+//   Closing: a closed client's queued bytes are flushed, then only the sending half is shut down
+//                     (shutdown(SHUT_WR)) and input is read and discarded until the peer closes: a peer
+//                     still writing reads every line and then end-of-stream instead of failing with EPIPE
+//                     (contract §18, D-111). After closeLingerMs (injected Clock) the socket is aborted; a
+//                     socket whose peer is already gone is deleted at once.
 //
 // Socket place: start() refuses (status-socket-unsafe, shared/status/statussocketplace.h) a path whose
 // directory belongs to another uid, is writable by others without the sticky bit, or already holds a

@@ -3,8 +3,11 @@
 #include "service/statussocket/statusaccesspolicy.h"
 #include "service/statussocket/statusserver.h"
 #include "shared/util/manualclock.h"
+#include "tests/support/epolltestmain.h"
 #include "tests/support/skiporfail.h"
 
+#include <QAbstractEventDispatcher>
+#include <QCoreApplication>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -78,6 +81,15 @@ private:
     }
 
 private Q_SLOTS:
+    // Issue 16: the StatusServer cases below run on the dispatcher production installs
+    // (COREFLOW_EPOLL_TEST_MAIN; check_test_conventions.py keeps tests/status/ on it).
+    void runsOnTheProductionDispatcher_issue16()
+    {
+        const QAbstractEventDispatcher *dispatcher = QCoreApplication::eventDispatcher();
+        QVERIFY(dispatcher);
+        QCOMPARE(QByteArray(dispatcher->metaObject()->className()), QByteArray("coreflow::EpollEventDispatcher"));
+    }
+
     void decideAdmitsRootServiceUserAndGroupMembers()
     {
         const StatusAccessPolicy policy(1000, QStringLiteral("coreflow-operators"), gid_t(4242));
@@ -261,5 +273,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(StatusAccessTest)
+COREFLOW_EPOLL_TEST_MAIN(StatusAccessTest)
 #include "status_access.moc"

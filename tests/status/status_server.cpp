@@ -5,7 +5,10 @@
 #include "service/statussocket/statusserver.h"
 #include "shared/status/statussocketpath.h"
 #include "shared/util/manualclock.h"
+#include "tests/support/epolltestmain.h"
 
+#include <QAbstractEventDispatcher>
+#include <QCoreApplication>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -123,6 +126,18 @@ private:
     QString nextPath() { return m_dir.filePath(QStringLiteral("s%1.sock").arg(++m_n)); }
 
 private Q_SLOTS:
+    // Issue 16 review: "run the integration suite on" the production dispatcher. This file drives the
+    // relay's own StatusServer in process (QLocalServer and QLocalSocket notifiers, the coalescing
+    // timers), which production runs on EpollEventDispatcher (service/main.cpp); the file ends with
+    // COREFLOW_EPOLL_TEST_MAIN and check_test_conventions.py keeps tests/status/ on it (D-111). The
+    // class is named, not cast to, so the check needs no link to coreflow_service.
+    void runsOnTheProductionDispatcher_issue16()
+    {
+        const QAbstractEventDispatcher *dispatcher = QCoreApplication::eventDispatcher();
+        QVERIFY(dispatcher);
+        QCOMPARE(QByteArray(dispatcher->metaObject()->className()), QByteArray("coreflow::EpollEventDispatcher"));
+    }
+
     void snapshotOnHello()
     {
         ManualClock clock;
@@ -483,6 +498,54 @@ private Q_SLOTS:
         qInstallMessageHandler(g_previousHandler);
     }
 
+    // Issue 16 (review on the production dispatcher): a client still writing when the relay closes it
+    // for refused messages must still be able to read the refusals (contract §18). On Linux, closing an
+    // AF_UNIX socket with unread input makes the peer's next write fail (EPIPE), and Qt's socket then
+    // aborts and throws away the refusal lines it had not read yet: whether a flooder saw them depended
+    // on the order in which one loop turn delivered the two ends' notifiers. The relay now half-closes
+    // (shutdown(SHUT_WR)) once the final line is flushed and discards input until the peer closes or
+    // closeLingerMs passes. Raw POSIX client: no Qt socket decides the outcome.
+    void refusedClientThatKeepsWritingStillReadsItsRefusals_issue16()
+    {
+        ManualClock clock;
+        StatusServer server({nextPath(), {}}, [] { return makeStatus(1, 0); }, clock);
+        QString error;
+        QVERIFY2(server.start(&error), qPrintable(error));
+        const int fd = connectRaw(server.socketPath());
+        QVERIFY(fd >= 0);
+        ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+        QByteArray garbage;
+        for (int i = 0; i < 32 * 1024; ++i)
+            garbage += "x\n"; // 64 KiB: far more than the 8 lines the relay reads before closing
+        QVERIFY(::send(fd, garbage.constData(), size_t(garbage.size()), MSG_NOSIGNAL) > 0);
+        // All 8 refusal lines are in this client's receive queue: the relay has flushed and is closing.
+        const auto queuedLines = [fd] {
+            char peek[65536];
+            const ssize_t n = ::recv(fd, peek, sizeof peek, MSG_PEEK | MSG_DONTWAIT);
+            return n <= 0 ? 0 : int(std::count(peek, peek + n, '\n'));
+        };
+        QTRY_COMPARE(queuedLines(), 8);
+        QCOMPARE(server.clientCount(), 0);
+        // The client writes on: this must not fail while the refusals are unread.
+        const ssize_t more = ::send(fd, garbage.constData(), 4096, MSG_NOSIGNAL);
+        QVERIFY2(more == 4096, qPrintable(QStringLiteral("send after the refusals: %1 (%2)").arg(more).arg(qt_error_string(errno))));
+        // Then it reads the 8 refusals and the end of the stream.
+        QByteArray received;
+        ssize_t n = -1;
+        QTRY_VERIFY([&] {
+            char buf[65536];
+            while ((n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0)
+                received.append(buf, n);
+            return n == 0;
+        }());
+        const QList<QByteArray> lines = received.trimmed().split('\n');
+        QCOMPARE(lines.size(), 8);
+        for (const QByteArray &line : lines)
+            QCOMPARE(QJsonDocument::fromJson(line).object().value(QStringLiteral("name")).toString(), QStringLiteral("status-read-only"));
+        ::close(fd);
+        QTRY_COMPARE(server.closingSocketCount(), 0); // the relay's end goes once the client has closed
+    }
+
     void blankLineFloodIsHandledInSlices()
     {
         // Blank lines are not refused; they are still handled a slice per turn of the loop, and a hello
@@ -835,5 +898,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(StatusServerTest)
+COREFLOW_EPOLL_TEST_MAIN(StatusServerTest)
 #include "status_server.moc"

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -250,6 +251,39 @@ private Q_SLOTS:
         QMetaObject::invokeMethod(this, [&] { delivered = true; }, Qt::QueuedConnection);
         QVERIFY(!delivered);
         turn();
+        QVERIFY(delivered);
+    }
+
+    // Issue 16 (review of the status socket on this dispatcher): work that slices itself with a queued
+    // call per slice (StatusServer's input continuation, contract §18) must keep running inside one
+    // QCoreApplication::processEvents(flags, maxtime), which turns the dispatcher only while a turn
+    // reports "handled" (QTest::qWait, and so every QTRY_*, sleeps between such calls). A turn whose
+    // only work was the posted call and the wake-up it wrote must report it, as QEventDispatcherUNIX
+    // does when its wake-up pipe was readable; otherwise each slice costs the caller's sleep (10 ms in
+    // qWait) and a 512 KiB flood of lines takes minutes. Counted in calls, not timed: the maxtime is
+    // only an upper bound the chain never comes near.
+    void selfRepostingQueuedCallsAllRunInOneTimeBoundedProcessEvents_issue16()
+    {
+        constexpr int kLinks = 200;
+        int ran = 0;
+        QObject chainOwner; // a link still queued when the case ends dies with it
+        std::function<void()> link = [&] {
+            if (++ran < kLinks)
+                QMetaObject::invokeMethod(&chainOwner, link, Qt::QueuedConnection);
+        };
+        QMetaObject::invokeMethod(&chainOwner, link, Qt::QueuedConnection);
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 60000);
+        QCOMPARE(ran, kLinks);
+    }
+
+    // The same rule seen on one turn: a turn that delivered a posted call (its wake-up read) says so.
+    void turnThatDeliveredAPostedCallReportsHandled_issue16()
+    {
+        turn(); // nothing left over from earlier cases
+        bool delivered = false;
+        QObject callOwner;
+        QMetaObject::invokeMethod(&callOwner, [&] { delivered = true; }, Qt::QueuedConnection);
+        QVERIFY(QCoreApplication::eventDispatcher()->processEvents(QEventLoop::AllEvents));
         QVERIFY(delivered);
     }
 
