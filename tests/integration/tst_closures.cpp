@@ -62,6 +62,19 @@ struct Closures {
         store = std::make_unique<LoopbackClosureStore>(*f.cloudly);
     }
 
+    // Starts the relay with its Cloudly session through proxy (toward the loopback Cloudly).
+    bool startRelayBehind(peers::ThrottlingProxy &proxy)
+    {
+        if (!proxy.listen())
+            return false;
+        RelayConfiguration config = f.configuration();
+        QUrl url = f.cloudly->url();
+        url.setPort(proxy.port());
+        config.cloudlyUrl = url;
+        f.makeRelay(config);
+        return f.startRelay();
+    }
+
     // Cloudly dispatches method { nodeId, serviceId, backupId }; the answer lands in *answer.
     void ask(const QString &method, const QString &backupId, std::optional<peers::PeerFrame> *answer,
              const QString &serviceId = QStringLiteral("svc-1"))
@@ -308,13 +321,7 @@ private Q_SLOTS:
         const qint64 size = 96 * kMiB;
         c.corestore.setClosureSizeBytes(size);
         peers::ThrottlingProxy proxy(QStringLiteral("127.0.0.1"), quint16(c.f.cloudly->url().port()), 1024 * kMiB);
-        QVERIFY(proxy.listen());
-        RelayConfiguration config = c.f.configuration();
-        QUrl url = c.f.cloudly->url();
-        url.setPort(proxy.port());
-        config.cloudlyUrl = url;
-        c.f.makeRelay(config);
-        QVERIFY(c.f.startRelay());
+        QVERIFY(c.startRelayBehind(proxy));
         std::optional<peers::PeerFrame> answer;
         c.ask(kBackup, "b-uplink", &answer);
         QVERIFY(Closures::waitFor([&] { return c.received() >= 2 * kMiB; }));
@@ -353,13 +360,7 @@ private Q_SLOTS:
         const qint64 size = 256 * kMiB;
         c.corestore.setClosureSizeBytes(size);
         peers::ThrottlingProxy proxy(QStringLiteral("127.0.0.1"), quint16(c.f.cloudly->url().port()), 1024 * kMiB);
-        QVERIFY(proxy.listen());
-        RelayConfiguration config = c.f.configuration();
-        QUrl url = c.f.cloudly->url();
-        url.setPort(proxy.port());
-        config.cloudlyUrl = url;
-        c.f.makeRelay(config);
-        QVERIFY(c.f.startRelay());
+        QVERIFY(c.startRelayBehind(proxy));
         auto node = c.f.registeredNode(QStringLiteral("node-p"));
         QVERIFY(node);
         std::optional<peers::PeerFrame> first;
