@@ -158,10 +158,16 @@ private Q_SLOTS:
         env.insert(QStringLiteral("COREFLOW_RELAY_BIND_HOSTNAME"), QStringLiteral("127.0.0.1"));
         env.insert(QStringLiteral("COREFLOW_RELAY_BIND_PORT"), QString::number(f.relayPort));
         env.remove(QStringLiteral("CREDENTIALS_DIRECTORY"));
+        // The build tree may sit where uid 65534 cannot reach (a clone in a 0700 mktemp directory):
+        // the relay runs from a copy in dir (it links only system libraries, no run path).
+        const QString relayBinary = dir.filePath(QStringLiteral("coreflow"));
+        QVERIFY(QFile::copy(binary(), relayBinary));
+        QVERIFY(QFile::setPermissions(relayBinary, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner | QFile::ReadGroup
+                                                       | QFile::ExeGroup | QFile::ReadOther | QFile::ExeOther));
         QProcess relay;
         relay.setProcessEnvironment(env);
         relay.setChildProcessModifier(startUnprivilegedWithCoreLimit);
-        relay.start(binary(), {QStringLiteral("--ca-file"), dir.filePath(QStringLiteral("ca.pem")),
+        relay.start(relayBinary, {QStringLiteral("--ca-file"), dir.filePath(QStringLiteral("ca.pem")),
                                QStringLiteral("--status-socket"), dir.filePath(QStringLiteral("status.sock"))});
         QByteArray err;
         QVERIFY2(waitForStderr(relay, "the relay is open for Cloudly dispatch", err), err.constData());
