@@ -8,6 +8,7 @@
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
 #include "tests/peers/blackholingproxy.h"
+#include "tests/peers/faultinjectingproxy.h"
 #include "tests/peers/loopbackclosurestore.h"
 #include "tests/peers/loopbackcorestore.h"
 #include "tests/peers/throttlingproxy.h"
@@ -1090,6 +1091,73 @@ private Q_SLOTS:
         QCOMPARE(c.corestore.totalRequestCount(), requestsBefore);
         QCOMPARE(c.store->outgoing().size(), 1); // only the warm-up's closure ever left Cloudly
         QVERIFY(hole.openConnections() == 0 || Closures::waitFor([&] { return hole.openConnections() == 0; }));
+        c.verifyNothingHeld(descriptors);
+        QTRY_COMPARE(c.f.clock.activeTimerCount(), timers);
+    }
+
+    // §13.6, D-130: the connection dialled for a restore is released on every way out before its
+    // request: Cloudly refusing the open (NOT_FOUND: no closure for that backup), and Corestore's
+    // connection reset while Cloudly has not answered the open yet (CORESTORE_UNREACHABLE ... connection
+    // closed; Cloudly, which has the open, is told with an abort, side node). Corestore saw no request,
+    // and the descriptors and clock timers are those of before the row.
+    void aRestoreReleasesItsDialledConnectionWhenTheOpenFails_D130_data()
+    {
+        QTest::addColumn<QString>("fault");
+        QTest::newRow("open refused") << QStringLiteral("open-refused");
+        QTest::newRow("corestore lost while opening") << QStringLiteral("corestore-lost");
+    }
+    void aRestoreReleasesItsDialledConnectionWhenTheOpenFails_D130()
+    {
+        QFETCH(QString, fault);
+        Closures c;
+        peers::FaultInjectingProxy proxy(QStringLiteral("127.0.0.1"), c.corestore.endpoint().port());
+        QVERIFY(proxy.listen());
+        QUrl endpoint = c.corestore.endpoint();
+        endpoint.setPort(proxy.port());
+        c.f.cloudly->options().clusterNodes = QJsonArray{
+            QJsonObject{{"id", "node-a"}, {"corestore", QJsonObject{{"endpoint", endpoint.toString()}}}, {"corestoreDatabase", QJsonValue::Null}}};
+        c.store->holdClosure("svc-1", "b-warm", "node-a", kMiB, 5);
+        c.store->holdClosure("svc-1", "b-first", "node-a", kMiB, 7);
+        QVERIFY(c.f.startRelay());
+        std::optional<peers::PeerFrame> warm;
+        c.ask(kRestore, QStringLiteral("b-warm"), &warm);
+        QVERIFY(Closures::waitFor([&] { return warm.has_value(); }));
+        QVERIFY2(!warm->hasError(), warm->raw.constData());
+        c.verifyNothingHeld();
+        QVERIFY(Closures::waitFor([&] { return proxy.openConnections() == 0; }));
+        QVERIFY(c.f.settleCloudlyHop());
+        const int descriptors = settledDescriptors();
+        const int timers = c.f.clock.activeTimerCount();
+        const int requestsBefore = c.corestore.totalRequestCount();
+        const int opensBefore = c.f.cloudly->callCount(QStringLiteral("openServiceDatabaseClosure"));
+        const qsizetype abortsBefore = c.store->aborts().size();
+
+        const bool lost = fault == QLatin1String("corestore-lost");
+        if (lost)
+            c.f.cloudly->setAnswer(QStringLiteral("openServiceDatabaseClosure"), peers::Answer::silence());
+        std::optional<peers::PeerFrame> answer;
+        c.ask(kRestore, lost ? QStringLiteral("b-first") : QStringLiteral("b-none"), &answer);
+        if (lost) {
+            QVERIFY(Closures::waitFor([&] { return c.f.cloudly->callCount(QStringLiteral("openServiceDatabaseClosure")) == opensBefore + 1; }));
+            QCOMPARE(proxy.openConnections(), 1); // dialled before the open was sent, held for the request
+            proxy.inject(peers::FaultInjectingProxy::Fault::Reset);
+        }
+        QVERIFY(Closures::waitFor([&] { return answer.has_value(); }));
+        QVERIFY2(answer->hasError(), answer->raw.constData());
+        if (lost) {
+            QCOMPARE(answer->errorRefusal().text(),
+                     QStringLiteral("CORESTORE_UNREACHABLE: POST /corestore/control/database-closures/restore?serviceId=svc-1&backupId=b-first"
+                                    " on node node-a: connection closed"));
+            QTRY_COMPARE(c.store->aborts().size(), abortsBefore + 1);
+            QCOMPARE(c.store->aborts().last().side, QStringLiteral("node"));
+            QCOMPARE(c.store->aborts().last().reason, QStringLiteral("CORESTORE_UNREACHABLE"));
+            c.f.clock.advance(8000); // the unanswered open's own bound (cloudlyCallTimeoutMs) ends its timer
+        } else {
+            QCOMPARE(answer->errorRefusal().text(), QStringLiteral("closure-refused: Cloudly refused openServiceDatabaseClosure: NOT_FOUND"));
+            QCOMPARE(c.store->aborts().size(), abortsBefore); // Cloudly opened nothing: nothing to abort
+        }
+        QCOMPARE(c.corestore.totalRequestCount(), requestsBefore);
+        QVERIFY(Closures::waitFor([&] { return proxy.openConnections() == 0; }));
         c.verifyNothingHeld(descriptors);
         QTRY_COMPARE(c.f.clock.activeTimerCount(), timers);
     }
