@@ -11,6 +11,7 @@
 #include "shared/contract/methods.h"
 #include "shared/contract/refusalnames.h"
 #include "shared/contract/refusalquote.h"
+#include "shared/util/clock.h"
 
 #include <QJsonDocument>
 #include <QPointer>
@@ -26,16 +27,17 @@ ClosureReceive::ClosureReceive(CloudlyConnector &cloudly, CorestoreClient &cores
                                QString nodeId, QString serviceId, QString backupId, ClosureTransfer::RestoreDone done, QObject *parent)
     : ClosureStream(Direction::Receive, cloudly, corestore, clock, cloudlyCallTimeoutMs, std::move(nodeId), std::move(serviceId),
                     std::move(backupId), parent),
-      m_done(std::move(done))
+      m_done(std::move(done)), m_dialTimer(clock.createTimer(this))
 {
     setReceiver(this);
+    connect(m_dialTimer.get(), &ClockTimer::timeout, this, &ClosureReceive::dialTimedOut);
 }
 
 ClosureReceive::~ClosureReceive() { endQuietly(); } // deleted by its owner: done() is not called any more
 
 std::optional<qint64> ClosureReceive::knownSizeBytes() const
 {
-    return m_phase == Phase::Preparing || m_phase == Phase::Opening ? std::nullopt : std::optional<qint64>(m_descriptor.sizeBytes);
+    return m_phase == Phase::Preparing || m_phase == Phase::Dialing || m_phase == Phase::Opening ? std::nullopt : std::optional<qint64>(m_descriptor.sizeBytes);
 }
 
 QString ClosureReceive::stateWord() const
@@ -43,6 +45,7 @@ QString ClosureReceive::stateWord() const
     switch (m_phase) {
     case Phase::Opening: return QStringLiteral("opening");
     case Phase::Preparing: return QStringLiteral("preparing");
+    case Phase::Dialing: return QStringLiteral("dialing");
     case Phase::Streaming: return QStringLiteral("streaming");
     case Phase::AwaitingCorestore: return QStringLiteral("awaiting-node");
     case Phase::Completing: return QStringLiteral("completing");
@@ -59,6 +62,7 @@ QString ClosureReceive::awaitedSide() const
     case Phase::Opening:
     case Phase::Completing: return QStringLiteral("cloudly");
     case Phase::Preparing:
+    case Phase::Dialing:
     case Phase::AwaitingCorestore: return QStringLiteral("node");
     case Phase::Streaming: return awaitingCloudly() ? QStringLiteral("cloudly") : QStringLiteral("node");
     case Phase::Ended: break;
@@ -86,13 +90,43 @@ void ClosureReceive::start()
         if (!self->adoptStreamStart(start.ticket, start.pool, start.tokenGeneration, start.lineHead))
             return;
         self->m_request = std::move(start.request);
-        self->open();
+        self->dial();
     });
+}
+
+void ClosureReceive::dial()
+{
+    // Reachability is a precondition too (CS-64, D-130): the node's Corestore is dialled before
+    // Cloudly is asked for anything, and the request goes on this connection once the descriptor
+    // gave its Content-Length.
+    m_phase = Phase::Dialing;
+    m_dialTimer->start(kDialTimeoutMs);
+    m_pool->connectFor(this); // connectionEstablished() or responseFailed(), never from inside
+}
+
+void ClosureReceive::connectionEstablished()
+{
+    if (m_ended || m_phase != Phase::Dialing)
+        return;
+    m_dialTimer->stop();
+    open();
+}
+
+void ClosureReceive::dialTimedOut()
+{
+    if (m_ended || m_phase != Phase::Dialing)
+        return;
+    // Cloudly knows of no stream yet; ending the stream cancels the dial (its socket is closed).
+    endRefused(Refusal{QString(refusal::corestoreUnreachable), m_lineHead + QStringLiteral(": timeout after %1 ms").arg(kDialTimeoutMs)},
+               {}, {});
 }
 
 void ClosureReceive::open()
 {
     m_phase = Phase::Opening;
+    // From here Cloudly knows the stream (the open travels ahead of any abort on the one session): a
+    // Corestore connection lost while Cloudly answers, or a stop, tells it with an abort.
+    m_cloudlyKnows = true;
     const QByteArray body = Envelope::compact(QJsonObject{{QStringLiteral("serviceId"), m_serviceId},
                                                          {QStringLiteral("backupId"), m_backupId},
                                                          {QStringLiteral("nodeId"), m_nodeId},
@@ -185,7 +219,7 @@ void ClosureReceive::chunkArrived(quint64 offset, QByteArrayView payload)
     const auto invalid = [this](const QString &what) {
         endRefused(Refusal{QString(refusal::closureDigestMismatch), what}, QStringLiteral("relay"), QString(refusal::closureDigestMismatch));
     };
-    if (m_phase == Phase::Opening || m_phase == Phase::Preparing)
+    if (m_phase == Phase::Opening || m_phase == Phase::Dialing || m_phase == Phase::Preparing)
         return invalid(QStringLiteral("Cloudly sent a chunk before the relay granted credit"));
     if (offset != quint64(m_received))
         return invalid(QStringLiteral("a chunk at offset %1 does not follow the %2 bytes received").arg(offset).arg(m_received));
@@ -289,6 +323,8 @@ void ClosureReceive::responseFailed(HttpClientFailure failure)
     if (m_ended)
         return;
     const Refusal refusal{QString(refusal::corestoreUnreachable), m_lineHead + QStringLiteral(": ") + CorestoreHttpExchange::failureWord(failure)};
+    // While dialling, Cloudly knows of no stream: nothing is aborted (endRefused tells only a Cloudly
+    // that knows it).
     endRefused(refusal, QStringLiteral("node"), refusal.name);
 }
 
@@ -353,6 +389,7 @@ void ClosureReceive::deliverSuccess()
 void ClosureReceive::releaseBytes()
 {
     m_phase = Phase::Ended;
+    m_dialTimer->stop();
     m_buffer = QByteArray();
     m_bufferOffset = 0;
     m_answer = QByteArray();

@@ -5,22 +5,27 @@
 //      (cloudly-session-unavailable), the node's endpoint (CORESTORE_ENDPOINT_UNKNOWN) and the control
 //      credential (CorestoreCredentialEnrollmentError, corestore-credential-missing), judged by
 //      CorestoreClient::prepareStream. A refusal here opened no stream at Cloudly and sent Corestore
-//      nothing. (Whether the node can be reached is learned only by dialling, in step 2.)
-//   1. openServiceDatabaseClosure { serviceId, backupId, nodeId, streamId } (a fresh UUID v4): Cloudly
+//      nothing.
+//   1. The node's Corestore is dialled (HttpClientPool::connectFor, D-130): reachable once TCP and TLS
+//      are up; a dial or handshake failure, or kDialTimeoutMs (the §15 call bound) without it, is
+//      CORESTORE_UNREACHABLE: POST <path> on node <id>: <failure> and nothing was asked of Cloudly.
+//      The connection waits for the request; every later exit closes it.
+//   2. openServiceDatabaseClosure { serviceId, backupId, nodeId, streamId } (a fresh UUID v4): Cloudly
 //      answers the descriptor (exact-key read; it must name this stream, service, backup and node),
 //      or a refusal (closure-refused naming Cloudly's refusal, e.g. NOT_FOUND).
-//   2. POST /control/database-closures/restore?serviceId=<s>&backupId=<b> on the node's Corestore with
+//   3. POST /control/database-closures/restore?serviceId=<s>&backupId=<b> on the node's Corestore with
 //      exactly Content-Length: sizeBytes, no Transfer-Encoding, no Content-Encoding, and the
 //      descriptor's X-Corestore-Closure-Sha256 / X-Corestore-Closure-Receipt (CS-68); its body is an
-//      HttpRequestBodyStream pulled as the connection's socket takes bytes.
-//   3. Credit: grantServiceDatabaseClosureCredit keeps at most kMaxOutstandingCreditBytes granted and
+//      HttpRequestBodyStream pulled as the connection's socket takes bytes; sent on the connection of
+//      step 1.
+//   4. Credit: grantServiceDatabaseClosureCredit keeps at most kMaxOutstandingCreditBytes granted and
 //      not yet taken by Corestore's socket (CS-72); more is granted once the outstanding credit fell to
 //      kGrantBelowBytes. So what the relay holds of a closure is at most 1 MiB, whatever the size, and
 //      a Corestore slower than Cloudly slows the transfer (never buffers it).
-//   4. Chunks must follow in offset order, within the credit and the size; the SHA-256 is computed as
+//   5. Chunks must follow in offset order, within the credit and the size; the SHA-256 is computed as
 //      they arrive, and the last bytes are handed to Corestore only once it matches the descriptor
 //      (else closure-digest-mismatch, Corestore's request is cut before its body ends).
-//   5. Corestore's answer { restored: true, sizeBytes, sha256 } (equal to what was sent) ->
+//   6. Corestore's answer { restored: true, sizeBytes, sha256 } (equal to what was sent) ->
 //      completeServiceDatabaseClosure { streamId, sizeBytes, sha256, outcome: "restored" } (CS-69: the
 //      stream is accepted only after Corestore answered). Another answer: the §12 failure classes.
 // Progress: kProgressTimeoutMs without a byte moving (a chunk arriving, Corestore taking bytes) ends
@@ -42,6 +47,7 @@
 namespace coreflow {
 
 class Clock;
+class ClockTimer;
 class CloudlyConnector;
 class CorestoreClient;
 
@@ -51,6 +57,7 @@ public:
     static constexpr qint64 kMaxOutstandingCreditBytes = 1024 * 1024; // §13.4 receive credit
     static constexpr qint64 kGrantBelowBytes = 512 * 1024;
     static constexpr qsizetype kMaxAnswerBytes = 64 * 1024; // Corestore's JSON answer to a restore
+    static constexpr qint64 kDialTimeoutMs = 10000;          // corestoreCallTimeoutMs (§15 "Bound", §20.2)
 
     ClosureReceive(CloudlyConnector &cloudly, CorestoreClient &corestore, Clock &clock, qint64 cloudlyCallTimeoutMs,
                    QString nodeId, QString serviceId, QString backupId, ClosureTransfer::RestoreDone done,
@@ -71,7 +78,7 @@ public:
     qint64 bufferedBytes() const { return m_buffer.size() - m_bufferOffset; }
 
 private:
-    enum class Phase { Preparing, Opening, Streaming, AwaitingCorestore, Completing, Ended };
+    enum class Phase { Preparing, Dialing, Opening, Streaming, AwaitingCorestore, Completing, Ended };
 
     // HttpResponseReceiver (Corestore's answer to the restore)
     void responseHead(int status, const HttpHeaderPairs &headers) override;
@@ -79,6 +86,7 @@ private:
     void responseBody(const char *data, qsizetype size) override;
     void responseComplete() override;
     void responseFailed(HttpClientFailure failure) override;
+    void connectionEstablished() override;
     // HttpRequestBodyStream (the closure's bytes)
     qsizetype requestBodyRead(char *out, qsizetype max) override;
     void requestBodyDrained() override;
@@ -93,6 +101,8 @@ private:
     QString awaitedSide() const override;
     QString refusedWord() const override { return QStringLiteral("not restored"); }
 
+    void dial();
+    void dialTimedOut();
     void open();
     void onDescriptor(const QByteArray &response);
     void grantCredit();
@@ -108,6 +118,7 @@ private:
     qint64 m_granted = 0;
     qint64 m_received = 0;
     qint64 m_consumed = 0;        // handed to Corestore's socket
+    std::unique_ptr<ClockTimer> m_dialTimer; // the dial's bound (step 1)
     StreamingSha256 m_sha;
     bool m_digestChecked = false;
     int m_status = 0;

@@ -52,9 +52,25 @@ HttpClientConnection::~HttpClientConnection()
         m_connection->setReceiver(nullptr); // closed with this object (its child)
 }
 
+void HttpClientConnection::connectFor(HttpResponseReceiver *receiver)
+{
+    m_idleTimer->stop();
+    m_receiver = receiver;
+    m_awaitingRequest = true;
+    m_answerBytes = 0;
+    m_leftover = false;
+    m_bodyStream = nullptr;
+    m_bodyBytesPulled = 0;
+    m_parser->reset(false);
+    if (m_ready || m_dialer || m_connection)
+        return; // connectFor() is only for a new connection
+    dial();
+}
+
 void HttpClientConnection::send(const HttpClientRequest &request, HttpResponseReceiver *receiver)
 {
     m_idleTimer->stop();
+    m_awaitingRequest = false;
     m_receiver = receiver;
     m_answerBytes = 0;
     m_leftover = false;
@@ -79,6 +95,11 @@ void HttpClientConnection::send(const HttpClientRequest &request, HttpResponseRe
     }
     if (m_dialer || m_connection)
         return; // connecting: written once up
+    dial();
+}
+
+void HttpClientConnection::dial()
+{
     m_dialer = new TcpDialer(this);
     connect(m_dialer, &TcpDialer::connected, this, &HttpClientConnection::onDialed);
     connect(m_dialer, &TcpDialer::failed, this, &HttpClientConnection::onDialFailed);
@@ -108,11 +129,21 @@ void HttpClientConnection::onDialed(int fd)
     m_connection->treatWritesAsSecret();
     m_connection->setReceiver(this);
     if (!m_tls) {
-        m_ready = true;
-        writeRequest();
+        onReady();
         return;
     }
     m_connection->startHandshake(); // tlsOpen() or tlsClosed() follows
+}
+
+void HttpClientConnection::onReady()
+{
+    m_ready = true;
+    if (m_awaitingRequest) {
+        if (m_receiver)
+            Q_EMIT established(this, m_receiver);
+        return;
+    }
+    writeRequest();
 }
 
 void HttpClientConnection::onDialFailed()
@@ -138,8 +169,7 @@ void HttpClientConnection::onDialFailed()
 
 void HttpClientConnection::tlsOpen()
 {
-    m_ready = true;
-    writeRequest();
+    onReady();
 }
 
 void HttpClientConnection::tlsClosed()
@@ -197,6 +227,7 @@ void HttpClientConnection::resume()
 void HttpClientConnection::abort()
 {
     m_receiver = nullptr;
+    m_awaitingRequest = false;
     m_bodyStream = nullptr;
     closeForGood();
 }
@@ -205,6 +236,18 @@ void HttpClientConnection::process()
 {
     if (m_processing || m_closed || !m_connection)
         return;
+    if (m_receiver && m_awaitingRequest) {
+        // Up for a request not yet sent: the peer has nothing to say, and its close ends the exchange.
+        if (m_eof)
+            return failExchange(HttpClientFailure::RemoteClosed);
+        char probe[256];
+        const qsizetype n = m_connection->read(probe, qsizetype(sizeof probe));
+        if (n > 0)
+            failExchange(HttpClientFailure::Protocol); // bytes that follow nothing asked
+        else if (n < 0)
+            failExchange(HttpClientFailure::RemoteClosed);
+        return; // 0: nothing, or a TLS 1.3 ticket
+    }
     if (!m_receiver) {
         // Idle: the peer has nothing to say now. Anything it sends (or its close) ends the connection.
         if (m_eof) {
@@ -280,6 +323,7 @@ void HttpClientConnection::failExchange(HttpClientFailure failure)
 {
     HttpResponseReceiver *receiver = m_receiver;
     m_receiver = nullptr;
+    m_awaitingRequest = false;
     // A streamed body already pulled cannot be sent again.
     const bool retryable = m_requestsSent > 1 && m_answerBytes == 0 && m_bodyBytesPulled == 0;
     m_bodyStream = nullptr;

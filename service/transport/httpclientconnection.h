@@ -34,6 +34,10 @@
 //    served an earlier request and nothing of this answer arrived (an idle keep-alive connection the
 //    peer had closed meanwhile); the pool decides about the retry and tells the receiver;
 //  - abort() (the lane gave up): closed at once, the receiver hears nothing more.
+// connectFor(receiver) dials (and for https completes TLS) before there is a request: established()
+// says the connection is up; send() then writes the request on it. Until send(), any byte from the
+// peer fails the exchange (Protocol: nothing was asked) and so does its close (RemoteClosed); a dial
+// or handshake failure is failed() as for a request (never retryable).
 // An idle connection closes itself after limits.idleTimeoutMs (on the injected Clock), or when the
 // peer closes it.
 #include "service/transport/httpclientfailure.h"
@@ -73,6 +77,8 @@ public:
     // Sends `request` (connecting first when not connected) and delivers its answer to `receiver`.
     // Only on a new or idle connection.
     void send(const HttpClientRequest &request, HttpResponseReceiver *receiver);
+    // Connects for `receiver`'s coming request (see above). Only on a new connection.
+    void connectFor(HttpResponseReceiver *receiver);
     // The receiver has room again: continue reading.
     void resume();
     // The request's body stream has bytes again: continue writing.
@@ -85,6 +91,7 @@ public:
 
 Q_SIGNALS:
     void idle(coreflow::HttpClientConnection *connection);
+    void established(coreflow::HttpClientConnection *connection, coreflow::HttpResponseReceiver *receiver);
     void closed(coreflow::HttpClientConnection *connection);
     void failed(coreflow::HttpClientConnection *connection, coreflow::HttpResponseReceiver *receiver,
                 coreflow::HttpClientFailure failure, bool retryable);
@@ -98,6 +105,8 @@ private:
     void tlsWritten() override { pumpBody(); }
     void pumpBody();
 
+    void dial();
+    void onReady();
     void onDialed(int fd);
     void onDialFailed();
     void writeRequest();
@@ -126,6 +135,7 @@ private:
     bool m_leftover = false;     // bytes after the answer's end
     bool m_processing = false;
     bool m_closed = false;
+    bool m_awaitingRequest = false; // connectFor(): up (or connecting) for a request not yet given
 };
 
 } // namespace coreflow

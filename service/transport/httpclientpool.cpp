@@ -23,7 +23,28 @@ HttpClientPool::~HttpClientPool()
 
 void HttpClientPool::submit(HttpResponseReceiver *receiver, const HttpClientRequest &request)
 {
-    m_waiting.push_back({receiver, request, false});
+    const auto running = m_running.find(receiver);
+    if (running != m_running.end() && running->connectOnly) {
+        // The connection opened for this receiver (connectFor) carries its request.
+        running->connectOnly = false;
+        running->request = request;
+        running->connection->send(request, receiver);
+        return;
+    }
+    for (Call &waiting : m_waiting) {
+        if (waiting.receiver == receiver && waiting.connectOnly) {
+            waiting.connectOnly = false; // still waiting for room: it goes as an ordinary request
+            waiting.request = request;
+            return;
+        }
+    }
+    m_waiting.push_back({receiver, request, false, false});
+    dispatch();
+}
+
+void HttpClientPool::connectFor(HttpResponseReceiver *receiver)
+{
+    m_waiting.push_back({receiver, HttpClientRequest(), false, true});
     dispatch();
 }
 
@@ -32,11 +53,11 @@ void HttpClientPool::dispatch()
     while (!m_waiting.empty()) {
         Call &next = m_waiting.front();
         HttpClientConnection *connection = nullptr;
-        if (!next.retried && !m_idle.isEmpty()) {
+        if (!next.retried && !next.connectOnly && !m_idle.isEmpty()) {
             connection = m_idle.takeLast();
         } else {
             if (m_connectionCount >= m_limits.maxConnections && !m_idle.isEmpty())
-                m_idle.takeFirst()->abort(); // a retry needs a new connection: make room
+                m_idle.takeFirst()->abort(); // a retry or a connectFor() needs a new connection: make room
             if (m_connectionCount >= m_limits.maxConnections)
                 return; // waits for a connection to go idle or close
             connection = new HttpClientConnection(m_origin, m_tls, m_limits, m_clock, this);
@@ -44,11 +65,15 @@ void HttpClientPool::dispatch()
             connect(connection, &HttpClientConnection::idle, this, &HttpClientPool::onIdle);
             connect(connection, &HttpClientConnection::closed, this, &HttpClientPool::onClosed);
             connect(connection, &HttpClientConnection::failed, this, &HttpClientPool::onFailed);
+            connect(connection, &HttpClientConnection::established, this, &HttpClientPool::onEstablished);
         }
         Call call = std::move(next);
         m_waiting.pop_front();
-        m_running.insert(call.receiver, {connection, call.request, call.retried});
-        connection->send(call.request, call.receiver);
+        m_running.insert(call.receiver, {connection, call.request, call.retried, call.connectOnly});
+        if (call.connectOnly)
+            connection->connectFor(call.receiver);
+        else
+            connection->send(call.request, call.receiver);
     }
 }
 
@@ -113,6 +138,14 @@ void HttpClientPool::onClosed(HttpClientConnection *connection)
     QMetaObject::invokeMethod(this, &HttpClientPool::dispatch, Qt::QueuedConnection);
 }
 
+void HttpClientPool::onEstablished(HttpClientConnection *connection, HttpResponseReceiver *receiver)
+{
+    const auto it = m_running.constFind(receiver);
+    if (it == m_running.constEnd() || it->connection != connection || !it->connectOnly)
+        return; // withdrawn meanwhile
+    receiver->connectionEstablished();
+}
+
 void HttpClientPool::onFailed(HttpClientConnection *connection, HttpResponseReceiver *receiver,
                               HttpClientFailure failure, bool retryable)
 {
@@ -122,8 +155,10 @@ void HttpClientPool::onFailed(HttpClientConnection *connection, HttpResponseRece
     Running running = std::move(*it);
     m_running.erase(it);
     // Only a request that is safe to repeat goes again (RFC 9110 §9.2.2): a POST may have been applied
-    // by a peer that closed before answering (an isolated-restore control, contract §14, IR-08).
-    const bool idempotent = running.request.method == "GET" || running.request.method == "HEAD";
+    // by a peer that closed before answering (an isolated-restore control, contract §14, IR-08). A
+    // connection opened for a request not yet given (connectFor) is never redialled: its failure is
+    // the answer the lane asked for.
+    const bool idempotent = !running.connectOnly && (running.request.method == "GET" || running.request.method == "HEAD");
     if (retryable && idempotent && !running.retried) {
         Q_EMIT requestRetried(failure);
         m_waiting.push_front({receiver, std::move(running.request), true});

@@ -15,6 +15,13 @@
 // says so). Any other method (a POST with a body) is never sent twice: the peer may have applied it
 // before closing, so that failure reaches the receiver like every other (responseFailed).
 //
+// Connection first: connectFor() opens a new connection for a receiver before it has a request (a
+// lane that must know the origin can be reached before it commits to anything else, contract §13.6,
+// D-130). The receiver hears connectionEstablished() once TCP (and TLS) is up, or responseFailed()
+// with the dial's or the handshake's failure; the connection is then its own: submit() sends the
+// request on it, cancel() closes it. It counts toward limits.maxConnections (an idle connection is
+// closed to make room; else it waits like a request). Bytes or a close from the peer before the
+// request is sent fail it (Protocol, RemoteClosed). Its bound is the lane's.
 // Every call delivers its answer to the receiver given to submit() (see HttpResponseReceiver).
 // cancel() is the only way to withdraw a receiver before its answer is over; after it (or after
 // responseComplete/responseFailed) the pool never calls that receiver again.
@@ -44,6 +51,8 @@ public:
     ~HttpClientPool() override;
 
     void submit(HttpResponseReceiver *receiver, const HttpClientRequest &request);
+    // Opens a new connection for the receiver's coming request (see above).
+    void connectFor(HttpResponseReceiver *receiver);
     // The receiver has room for body bytes again.
     void resume(HttpResponseReceiver *receiver);
     // The request's HttpRequestBodyStream has bytes again.
@@ -66,15 +75,18 @@ private:
         HttpResponseReceiver *receiver = nullptr;
         HttpClientRequest request;
         bool retried = false;
+        bool connectOnly = false; // connectFor(): a new connection, no request yet
     };
     struct Running {
         HttpClientConnection *connection = nullptr;
         HttpClientRequest request;
         bool retried = false;
+        bool connectOnly = false; // held for the receiver until submit()
     };
     void dispatch();
     void onIdle(HttpClientConnection *connection);
     void onClosed(HttpClientConnection *connection);
+    void onEstablished(HttpClientConnection *connection, HttpResponseReceiver *receiver);
     void onFailed(HttpClientConnection *connection, HttpResponseReceiver *receiver, HttpClientFailure failure,
                   bool retryable);
     void forget(HttpClientConnection *connection);

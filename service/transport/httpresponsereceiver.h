@@ -7,6 +7,8 @@
 // Order for one request: zero or one responseHead(), then zero or more responseBody(), then exactly
 // one of responseComplete() or responseFailed(); nothing after that. responseFailed() may come before
 // any responseHead() (no answer: refused, unreachable, TLS, closed, unparsable) or mid-body.
+// A receiver that had a connection opened first (HttpClientPool::connectFor) hears exactly one of
+// connectionEstablished() or responseFailed() before it submits its request.
 #include "service/transport/httpclientfailure.h"
 #include "service/transport/httpheaderpairs.h"
 
@@ -30,6 +32,9 @@ public:
     virtual void responseComplete() = 0;
     // The exchange failed (see HttpClientFailure).
     virtual void responseFailed(HttpClientFailure failure) = 0;
+    // After HttpClientPool::connectFor(): the connection is up (TCP, and TLS for https) and waits for
+    // this receiver's request.
+    virtual void connectionEstablished() {}
 };
 
 } // namespace coreflow

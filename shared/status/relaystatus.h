@@ -185,7 +185,7 @@ struct ClosureTransferStatus {
     QString nodeId, serviceId, backupId;
     qint64 startedAtMs = 0;
     QString state;                // send: preparing|exporting|offering|streaming|completing;
-                                  // receive: opening|preparing|streaming|awaiting-node|completing
+                                  // receive: preparing|dialing|opening|streaming|awaiting-node|completing
     qint64 bytesMoved = 0;        // bytes sent to Cloudly (send) or received from it (receive)
     std::optional<qint64> sizeBytes; // the closure's size once stated; null before
     QString awaiting;             // the side the transfer waits for now: "node" | "cloudly"

@@ -5,6 +5,7 @@
 // refused from their header; a flood of connections past the pending-handshake bound costs the
 // flood only, while a carried node keeps forwarding. The bounds are the project's (§3.4, D-57, D-78);
 // no seed rule names them.
+#include "tests/support/descriptorcount.h"
 #include "tests/support/epolltestmain.h"
 #include "tests/support/skiporfail.h"
 #include "tests/integration/logcapture.h"
@@ -29,8 +30,6 @@ using namespace coreflow::testing;
 namespace {
 
 constexpr qint64 kDecisionDeadlineMs = 10000; // contract §3.4 "Slow strangers"
-
-int openDescriptors() { return int(QDir(QStringLiteral("/proc/self/fd")).entryList(QDir::NoDotAndDotDot | QDir::System).size()); }
 
 } // namespace
 
@@ -155,7 +154,7 @@ private Q_SLOTS:
         node->callWithSession(QStringLiteral("reportRuntimeAssignmentObservation"), {},
                               [&](const peers::PeerFrame &x) { warm = !x.hasError(); });
         QTRY_VERIFY(warm);
-        const int descriptors = openDescriptors();
+        const int descriptors = settledDescriptors(); // D-121: beyond one per thread, once it held still
         constexpr int kFlood = 600;
         constexpr int kPendingBound = 512; // contract §3.4 "Count bounds"
         std::vector<std::unique_ptr<QTcpSocket>> flood;
@@ -180,7 +179,8 @@ private Q_SLOTS:
         f.clock.advance(kDecisionDeadlineMs);
         QTRY_COMPARE(listener->pendingHandshakes(), 0);
         flood.clear();
-        QTRY_COMPARE(openDescriptors(), descriptors);
+        const int held = settledDescriptors();
+        QVERIFY2(held == descriptors, qPrintable(QStringLiteral("%1 descriptors held, %2 before: %3").arg(held).arg(descriptors).arg(describeDescriptors())));
         bool after = false;
         node->callWithSession(QStringLiteral("reportRuntimeAssignmentObservation"), {},
                               [&](const peers::PeerFrame &x) { after = !x.hasError(); });

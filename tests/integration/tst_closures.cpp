@@ -7,6 +7,8 @@
 #include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
+#include "tests/peers/blackholingproxy.h"
+#include "tests/peers/faultinjectingproxy.h"
 #include "tests/peers/loopbackclosurestore.h"
 #include "tests/peers/loopbackcorestore.h"
 #include "tests/peers/throttlingproxy.h"
@@ -946,10 +948,9 @@ private Q_SLOTS:
     // before anything. For each condition the answer is the named refusal, the node's Corestore saw no
     // request, and Cloudly heard of no stream (no offer, open, credit, completion or abort; no chunk).
     // Rows: the direct send and restore routes, and a replicated restoreClusterService (whose first
-    // step is the closure). A node that cannot be reached is a precondition only where nothing has to
-    // be asked of Cloudly first: the send route (its export is the first request). A restore learns it
-    // by dialling, which needs the descriptor's size (Content-Length), so it is a step failure there
-    // (§13.2, §13.4 "Corestore faults mid-stream"), tested in tst_faultmatrixclosures.
+    // step is the closure). A node that cannot be reached is a precondition row here for the send
+    // route (its export is the first request); a restore dials the node before it opens the stream
+    // (D-130), tested by aRestoreFindsAnUnreachableNodeBeforeAnyStreamOpens_CS64_CS80 below.
     void closureRoutesRefuseByNameBeforeAnything_CS64_data()
     {
         QTest::addColumn<QString>("method");
@@ -1001,6 +1002,164 @@ private Q_SLOTS:
         QVERIFY(c.store->outgoing().isEmpty() || c.store->outgoing().first().sent == 0);
         QCOMPARE(c.corestore.totalRequestCount(), 0);
         c.verifyNothingHeld();
+    }
+
+    // Issue 19, CS-64, CS-80, §13.6 "Preconditions", D-130: a restore dials the node's Corestore before
+    // it asks Cloudly to open the stream. A node whose endpoint is a closed port (connection refused)
+    // or a blackholing one (TCP accepted, TLS never answered: the §15 bound of 10000 ms on the clock)
+    // is refused CORESTORE_UNREACHABLE naming the restore's route, and Cloudly heard of no stream (no
+    // open, credit, completion or abort), Corestore saw no request, and the relay holds no stream,
+    // timer or descriptor more than before. Rows: the direct route, and a replicated
+    // restoreClusterService (whose closure step ends as restore-step-failed with no step completed).
+    void aRestoreFindsAnUnreachableNodeBeforeAnyStreamOpens_CS64_CS80_data()
+    {
+        QTest::addColumn<QString>("method");
+        QTest::addColumn<QString>("node");
+        for (const QString &method : {kRestore, QStringLiteral("restoreClusterService")}) {
+            QTest::addRow("%s closed port", qPrintable(method)) << method << "closed-port";
+            QTest::addRow("%s blackholed", qPrintable(method)) << method << "blackholed";
+        }
+    }
+    void aRestoreFindsAnUnreachableNodeBeforeAnyStreamOpens_CS64_CS80()
+    {
+        QFETCH(QString, method);
+        QFETCH(QString, node);
+        const bool blackholed = node == QLatin1String("blackholed");
+        Closures c;
+        const quint16 closedPort = RelayFixture::freePort(); // nothing listens there
+        peers::BlackholingProxy hole(QStringLiteral("127.0.0.1"), c.corestore.endpoint().port());
+        QVERIFY(hole.listen());
+        hole.setBlackholing(true);
+        const quint16 port = blackholed ? hole.port() : closedPort;
+        c.f.cloudly->options().clusterNodes = QJsonArray{
+            QJsonObject{{"id", "node-a"}, {"corestore", QJsonObject{{"endpoint", c.corestore.endpoint().toString()}}}, {"corestoreDatabase", QJsonValue::Null}},
+            QJsonObject{{"id", "node-u"},
+                        {"corestore", QJsonObject{{"endpoint", QStringLiteral("https://127.0.0.1:%1/corestore").arg(port)}}},
+                        {"corestoreDatabase", QJsonValue::Null}}};
+        c.store->holdClosure("svc-1", "b-warm", "node-a", kMiB, 5);
+        c.store->holdClosure("svc-1", "b-first", "node-u", kMiB, 7); // Cloudly could serve the restore if it were asked
+        QVERIFY(c.f.startRelay());
+        // One whole restore on the reachable node first, so every part the row uses exists once.
+        std::optional<peers::PeerFrame> warm;
+        c.ask(kRestore, QStringLiteral("b-warm"), &warm);
+        QVERIFY(Closures::waitFor([&] { return warm.has_value(); }));
+        QVERIFY2(!warm->hasError(), warm->raw.constData());
+        c.verifyNothingHeld();
+        QVERIFY(c.f.settleCloudlyHop());
+        const int descriptors = settledDescriptors();
+        const int timers = c.f.clock.activeTimerCount();
+        const int opensBefore = c.f.cloudly->callCount(QStringLiteral("openServiceDatabaseClosure"));
+        const QStringList streamCalls{QStringLiteral("grantServiceDatabaseClosureCredit"), kComplete, kAbort};
+        QList<int> streamCallsBefore;
+        for (const QString &streamCall : streamCalls)
+            streamCallsBefore.append(c.f.cloudly->callCount(streamCall));
+        const int requestsBefore = c.corestore.totalRequestCount();
+
+        std::optional<peers::PeerFrame> answer;
+        const QJsonObject request = method == kRestore
+            ? QJsonObject{{"nodeId", "node-u"}, {"serviceId", "svc-1"}, {"backupId", "b-first"}}
+            : QJsonObject{{"nodeId", "node-u"}, {"serviceId", "svc-1"}, {"backupId", "b-first"}, {"database", QJsonValue::Null},
+                          {"volumes", QJsonArray{}}, {"objectStorage", QJsonValue::Null}, {"replication", QJsonObject{{"enabled", true}}}};
+        c.f.cloudly->push(method, request, [&answer](const peers::PeerFrame &frame) { answer = frame; });
+        QString failure = QStringLiteral("connection refused");
+        if (blackholed) {
+            QVERIFY(Closures::waitFor([&] { return hole.openConnections() == 1; })); // the relay dialled the node
+            QVERIFY(c.f.settleCloudlyHop()); // an open sent before (or with) the dial has reached Cloudly
+            QCOMPARE(c.f.cloudly->callCount(QStringLiteral("openServiceDatabaseClosure")), opensBefore);
+            c.f.clock.advance(9999);
+            QVERIFY(c.f.settleCloudlyHop());
+            QVERIFY(!answer);
+            c.f.clock.advance(1);
+            failure = QStringLiteral("timeout after 10000 ms");
+        }
+        QVERIFY(Closures::waitFor([&] { return answer.has_value(); }));
+        QVERIFY(c.f.settleCloudlyHop()); // whatever the relay sent Cloudly before or after answering has arrived
+        QCOMPARE(c.f.cloudly->callCount(QStringLiteral("openServiceDatabaseClosure")), opensBefore);
+        const QString unreachable = QStringLiteral("CORESTORE_UNREACHABLE: POST /corestore/control/database-closures/restore"
+                                                   "?serviceId=svc-1&backupId=b-first on node node-u: ") + failure;
+        QVERIFY2(answer->hasError(), answer->raw.constData());
+        if (method == kRestore) {
+            QCOMPARE(answer->errorRefusal().text(), unreachable);
+        } else {
+            QCOMPARE(answer->errorRefusal().text(), QStringLiteral("restore-step-failed: step closure failed: ") + unreachable);
+            const QJsonObject data = answer->errorRefusal().data;
+            QCOMPARE(data.value(QStringLiteral("step")).toString(), QStringLiteral("closure"));
+            QCOMPARE(data.value(QStringLiteral("completedSteps")).toArray(), QJsonArray{});
+        }
+        for (qsizetype i = 0; i < streamCalls.size(); ++i)
+            QVERIFY2(c.f.cloudly->callCount(streamCalls.at(i)) == streamCallsBefore.at(i), qPrintable(streamCalls.at(i)));
+        QCOMPARE(c.corestore.totalRequestCount(), requestsBefore);
+        QCOMPARE(c.store->outgoing().size(), 1); // only the warm-up's closure ever left Cloudly
+        QVERIFY(hole.openConnections() == 0 || Closures::waitFor([&] { return hole.openConnections() == 0; }));
+        c.verifyNothingHeld(descriptors);
+        QTRY_COMPARE(c.f.clock.activeTimerCount(), timers);
+    }
+
+    // §13.6, D-130: the connection dialled for a restore is released on every way out before its
+    // request: Cloudly refusing the open (NOT_FOUND: no closure for that backup), and Corestore's
+    // connection reset while Cloudly has not answered the open yet (CORESTORE_UNREACHABLE ... connection
+    // closed; Cloudly, which has the open, is told with an abort, side node). Corestore saw no request,
+    // and the descriptors and clock timers are those of before the row.
+    void aRestoreReleasesItsDialledConnectionWhenTheOpenFails_D130_data()
+    {
+        QTest::addColumn<QString>("fault");
+        QTest::newRow("open refused") << QStringLiteral("open-refused");
+        QTest::newRow("corestore lost while opening") << QStringLiteral("corestore-lost");
+    }
+    void aRestoreReleasesItsDialledConnectionWhenTheOpenFails_D130()
+    {
+        QFETCH(QString, fault);
+        Closures c;
+        peers::FaultInjectingProxy proxy(QStringLiteral("127.0.0.1"), c.corestore.endpoint().port());
+        QVERIFY(proxy.listen());
+        QUrl endpoint = c.corestore.endpoint();
+        endpoint.setPort(proxy.port());
+        c.f.cloudly->options().clusterNodes = QJsonArray{
+            QJsonObject{{"id", "node-a"}, {"corestore", QJsonObject{{"endpoint", endpoint.toString()}}}, {"corestoreDatabase", QJsonValue::Null}}};
+        c.store->holdClosure("svc-1", "b-warm", "node-a", kMiB, 5);
+        c.store->holdClosure("svc-1", "b-first", "node-a", kMiB, 7);
+        QVERIFY(c.f.startRelay());
+        std::optional<peers::PeerFrame> warm;
+        c.ask(kRestore, QStringLiteral("b-warm"), &warm);
+        QVERIFY(Closures::waitFor([&] { return warm.has_value(); }));
+        QVERIFY2(!warm->hasError(), warm->raw.constData());
+        c.verifyNothingHeld();
+        QVERIFY(Closures::waitFor([&] { return proxy.openConnections() == 0; }));
+        QVERIFY(c.f.settleCloudlyHop());
+        const int descriptors = settledDescriptors();
+        const int timers = c.f.clock.activeTimerCount();
+        const int requestsBefore = c.corestore.totalRequestCount();
+        const int opensBefore = c.f.cloudly->callCount(QStringLiteral("openServiceDatabaseClosure"));
+        const qsizetype abortsBefore = c.store->aborts().size();
+
+        const bool lost = fault == QLatin1String("corestore-lost");
+        if (lost)
+            c.f.cloudly->setAnswer(QStringLiteral("openServiceDatabaseClosure"), peers::Answer::silence());
+        std::optional<peers::PeerFrame> answer;
+        c.ask(kRestore, lost ? QStringLiteral("b-first") : QStringLiteral("b-none"), &answer);
+        if (lost) {
+            QVERIFY(Closures::waitFor([&] { return c.f.cloudly->callCount(QStringLiteral("openServiceDatabaseClosure")) == opensBefore + 1; }));
+            QCOMPARE(proxy.openConnections(), 1); // dialled before the open was sent, held for the request
+            proxy.inject(peers::FaultInjectingProxy::Fault::Reset);
+        }
+        QVERIFY(Closures::waitFor([&] { return answer.has_value(); }));
+        QVERIFY2(answer->hasError(), answer->raw.constData());
+        if (lost) {
+            QCOMPARE(answer->errorRefusal().text(),
+                     QStringLiteral("CORESTORE_UNREACHABLE: POST /corestore/control/database-closures/restore?serviceId=svc-1&backupId=b-first"
+                                    " on node node-a: connection closed"));
+            QTRY_COMPARE(c.store->aborts().size(), abortsBefore + 1);
+            QCOMPARE(c.store->aborts().last().side, QStringLiteral("node"));
+            QCOMPARE(c.store->aborts().last().reason, QStringLiteral("CORESTORE_UNREACHABLE"));
+            c.f.clock.advance(8000); // the unanswered open's own bound (cloudlyCallTimeoutMs) ends its timer
+        } else {
+            QCOMPARE(answer->errorRefusal().text(), QStringLiteral("closure-refused: Cloudly refused openServiceDatabaseClosure: NOT_FOUND"));
+            QCOMPARE(c.store->aborts().size(), abortsBefore); // Cloudly opened nothing: nothing to abort
+        }
+        QCOMPARE(c.corestore.totalRequestCount(), requestsBefore);
+        QVERIFY(Closures::waitFor([&] { return proxy.openConnections() == 0; }));
+        c.verifyNothingHeld(descriptors);
+        QTRY_COMPARE(c.f.clock.activeTimerCount(), timers);
     }
 
     // §13.5, §13.6 (D-96): the ids are plain names (they reach log lines and the status); anything else

@@ -13,6 +13,7 @@
 //   restore reset     -> CORESTORE_UNREACHABLE: POST /corestore/control/database-closures/restore?<query> on node node-a: connection closed, at once
 //   restore truncate  -> the same with class connection closed, at once
 //   restore blackhole -> closure-transfer-stalled: node went quiet after <n> of <size> bytes, at 30000 ms on the clock
+#include "tests/support/descriptorcount.h"
 #include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
@@ -44,22 +45,6 @@ namespace {
 const QString kBackup = QStringLiteral("backupServiceDatabaseClosure");
 const QString kRestore = QStringLiteral("restoreServiceDatabaseClosure");
 constexpr qint64 kMiB = 1024 * 1024;
-
-int openDescriptors() { return int(QDir(QStringLiteral("/proc/self/fd")).entryList(QDir::NoDotAndDotDot | QDir::System).size()); }
-
-// The descriptor count once it stopped moving (sockets closed by the other side a moment ago are
-// gone): a baseline taken mid-close would count a descriptor that is already on its way out.
-int settledDescriptors()
-{
-    int last = -1;
-    for (int stable = 0, rounds = 0; stable < 20 && rounds < 400; ++rounds) {
-        QTest::qWait(25);
-        const int now = openDescriptors();
-        stable = now == last ? stable + 1 : 0;
-        last = now;
-    }
-    return last;
-}
 
 bool waitFor(const std::function<bool()> &condition, int waitMs = 30000)
 {
@@ -220,8 +205,10 @@ private Q_SLOTS:
         QVERIFY(c.succeeds(kBackup, QStringLiteral("b-after"))); // recovered through the same path
         QVERIFY(c.nothingHeld());
         QVERIFY(c.f.settleCloudlyHop());
-        // Nothing left behind (fewer: a part opened once before the baseline has closed since).
-        QTRY_VERIFY(openDescriptors() <= descriptors);
+        // Nothing left behind: the same descriptors as before the row, counted beyond one per thread once
+        // the count held still (tests/support/descriptorcount.h, D-121) and compared exactly.
+        const int after = settledDescriptors();
+        QVERIFY2(after == descriptors, qPrintable(QStringLiteral("%1 descriptors held, %2 before: %3").arg(after).arg(descriptors).arg(describeDescriptors())));
         QTRY_COMPARE(c.f.clock.activeTimerCount(), timers);
     }
 
@@ -284,8 +271,10 @@ private Q_SLOTS:
         QCOMPARE(c.corestore.restoredClosures().size(), restoredBefore + 1);
         QVERIFY(c.nothingHeld());
         QVERIFY(c.f.settleCloudlyHop());
-        // Nothing left behind (fewer: a part opened once before the baseline has closed since).
-        QTRY_VERIFY(openDescriptors() <= descriptors);
+        // Nothing left behind: the same descriptors as before the row, counted beyond one per thread once
+        // the count held still (tests/support/descriptorcount.h, D-121) and compared exactly.
+        const int after = settledDescriptors();
+        QVERIFY2(after == descriptors, qPrintable(QStringLiteral("%1 descriptors held, %2 before: %3").arg(after).arg(descriptors).arg(describeDescriptors())));
         QTRY_COMPARE(c.f.clock.activeTimerCount(), timers);
     }
 };

@@ -12,6 +12,7 @@
 //   blackhole the registry goes quiet mid-body                -> aborted exactly at 30000 ms on the clock
 //
 // Needs docker-registry (Debian package docker-registry); skips (fails on CI) without it.
+#include "tests/support/descriptorcount.h"
 #include "tests/support/epolltestmain.h"
 #include "tests/integration/logcapture.h"
 #include "tests/integration/relayfixture.h"
@@ -39,22 +40,6 @@ namespace {
 constexpr qint64 kMiB = 1024 * 1024;
 constexpr qint64 kBlobBytes = 8 * kMiB;
 const QByteArray kRepository = "coreflow/fault";
-
-int openDescriptors() { return int(QDir(QStringLiteral("/proc/self/fd")).entryList(QDir::NoDotAndDotDot | QDir::System).size()); }
-
-// The descriptor count once it stopped moving (sockets closed by the other side a moment ago are
-// gone): a baseline taken mid-close would count a descriptor that is already on its way out.
-int settledDescriptors()
-{
-    int last = -1;
-    for (int stable = 0, rounds = 0; stable < 20 && rounds < 400; ++rounds) {
-        QTest::qWait(25);
-        const int now = openDescriptors();
-        stable = now == last ? stable + 1 : 0;
-        last = now;
-    }
-    return last;
-}
 
 // One plain HTTP/1.1 exchange with the registry itself (the test's own setup, not through the relay).
 QByteArray plainExchange(quint16 port, const QByteArray &request)
@@ -250,8 +235,10 @@ private Q_SLOTS:
                               [&](const peers::PeerFrame &x) { answered = !x.hasError(); });
         QTRY_VERIFY(answered);
         QVERIFY(f.settleCloudlyHop());
-        // Nothing left behind (fewer: a part opened once before the baseline has closed since).
-        QTRY_VERIFY(openDescriptors() <= descriptors);
+        // Nothing left behind: the same descriptors as before the row, counted beyond one per thread once
+        // the count held still (tests/support/descriptorcount.h, D-121) and compared exactly.
+        const int after = settledDescriptors();
+        QVERIFY2(after == descriptors, qPrintable(QStringLiteral("%1 descriptors held, %2 before: %3").arg(after).arg(descriptors).arg(describeDescriptors())));
         QTRY_COMPARE(f.clock.activeTimerCount(), timers);
     }
 };
