@@ -153,6 +153,39 @@ QByteArray MetricsExposition::render(const std::optional<status::RelayStatus> &s
     w.family("closure_transfers_total", "counter", "Database closure transfers ended, by outcome (stored, restored or a refusal name).");
     for (auto it = s.backups.transfersByOutcome.constBegin(); it != s.backups.transfersByOutcome.constEnd(); ++it)
         w.sample("closure_transfers_total", it.value(), label("outcome", it.key()));
+
+    // The managed VPN hub (docs/contract.md §18.1 vpn, §18.3): public facts only, never a key. A member
+    // is labelled by its nodeId and address as the status shows them.
+    const status::VpnHubStatus &vpn = s.vpn;
+    w.one("vpn_hub_bound", "gauge", "1 while the VPN hub's QUIC port is bound.", vpn.bound ? 1 : 0);
+    w.one("vpn_members_admitted", "gauge", "Members of the VPN network the hub holds.", vpn.memberCount);
+    w.one("vpn_members_connected", "gauge", "VPN members with an authenticated connection now.", vpn.membersConnected);
+    if (vpn.networkRevision)
+        w.one("vpn_network_revision", "gauge", "Revision of the VPN network the hub holds (absent while none is held).",
+              *vpn.networkRevision);
+    w.family("vpn_drops_total", "counter", "Packets and datagrams the VPN hub dropped, by cause.");
+    for (auto it = vpn.drops.constBegin(); it != vpn.drops.constEnd(); ++it)
+        w.sample("vpn_drops_total", it.value(), label("cause", it.key()));
+    auto memberLabels = [](const status::VpnMemberStatus &m) { return label("member", m.nodeId) + ',' + label("address", m.address); };
+    w.family("vpn_member_connected", "gauge", "1 while the VPN member has an authenticated connection.");
+    for (const auto &m : vpn.members)
+        w.sample("vpn_member_connected", m.connected ? 1 : 0, memberLabels(m));
+    w.family("vpn_member_packets_total", "counter",
+             "IPv4 packets per VPN member: direction in = opened from the member, out = relayed to it.");
+    for (const auto &m : vpn.members) {
+        w.sample("vpn_member_packets_total", m.packetsIn, memberLabels(m) + ',' + label("direction", QStringLiteral("in")));
+        w.sample("vpn_member_packets_total", m.packetsOut, memberLabels(m) + ',' + label("direction", QStringLiteral("out")));
+    }
+    w.family("vpn_member_bytes_total", "counter",
+             "IPv4 packet bytes per VPN member: direction in = opened from the member, out = relayed to it.");
+    for (const auto &m : vpn.members) {
+        w.sample("vpn_member_bytes_total", m.bytesIn, memberLabels(m) + ',' + label("direction", QStringLiteral("in")));
+        w.sample("vpn_member_bytes_total", m.bytesOut, memberLabels(m) + ',' + label("direction", QStringLiteral("out")));
+    }
+    w.family("vpn_member_drops_total", "counter", "The VPN member's packets the hub dropped, by cause.");
+    for (const auto &m : vpn.members)
+        for (auto it = m.drops.constBegin(); it != m.drops.constEnd(); ++it)
+            w.sample("vpn_member_drops_total", it.value(), memberLabels(m) + ',' + label("cause", it.key()));
     return w.take();
 }
 

@@ -15,6 +15,11 @@
 //   counters forwards_total, pushes_total, refusals_total{name}, cloudly_reconnects_total,
 //            reregistration_waves_total, escrow_offers_total{outcome="delivered"|"failed"},
 //            registry_requests_total, registry_body_bytes_total, status_clients_total
+//   VPN hub  vpn_hub_bound, vpn_members_admitted, vpn_members_connected, vpn_network_revision (only
+//            while a network is held), vpn_member_connected{member,address} (gauges);
+//            vpn_drops_total{cause}, vpn_member_packets_total{member,address,direction="in"|"out"},
+//            vpn_member_bytes_total{...same}, vpn_member_drops_total{member,address,cause} (counters).
+//            Members are labelled by nodeId and address as the status shows them; no key is exported.
 // Label values are escaped (backslash, double quote, newline) as the format requires.
 #include "shared/status/relaystatus.h"
 

@@ -223,6 +223,23 @@ bool ClusterVpnNetwork::grants(const QString &fromNodeId, const QString &toNodeI
     return from != m_byNodeId.cend() && to != m_byNodeId.cend() && m_grantPairs.contains(pairOf(*from, *to));
 }
 
+int ClusterVpnNetwork::indexOfNodeId(const QString &nodeId) const
+{
+    const auto it = m_byNodeId.constFind(nodeId);
+    return it == m_byNodeId.cend() ? -1 : *it;
+}
+
+int ClusterVpnNetwork::indexOfAddress(std::uint32_t address) const
+{
+    const auto it = m_byAddress.constFind(address);
+    return it == m_byAddress.cend() ? -1 : *it;
+}
+
+bool ClusterVpnNetwork::grantsByIndex(int from, int to) const
+{
+    return from >= 0 && to >= 0 && m_grantPairs.contains(pairOf(from, to));
+}
+
 bool ClusterVpnNetwork::sameContent(const ClusterVpnNetwork &other) const
 {
     if (m_authorityId != other.m_authorityId || m_authorityPublicKey != other.m_authorityPublicKey

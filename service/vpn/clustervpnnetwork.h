@@ -63,6 +63,14 @@ public:
     const Member *memberByNodeId(const QString &nodeId) const;
     // Whether a grant lets packets flow from → to (nodeIds).
     bool grants(const QString &fromNodeId, const QString &toNodeId) const;
+
+    // The packet path's integer keys (issue 21): a member's index into members(), fixed for as long as
+    // this network is held, so the hub resolves a nodeId once when a network is applied or a member
+    // authenticates, never per packet. -1: no such member.
+    int indexOfNodeId(const QString &nodeId) const;
+    int indexOfAddress(std::uint32_t address) const;
+    // Whether a grant lets packets flow from the member at index `from` to the one at `to`.
+    bool grantsByIndex(int from, int to) const;
     // Same authority, revision, prefix, expiry, members and grants (order of grants ignored,
     // duplicates folded; members compared by nodeId).
     bool sameContent(const ClusterVpnNetwork &other) const;

@@ -15,11 +15,41 @@ namespace {
 // One handshake message on its stream: u16 length + bytes (§11.4); a message 1 is 108 bytes, so a
 // longer frame or more pending bytes than this are a malformed handshake.
 constexpr int kMaxHandshakeFrame = 2 + 1024;
-const QString kNoSession = QStringLiteral("no-session");
-const QString kDestinationNotConnected = QStringLiteral("destination-not-connected");
-const QString kQueueFull = QStringLiteral("queue-full");
-const QString kDatagramTooLarge = QStringLiteral("datagram-too-large");
-const QString kHandshakeReplayed = QStringLiteral("handshake-replayed");
+
+using Cause = VpnDropCounts::Cause;
+
+Cause causeOf(VpnPacketPolicy::Verdict verdict)
+{
+    switch (verdict) {
+    case VpnPacketPolicy::Verdict::NotIpv4: return Cause::NotIpv4;
+    case VpnPacketPolicy::Verdict::SenderNotAdmitted: return Cause::SenderNotAdmitted;
+    case VpnPacketPolicy::Verdict::SpoofedSource: return Cause::SpoofedSource;
+    case VpnPacketPolicy::Verdict::UnknownDestination: return Cause::UnknownDestination;
+    case VpnPacketPolicy::Verdict::UngrantedPair: return Cause::UngrantedPair;
+    case VpnPacketPolicy::Verdict::DatagramTooLarge: return Cause::DatagramTooLarge;
+    case VpnPacketPolicy::Verdict::Forward: break;
+    }
+    return Cause::NotIpv4; // not reached: a forwarded packet is no drop
+}
+
+Cause causeOf(VpnDatagramOpener::Outcome outcome)
+{
+    switch (outcome) {
+    case VpnDatagramOpener::Outcome::DatagramTooShort: return Cause::DatagramTooShort;
+    case VpnDatagramOpener::Outcome::KeysExpired: return Cause::KeysExpired;
+    case VpnDatagramOpener::Outcome::CounterExhausted: return Cause::CounterExhausted;
+    case VpnDatagramOpener::Outcome::Replayed: return Cause::Replayed;
+    case VpnDatagramOpener::Outcome::TooOld: return Cause::TooOld;
+    case VpnDatagramOpener::Outcome::AuthenticationFailed:
+    case VpnDatagramOpener::Outcome::Opened: break;
+    }
+    return Cause::AuthenticationFailed;
+}
+
+Cause causeOf(VpnDatagramSealer::Outcome outcome)
+{
+    return outcome == VpnDatagramSealer::Outcome::CounterExhausted ? Cause::CounterExhausted : Cause::KeysExpired;
+}
 } // namespace
 
 QJsonObject VpnHub::ApplyAnswer::toJson() const
@@ -37,6 +67,10 @@ VpnHub::VpnHub(Settings settings, Clock &clock, QObject *parent)
     m_server = std::make_unique<VpnQuicServer>(handler, m_settings.limits);
     m_expiryTimer = m_clock.createTimer(this);
     connect(m_expiryTimer.get(), &ClockTimer::timeout, this, &VpnHub::checkExpiries);
+    m_destinationLimit = [this](int destinationIndex) -> qsizetype {
+        const Session *destination = sessionOfMember(destinationIndex);
+        return destination ? m_server->maxDatagramPayload(destination->id) : std::numeric_limits<int>::max();
+    };
 }
 
 VpnHub::~VpnHub()
@@ -59,6 +93,7 @@ void VpnHub::stop()
     qDeleteAll(m_sessions);
     m_sessions.clear();
     m_memberConnection.clear();
+    std::fill(m_sessionByMember.begin(), m_sessionByMember.end(), nullptr);
 }
 
 std::optional<QString> VpnHub::bindOnce()
@@ -97,9 +132,11 @@ contract::Result<VpnHub::ApplyAnswer> VpnHub::admit(const QJsonObject &network, 
         answer.revision = m_authority.heldRevision();
         return answer;
     }
+    indexMembers();
     // Lazy bind, once, on the first admitted network (VH-05..07); a failure holds nothing (CF-19).
     if (auto failure = bindOnce()) {
         m_authority.clear();
+        indexMembers();
         answer.state = QStringLiteral("failed");
         answer.reason = *failure;
         Q_EMIT statusChanged();
@@ -181,7 +218,7 @@ void VpnHub::handshake(Session &session, qint64 streamId, QByteArrayView message
     case VpnHandshakeTimestamps::Verdict::Accepted:
         break;
     case VpnHandshakeTimestamps::Verdict::NotNewer:
-        drop(nodeId, kHandshakeReplayed);
+        drop(nodeId, Cause::HandshakeReplayed);
         if (!m_refusalLog || m_refusalLog->admit(1))
             qCInfo(logVpn).noquote() << QStringLiteral("VPN handshake from %1 refused: handshake-replayed (member %2's timestamp is not newer)")
                                             .arg(session.remote, nodeId);
@@ -197,12 +234,16 @@ void VpnHub::handshake(Session &session, qint64 streamId, QByteArrayView message
     if (!session.nodeId.isEmpty() && session.nodeId != nodeId)
         return cutSession(id, kVpnCloseHandshakeFailed); // a rekey must name the same member
     session.nodeId = nodeId;
+    session.counters = &m_memberCounters[nodeId];
+    session.memberIndex = m_authority.held() ? m_authority.held()->indexOfNodeId(nodeId) : -1;
     // A rekey keeps the previous keys for what is still in flight under them (§11.6).
     session.previousOpener = std::move(session.opener);
     session.opener = std::make_unique<VpnDatagramOpener>(std::move(response.keys.receiveKey), m_clock);
     session.sealer = std::make_unique<VpnDatagramSealer>(std::move(response.keys.sendKey), m_clock);
     m_memberConnection.insert(nodeId, id);
-    m_memberCounters[nodeId].lastHandshakeAtMs = m_clock.nowMs();
+    if (session.memberIndex >= 0 && std::size_t(session.memberIndex) < m_sessionByMember.size())
+        m_sessionByMember[std::size_t(session.memberIndex)] = &session;
+    session.counters->lastHandshakeAtMs = m_clock.nowMs();
     QByteArray framed(2, '\0');
     qToBigEndian<quint16>(quint16(response.message2.size()), framed.data());
     framed += response.message2;
@@ -215,10 +256,9 @@ void VpnHub::datagramReceived(VpnQuicServer::ConnectionId id, QByteArrayView pay
 {
     Session *session = m_sessions.value(id);
     if (!session || !session->opener) {
-        m_drops[kNoSession]++;
+        m_drops.add(Cause::NoSession);
         return;
     }
-    const QString &nodeId = session->nodeId;
     VpnDatagramOpener::Outcome opened = session->opener->open(payload, m_openBuffer);
     if (opened == VpnDatagramOpener::Outcome::AuthenticationFailed && session->previousOpener) {
         const auto previous = session->previousOpener->open(payload, m_openBuffer);
@@ -228,27 +268,24 @@ void VpnHub::datagramReceived(VpnQuicServer::ConnectionId id, QByteArrayView pay
             session->previousOpener.reset();
     }
     if (opened != VpnDatagramOpener::Outcome::Opened) {
-        drop(nodeId, VpnDatagramOpener::outcomeName(opened));
+        drop(*session, causeOf(opened));
         if (opened == VpnDatagramOpener::Outcome::KeysExpired)
             cutSession(id, kVpnCloseRekeyRequired);
         return;
     }
-    MemberCounters &sender = m_memberCounters[nodeId];
+    MemberCounters &sender = *session->counters;
     sender.packetsIn++;
     sender.bytesIn += quint64(m_openBuffer.size());
-    const auto decision = m_policy.judge(nodeId, m_openBuffer, [this](const ClusterVpnNetwork::Member &destination) -> qsizetype {
-        const auto connection = m_memberConnection.value(destination.nodeId);
-        return connection ? m_server->maxDatagramPayload(connection) : std::numeric_limits<int>::max();
-    });
+    const auto decision = m_policy.judge(session->memberIndex, m_openBuffer, m_destinationLimit);
     if (decision.verdict != VpnPacketPolicy::Verdict::Forward)
-        return drop(nodeId, VpnPacketPolicy::verdictName(decision.verdict));
-    const auto connection = m_memberConnection.value(decision.destination->nodeId);
-    Session *target = connection ? m_sessions.value(connection) : nullptr;
+        return drop(*session, causeOf(decision.verdict));
+    Session *target = sessionOfMember(decision.destinationIndex);
     if (!target || !target->sealer)
-        return drop(nodeId, kDestinationNotConnected);
+        return drop(*session, Cause::DestinationNotConnected);
+    const VpnQuicServer::ConnectionId connection = target->id;
     const auto sealed = target->sealer->seal(m_openBuffer, m_sealBuffer);
     if (sealed != VpnDatagramSealer::Outcome::Sealed) {
-        drop(nodeId, VpnDatagramSealer::outcomeName(sealed));
+        drop(*session, causeOf(sealed));
         if (sealed == VpnDatagramSealer::Outcome::KeysExpired)
             cutSession(connection, kVpnCloseRekeyRequired);
         return;
@@ -256,25 +293,58 @@ void VpnHub::datagramReceived(VpnQuicServer::ConnectionId id, QByteArrayView pay
     switch (m_server->sendDatagram(connection, m_sealBuffer)) {
     case VpnQuicServer::DatagramOutcome::Sent:
     case VpnQuicServer::DatagramOutcome::Queued: {
-        MemberCounters &receiver = m_memberCounters[target->nodeId];
+        MemberCounters &receiver = *target->counters;
         receiver.packetsOut++;
         receiver.bytesOut += quint64(m_openBuffer.size());
         return;
     }
     case VpnQuicServer::DatagramOutcome::TooLarge:
-        return drop(nodeId, kDatagramTooLarge);
+        return drop(*session, Cause::DatagramTooLarge);
     case VpnQuicServer::DatagramOutcome::QueueFull:
-        return drop(nodeId, kQueueFull);
+        return drop(*session, Cause::QueueFull);
     case VpnQuicServer::DatagramOutcome::NoConnection:
-        return drop(nodeId, kDestinationNotConnected);
+        return drop(*session, Cause::DestinationNotConnected);
     }
 }
 
-void VpnHub::drop(const QString &nodeId, const QString &cause)
+void VpnHub::drop(Session &session, Cause cause)
 {
-    m_drops[cause]++;
+    m_drops.add(cause);
+    if (session.counters)
+        session.counters->drops.add(cause);
+}
+
+void VpnHub::drop(const QString &nodeId, Cause cause)
+{
+    m_drops.add(cause);
     if (!nodeId.isEmpty())
-        m_memberCounters[nodeId].drops[cause]++;
+        m_memberCounters[nodeId].drops.add(cause);
+}
+
+void VpnHub::indexMembers()
+{
+    const auto &held = m_authority.held();
+    m_sessionByMember.assign(held ? std::size_t(held->members().size()) : 0, nullptr);
+    for (Session *session : std::as_const(m_sessions)) {
+        session->memberIndex = held && !session->nodeId.isEmpty() ? held->indexOfNodeId(session->nodeId) : -1;
+        if (session->memberIndex >= 0 && m_memberConnection.value(session->nodeId) == session->id)
+            m_sessionByMember[std::size_t(session->memberIndex)] = session;
+    }
+}
+
+VpnHub::Session *VpnHub::sessionOfMember(int memberIndex) const
+{
+    return memberIndex >= 0 && std::size_t(memberIndex) < m_sessionByMember.size() ? m_sessionByMember[std::size_t(memberIndex)] : nullptr;
+}
+
+void VpnHub::forgetMemberSession(Session &session)
+{
+    if (session.nodeId.isEmpty())
+        return;
+    if (m_memberConnection.value(session.nodeId) == session.id)
+        m_memberConnection.remove(session.nodeId);
+    if (sessionOfMember(session.memberIndex) == &session)
+        m_sessionByMember[std::size_t(session.memberIndex)] = nullptr;
 }
 
 void VpnHub::connectionClosed(VpnQuicServer::ConnectionId id)
@@ -282,10 +352,9 @@ void VpnHub::connectionClosed(VpnQuicServer::ConnectionId id)
     Session *session = m_sessions.take(id);
     if (!session)
         return;
-    if (!session->nodeId.isEmpty() && m_memberConnection.value(session->nodeId) == id) {
-        m_memberConnection.remove(session->nodeId);
+    if (!session->nodeId.isEmpty() && m_memberConnection.value(session->nodeId) == id)
         qCInfo(logVpn).noquote() << QStringLiteral("VPN member %1 disconnected").arg(session->nodeId);
-    }
+    forgetMemberSession(*session);
     delete session;
     Q_EMIT statusChanged();
 }
@@ -293,8 +362,8 @@ void VpnHub::connectionClosed(VpnQuicServer::ConnectionId id)
 void VpnHub::cutSession(VpnQuicServer::ConnectionId id, quint64 code)
 {
     Session *session = m_sessions.take(id);
-    if (session && !session->nodeId.isEmpty() && m_memberConnection.value(session->nodeId) == id)
-        m_memberConnection.remove(session->nodeId);
+    if (session)
+        forgetMemberSession(*session);
     delete session;
     m_server->closeConnection(id, code);
     Q_EMIT statusChanged();
@@ -341,8 +410,7 @@ status::VpnHubStatus VpnHub::status() const
     s.lastFailure = m_lastFailure;
     s.networkRevision = m_authority.heldRevision();
     s.membersConnected = int(m_memberConnection.size());
-    for (auto it = m_drops.constBegin(); it != m_drops.constEnd(); ++it)
-        s.drops.insert(it.key(), qint64(it.value()));
+    s.drops = m_drops.byName();
     if (const auto &held = m_authority.held()) {
         s.networkExpiresAtMs = held->expiresAtMs();
         s.memberCount = int(held->members().size());
@@ -351,14 +419,16 @@ status::VpnHubStatus VpnHub::status() const
             m.nodeId = member.nodeId;
             m.address = ClusterVpnNetwork::formatIpv4(member.address);
             m.connected = m_memberConnection.contains(member.nodeId);
-            const auto counters = m_memberCounters.value(member.nodeId);
-            m.lastHandshakeAtMs = counters.lastHandshakeAtMs;
-            m.packetsIn = qint64(counters.packetsIn);
-            m.bytesIn = qint64(counters.bytesIn);
-            m.packetsOut = qint64(counters.packetsOut);
-            m.bytesOut = qint64(counters.bytesOut);
-            for (auto it = counters.drops.constBegin(); it != counters.drops.constEnd(); ++it)
-                m.drops.insert(it.key(), qint64(it.value()));
+            const auto found = m_memberCounters.find(member.nodeId);
+            if (found != m_memberCounters.end()) {
+                const MemberCounters &counters = found->second;
+                m.lastHandshakeAtMs = counters.lastHandshakeAtMs;
+                m.packetsIn = qint64(counters.packetsIn);
+                m.bytesIn = qint64(counters.bytesIn);
+                m.packetsOut = qint64(counters.packetsOut);
+                m.bytesOut = qint64(counters.bytesOut);
+                m.drops = counters.drops.byName();
+            }
             s.members.append(m);
         }
     }

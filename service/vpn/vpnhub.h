@@ -22,9 +22,15 @@
 //
 // Drops are counted by cause (the policy's names, the opener's names, `no-session`,
 // `destination-not-connected`, `datagram-too-large`, `queue-full`) in total and per sending member.
+//
+// The packet path (issue 21) looks nothing up by string: a session keeps its member's index into the
+// held network (refreshed whenever a network is applied) and a pointer to that member's counters, the
+// connected session of each member index sits in a vector beside the nodeId-keyed table the control
+// plane uses, and drops are counted by an enum (VpnDropCounts), named only when the status is read.
 #include "service/core/refusallogbound.h"
 #include "service/vpn/noiseikresponder.h"
 #include "service/vpn/noisekeypair.h"
+#include "service/vpn/vpndropcounts.h"
 #include "service/vpn/vpnhandshaketimestamps.h"
 #include "service/vpn/vpnnetworkauthority.h"
 #include "service/vpn/vpnpacketpolicy.h"
@@ -40,6 +46,8 @@
 #include <QObject>
 #include <functional>
 #include <memory>
+#include <unordered_map>
+#include <vector>
 
 namespace coreflow::vpn {
 
@@ -91,21 +99,22 @@ Q_SIGNALS:
     void eventLine(const QString &line);
 
 private:
+    struct MemberCounters {
+        qint64 lastHandshakeAtMs = 0;
+        quint64 packetsIn = 0, bytesIn = 0, packetsOut = 0, bytesOut = 0;
+        VpnDropCounts drops;
+    };
     struct Session {
         VpnQuicServer::ConnectionId id = 0;
         QString nodeId; // "" until a handshake authenticated it
+        int memberIndex = -1;               // nodeId's index into the held network's members(); -1: none
+        MemberCounters *counters = nullptr; // nodeId's counters (set with nodeId)
         QString remote;
         QHash<qint64, QByteArray> streamBytes;
         std::unique_ptr<VpnDatagramOpener> opener;
         std::unique_ptr<VpnDatagramOpener> previousOpener; // the keys before a rekey, until they expire (§11.6)
         std::unique_ptr<VpnDatagramSealer> sealer;
     };
-    struct MemberCounters {
-        qint64 lastHandshakeAtMs = 0;
-        quint64 packetsIn = 0, bytesIn = 0, packetsOut = 0, bytesOut = 0;
-        QMap<QString, quint64> drops;
-    };
-
     void connectionOpened(VpnQuicServer::ConnectionId id, const QString &remote) override;
     void streamReceived(VpnQuicServer::ConnectionId id, qint64 streamId, QByteArrayView bytes) override;
     void datagramReceived(VpnQuicServer::ConnectionId id, QByteArrayView payload) override;
@@ -115,7 +124,15 @@ private:
     void handshake(Session &session, qint64 streamId, QByteArrayView message1);
     void cut(const QString &nodeId, quint64 code, const QString &why);
     void cutSession(VpnQuicServer::ConnectionId id, quint64 code);
-    void drop(const QString &nodeId, const QString &cause);
+    void drop(Session &session, VpnDropCounts::Cause cause);
+    void drop(const QString &nodeId, VpnDropCounts::Cause cause);
+    // After the held network changed (applied, cleared): every session's member index, and the
+    // member-index → connected session vector, from the new network.
+    void indexMembers();
+    // The connected session of a member index of the held network, or nullptr.
+    Session *sessionOfMember(int memberIndex) const;
+    // Forgets a session that is going (closed or cut) from the member tables.
+    void forgetMemberSession(Session &session);
     void checkExpiries();
     void armExpiry();
 
@@ -129,8 +146,11 @@ private:
     std::unique_ptr<ClockTimer> m_expiryTimer;
     QHash<VpnQuicServer::ConnectionId, Session *> m_sessions;
     QHash<QString, VpnQuicServer::ConnectionId> m_memberConnection;
-    QHash<QString, MemberCounters> m_memberCounters;
-    QMap<QString, quint64> m_drops;
+    std::vector<Session *> m_sessionByMember; // by member index of the held network: its connected session
+    // Never erased while the hub stands; std::unordered_map keeps the references sessions hold.
+    std::unordered_map<QString, MemberCounters> m_memberCounters;
+    VpnDropCounts m_drops;
+    VpnPacketPolicy::DatagramLimit m_destinationLimit; // made once: the destination's path limit
     QString m_lastFailure; // the last bind failure's line; "" once bound
     RefusalLogBound *m_refusalLog = nullptr;
     QByteArray m_sealBuffer;

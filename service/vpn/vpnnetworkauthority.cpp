@@ -60,7 +60,12 @@ bool VpnNetworkAuthority::networkLive() const
 
 bool VpnNetworkAuthority::isLive(const ClusterVpnNetwork::Member &member) const
 {
-    return networkLive() && m_clock.nowMs() < member.expiresAtMs;
+    return isLiveAt(member, m_clock.nowMs());
+}
+
+bool VpnNetworkAuthority::isLiveAt(const ClusterVpnNetwork::Member &member, qint64 nowMs) const
+{
+    return m_held && nowMs < m_held->expiresAtMs() && nowMs < member.expiresAtMs;
 }
 
 const ClusterVpnNetwork::Member *VpnNetworkAuthority::liveMemberByKey(const QByteArray &publicKey) const

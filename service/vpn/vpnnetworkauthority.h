@@ -53,6 +53,9 @@ public:
     const ClusterVpnNetwork::Member *liveMemberByAddress(std::uint32_t address) const;
     const ClusterVpnNetwork::Member *liveMemberByNodeId(const QString &nodeId) const;
     bool isLive(const ClusterVpnNetwork::Member &member) const;
+    // The same at a time the caller read once (the packet path reads the clock once per packet).
+    bool isLiveAt(const ClusterVpnNetwork::Member &member, qint64 nowMs) const;
+    qint64 nowMs() const { return m_clock.nowMs(); }
     // The earliest expiresAt (Unix ms) still ahead of now among the network and its members; -1 when
     // nothing is held or everything has expired.
     qint64 nextExpiryMs() const;

@@ -29,14 +29,14 @@ VpnPacketPolicy::VpnPacketPolicy(const VpnNetworkAuthority &authority)
 {
 }
 
-VpnPacketPolicy::Decision VpnPacketPolicy::judge(const QString &senderNodeId, QByteArrayView packet, const DatagramLimit &limit)
+VpnPacketPolicy::Decision VpnPacketPolicy::judge(int senderIndex, QByteArrayView packet, const DatagramLimit &limit)
 {
-    const Decision decision = decide(senderNodeId, packet, limit);
+    const Decision decision = decide(senderIndex, packet, limit);
     ++m_counts[std::size_t(decision.verdict)];
     return decision;
 }
 
-VpnPacketPolicy::Decision VpnPacketPolicy::decide(const QString &senderNodeId, QByteArrayView packet, const DatagramLimit &limit) const
+VpnPacketPolicy::Decision VpnPacketPolicy::decide(int senderIndex, QByteArrayView packet, const DatagramLimit &limit) const
 {
     Decision decision;
     if (packet.size() < kIpv4MinimumHeaderBytes)
@@ -46,30 +46,34 @@ VpnPacketPolicy::Decision VpnPacketPolicy::decide(const QString &senderNodeId, Q
     if ((bytes[0] >> 4) != 4 || headerBytes < kIpv4MinimumHeaderBytes || headerBytes > packet.size()
         || qFromBigEndian<quint16>(bytes + 2) != packet.size())
         return decision;
-    const ClusterVpnNetwork::Member *sender = m_authority.liveMemberByNodeId(senderNodeId);
-    if (!sender) {
+    const std::optional<ClusterVpnNetwork> &held = m_authority.held();
+    const qint64 now = m_authority.nowMs();
+    if (!held || senderIndex < 0 || senderIndex >= held->members().size()
+        || !m_authority.isLiveAt(held->members().at(senderIndex), now)) {
         decision.verdict = Verdict::SenderNotAdmitted;
         return decision;
     }
-    if (qFromBigEndian<quint32>(bytes + 12) != sender->address) {
+    const ClusterVpnNetwork::Member &sender = held->members().at(senderIndex);
+    if (qFromBigEndian<quint32>(bytes + 12) != sender.address) {
         decision.verdict = Verdict::SpoofedSource;
         return decision;
     }
-    const ClusterVpnNetwork::Member *destination = m_authority.liveMemberByAddress(qFromBigEndian<quint32>(bytes + 16));
-    if (!destination) {
+    const int destinationIndex = held->indexOfAddress(qFromBigEndian<quint32>(bytes + 16));
+    if (destinationIndex < 0 || !m_authority.isLiveAt(held->members().at(destinationIndex), now)) {
         decision.verdict = Verdict::UnknownDestination;
         return decision;
     }
-    if (!m_authority.held()->grants(sender->nodeId, destination->nodeId)) {
+    if (!held->grantsByIndex(senderIndex, destinationIndex)) {
         decision.verdict = Verdict::UngrantedPair;
         return decision;
     }
-    if (limit && packet.size() + kVpnDatagramOverheadBytes > limit(*destination)) {
+    if (limit && packet.size() + kVpnDatagramOverheadBytes > limit(destinationIndex)) {
         decision.verdict = Verdict::DatagramTooLarge;
         return decision;
     }
     decision.verdict = Verdict::Forward;
-    decision.destination = destination;
+    decision.destinationIndex = destinationIndex;
+    decision.destination = &held->members().at(destinationIndex);
     return decision;
 }
 

@@ -12,6 +12,11 @@
 //   datagram-too-large   the sealed datagram (packet + 24 bytes) would not fit the destination's
 //                        path (the hub passes the destination connection's datagram limit)
 // Counts are per cause since the policy was made; the hub adds per-member counts of its own.
+//
+// Keys (issue 21): members are named by their index into the held network's members() (the hub
+// resolves a session's nodeId to it when a network is applied or a member authenticates), addresses
+// as host-order quint32 and grants as index pairs, so judging a packet hashes no string; the clock
+// is read once per packet.
 #include "service/vpn/vpnnetworkauthority.h"
 
 #include <QByteArrayView>
@@ -32,18 +37,22 @@ public:
 
     struct Decision {
         Verdict verdict = Verdict::NotIpv4;
+        int destinationIndex = -1;                                // set with Forward: index into members()
         const ClusterVpnNetwork::Member *destination = nullptr;   // set with Forward
     };
-    // The largest datagram (bytes) the destination member's connection carries now.
-    using DatagramLimit = std::function<qsizetype(const ClusterVpnNetwork::Member &destination)>;
+    // The largest datagram (bytes) the destination member's connection carries now; the argument is
+    // the destination's index into the held network's members().
+    using DatagramLimit = std::function<qsizetype(int destinationIndex)>;
 
     explicit VpnPacketPolicy(const VpnNetworkAuthority &authority);
 
-    Decision judge(const QString &senderNodeId, QByteArrayView packet, const DatagramLimit &limit);
+    // senderIndex: the sending member's index into the held network's members(), -1 for none (the
+    // packet is then sender-not-admitted once it is one IPv4 packet).
+    Decision judge(int senderIndex, QByteArrayView packet, const DatagramLimit &limit);
     std::uint64_t count(Verdict verdict) const { return m_counts[std::size_t(verdict)]; }
 
 private:
-    Decision decide(const QString &senderNodeId, QByteArrayView packet, const DatagramLimit &limit) const;
+    Decision decide(int senderIndex, QByteArrayView packet, const DatagramLimit &limit) const;
 
     const VpnNetworkAuthority &m_authority;
     std::array<std::uint64_t, kVerdictCount> m_counts{};

@@ -274,7 +274,11 @@ int VpnQuicConnection::sendDatagram(QByteArrayView payload)
         requestLossProbeIfDue(size_t(payload.size()));
         for (int attempt = 0; attempt < 2; ++attempt) {
             int accepted = 0;
-            const ngtcp2_ssize n = ngtcp2_conn_writev_datagram(m_conn, &ps.path, &pi, buf, sizeof(buf), &accepted, 0, 0, &vec, 1, timestampNs());
+            // In a batch the packet is written straight into its outgoing slot (no copy).
+            uint8_t *slot = m_server.txSlot();
+            uint8_t *out = slot ? slot : buf;
+            const size_t outLength = slot ? VpnQuicServer::txSlotBytes() : sizeof(buf);
+            const ngtcp2_ssize n = ngtcp2_conn_writev_datagram(m_conn, &ps.path, &pi, out, outLength, &accepted, 0, 0, &vec, 1, timestampNs());
             if (n < 0) {
                 if (ngtcp2_err_is_fatal(int(n)))
                     return -2;
@@ -282,7 +286,10 @@ int VpnQuicConnection::sendDatagram(QByteArrayView payload)
             }
             if (n == 0)
                 break; // congestion or pacing: queue it
-            m_server.sendPacket(m_remote, buf, size_t(n));
+            if (slot)
+                m_server.commitTxSlot(m_remote, size_t(n));
+            else
+                m_server.sendPacket(m_remote, buf, size_t(n));
             datagramPacketWritten(size_t(n));
             if (accepted)
                 return 0;
@@ -290,7 +297,10 @@ int VpnQuicConnection::sendDatagram(QByteArrayView payload)
     }
     if (int(m_datagrams.size()) >= m_server.limits().maxQueuedDatagrams)
         return -2;
-    m_datagrams.emplace_back(payload.data(), payload.size());
+    QByteArray queued = m_server.takeDatagramBuffer();
+    queued.resize(payload.size());
+    std::memcpy(queued.data(), payload.data(), size_t(payload.size()));
+    m_datagrams.push_back(std::move(queued));
     return 1;
 }
 
@@ -338,23 +348,34 @@ bool VpnQuicConnection::writeQueuedDatagrams(ngtcp2_path_storage &ps, uint8_t *b
         requestLossProbeIfDue(size_t(front.size()));
         ngtcp2_pkt_info pi{};
         int accepted = 0;
-        const ngtcp2_ssize n = ngtcp2_conn_writev_datagram(m_conn, &ps.path, &pi, buf, bufLength, &accepted, 0, 0, &vec, 1, ts);
+        uint8_t *slot = m_server.txSlot(); // in a batch: written in place (no copy)
+        const ngtcp2_ssize n = ngtcp2_conn_writev_datagram(m_conn, &ps.path, &pi, slot ? slot : buf,
+                                                           slot ? VpnQuicServer::txSlotBytes() : bufLength, &accepted, 0, 0, &vec, 1, ts);
         if (n < 0) {
             if (ngtcp2_err_is_fatal(int(n))) {
                 finish();
                 return false;
             }
-            m_datagrams.pop_front(); // this one cannot be sent (e.g. no longer fits): dropped
+            popQueuedDatagram(); // this one cannot be sent (e.g. no longer fits): dropped
             continue;
         }
         if (n == 0)
             return true;
-        m_server.sendPacket(m_remote, buf, size_t(n));
+        if (slot)
+            m_server.commitTxSlot(m_remote, size_t(n));
+        else
+            m_server.sendPacket(m_remote, buf, size_t(n));
         datagramPacketWritten(size_t(n));
         if (accepted)
-            m_datagrams.pop_front();
+            popQueuedDatagram();
     }
     return true;
+}
+
+void VpnQuicConnection::popQueuedDatagram()
+{
+    m_server.returnDatagramBuffer(std::move(m_datagrams.front()));
+    m_datagrams.pop_front();
 }
 
 bool VpnQuicConnection::writeStreams(ngtcp2_path_storage &ps, uint8_t *buf, size_t bufLength, uint64_t ts)

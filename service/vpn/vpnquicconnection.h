@@ -76,6 +76,8 @@ private:
 
     bool writeStreams(ngtcp2_path_storage &ps, uint8_t *buf, size_t bufLength, uint64_t ts);
     bool writeQueuedDatagrams(ngtcp2_path_storage &ps, uint8_t *buf, size_t bufLength, uint64_t ts);
+    // Drops the oldest queued datagram, its buffer back to the server's spares.
+    void popQueuedDatagram();
     // Before a datagram of that many bytes is written: asks ngtcp2 for a MAX_DATA frame in the next
     // packet when the rule above says one is due.
     void requestLossProbeIfDue(size_t datagramBytes);

@@ -289,6 +289,51 @@ void VpnQuicServer::sendPacket(const QByteArray &remote, const uint8_t *data, si
     ++m_counters.sendCalls;
 }
 
+uint8_t *VpnQuicServer::txSlot()
+{
+    if (!m_batching || m_fd < 0)
+        return nullptr;
+    if (m_txCount == kTxBatch)
+        flushTx();
+    if (m_txBuffer.empty()) {
+        m_txBuffer.resize(size_t(kTxBatch) * kTxSlotBytes);
+        m_txSlots.resize(size_t(kTxBatch));
+    }
+    return m_txBuffer.data() + size_t(m_txCount) * kTxSlotBytes;
+}
+
+void VpnQuicServer::commitTxSlot(const QByteArray &remote, size_t length)
+{
+    uint8_t *data = m_txBuffer.data() + size_t(m_txCount) * kTxSlotBytes;
+    if (remote.size() != qsizetype(sizeof(sockaddr_in)) || length > size_t(kTxSlotBytes)) {
+        // Not a batchable peer address: it leaves now, on its own (sendPacket copies nothing then).
+        const bool batching = m_batching;
+        m_batching = false;
+        sendPacket(remote, data, length);
+        m_batching = batching;
+        return;
+    }
+    TxSlot &slot = m_txSlots[size_t(m_txCount)];
+    slot.length = quint32(length);
+    std::memcpy(slot.remote, remote.constData(), sizeof(sockaddr_in));
+    ++m_txCount;
+}
+
+QByteArray VpnQuicServer::takeDatagramBuffer()
+{
+    if (m_spareDatagrams.empty())
+        return QByteArray();
+    QByteArray buffer = std::move(m_spareDatagrams.back());
+    m_spareDatagrams.pop_back();
+    return buffer;
+}
+
+void VpnQuicServer::returnDatagramBuffer(QByteArray &&buffer)
+{
+    if (m_spareDatagrams.size() < kSpareDatagramBuffers && buffer.isDetached())
+        m_spareDatagrams.push_back(std::move(buffer));
+}
+
 void VpnQuicServer::flushTx()
 {
     if (m_txCount == 0 || m_fd < 0) {

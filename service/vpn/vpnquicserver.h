@@ -109,6 +109,18 @@ public:
 
     // --- used by VpnQuicConnection ---
     void sendPacket(const QByteArray &remote, const uint8_t *data, size_t length);
+    // Inside a batch: the next outgoing slot (kTxSlotBytes long) for a packet to be written in place,
+    // so it is not copied from a buffer of the connection's (issue 21); nullptr outside a batch (then
+    // write elsewhere and use sendPacket). A slot is used by commitTxSlot() before any other send.
+    uint8_t *txSlot();
+    static constexpr size_t txSlotBytes() { return kTxSlotBytes; }
+    // The packet written into txSlot() is `length` bytes for remote: it leaves with the batch.
+    void commitTxSlot(const QByteArray &remote, size_t length);
+    // Buffers for datagrams a connection queues, their capacity kept when they come back, so a queued
+    // datagram is a copy into a buffer already held, not an allocation (issue 21). At most
+    // kSpareDatagramBuffers come back; the rest are freed.
+    QByteArray takeDatagramBuffer();
+    void returnDatagramBuffer(QByteArray &&buffer);
     void registerConnectionId(const QByteArray &cid, VpnQuicConnection *connection);
     void unregisterConnectionId(const QByteArray &cid);
     void connectionFinished(VpnQuicConnection *connection);
@@ -167,6 +179,8 @@ private:
     std::vector<TxSlot> m_txSlots;
     int m_txCount = 0;
     bool m_batching = false;
+    static constexpr std::size_t kSpareDatagramBuffers = 256;
+    std::vector<QByteArray> m_spareDatagrams;
     bool m_gso = true; // cleared for good when the kernel refuses UDP_SEGMENT
     MessageSender m_messageSender;
     Counters m_counters;

@@ -243,6 +243,72 @@ private Q_SLOTS:
             QCOMPARE(p.types.value(QStringLiteral("coreflow_relay_") + c), QStringLiteral("counter"));
     }
 
+    // §18.3, issue 21: the VPN hub's families, read by Prometheus' own parser: hub-wide gauges, drops
+    // by cause, and per member (labelled by nodeId and address) packets and bytes each way and drops by
+    // cause. The hub's public key is not exported (nor any other key: there is none in the status).
+    void vpnFamilies_VH03()
+    {
+        status::RelayStatus s = consoletest::readyStatus();
+        status::VpnMemberStatus a;
+        a.nodeId = QStringLiteral("node-a");
+        a.address = QStringLiteral("100.96.0.2");
+        a.connected = true;
+        a.packetsIn = 11;
+        a.bytesIn = 11000;
+        a.packetsOut = 7;
+        a.bytesOut = 7700;
+        a.drops.insert(QStringLiteral("spoofed-source"), 2);
+        a.drops.insert(QStringLiteral("queue-full"), 5);
+        status::VpnMemberStatus b;
+        b.nodeId = QStringLiteral("node-b");
+        b.address = QStringLiteral("100.96.0.3");
+        b.packetsOut = 9;
+        b.bytesOut = 9900;
+        s.vpn.members = {a, b};
+        s.vpn.memberCount = 2;
+        s.vpn.membersConnected = 1;
+        s.vpn.drops.insert(QStringLiteral("no-session"), 3);
+        const QByteArray text = console::MetricsExposition::render(s);
+        const Parsed p = parse(text);
+        QVERIFY2(p.ok, qPrintable(p.error));
+        QCOMPARE(p.value("coreflow_relay_vpn_hub_bound"), 1.0);
+        QCOMPARE(p.value("coreflow_relay_vpn_members_admitted"), 2.0);
+        QCOMPARE(p.value("coreflow_relay_vpn_members_connected"), 1.0);
+        QCOMPARE(p.value("coreflow_relay_vpn_network_revision"), 5.0);
+        QCOMPARE(p.value("coreflow_relay_vpn_drops_total", "cause=ungranted-pair"), 4.0);
+        QCOMPARE(p.value("coreflow_relay_vpn_drops_total", "cause=no-session"), 3.0);
+        const QString la = QStringLiteral("address=100.96.0.2,"), ma = QStringLiteral(",member=node-a");
+        const QString lb = QStringLiteral("address=100.96.0.3,"), mb = QStringLiteral(",member=node-b");
+        QCOMPARE(p.value("coreflow_relay_vpn_member_connected", "address=100.96.0.2,member=node-a"), 1.0);
+        QCOMPARE(p.value("coreflow_relay_vpn_member_connected", "address=100.96.0.3,member=node-b"), 0.0);
+        QCOMPARE(p.value("coreflow_relay_vpn_member_packets_total", la + "direction=in" + ma), 11.0);
+        QCOMPARE(p.value("coreflow_relay_vpn_member_packets_total", la + "direction=out" + ma), 7.0);
+        QCOMPARE(p.value("coreflow_relay_vpn_member_bytes_total", la + "direction=in" + ma), 11000.0);
+        QCOMPARE(p.value("coreflow_relay_vpn_member_bytes_total", la + "direction=out" + ma), 7700.0);
+        QCOMPARE(p.value("coreflow_relay_vpn_member_packets_total", lb + "direction=in" + mb), 0.0);
+        QCOMPARE(p.value("coreflow_relay_vpn_member_packets_total", lb + "direction=out" + mb), 9.0);
+        QCOMPARE(p.value("coreflow_relay_vpn_member_bytes_total", lb + "direction=out" + mb), 9900.0);
+        QCOMPARE(p.value("coreflow_relay_vpn_member_drops_total", la + "cause=spoofed-source" + ma), 2.0);
+        QCOMPARE(p.value("coreflow_relay_vpn_member_drops_total", la + "cause=queue-full" + ma), 5.0);
+        QVERIFY(!p.has("coreflow_relay_vpn_member_drops_total{" + lb + "cause=queue-full" + mb + "}"));
+        for (const char *g : {"vpn_hub_bound", "vpn_members_admitted", "vpn_members_connected", "vpn_network_revision", "vpn_member_connected"})
+            QCOMPARE(p.types.value(QStringLiteral("coreflow_relay_") + g), QStringLiteral("gauge"));
+        for (const char *c : {"vpn_drops", "vpn_member_packets", "vpn_member_bytes", "vpn_member_drops"})
+            QCOMPARE(p.types.value(QStringLiteral("coreflow_relay_") + c), QStringLiteral("counter"));
+        QVERIFY(!text.contains(s.vpn.publicKey.toLatin1()));
+
+        // No network held, no hub bound: bound 0, no revision sample, no member series.
+        status::RelayStatus idle = consoletest::readyStatus();
+        idle.vpn = status::VpnHubStatus{};
+        const Parsed q = parse(console::MetricsExposition::render(idle));
+        QVERIFY2(q.ok, qPrintable(q.error));
+        QCOMPARE(q.value("coreflow_relay_vpn_hub_bound"), 0.0);
+        QCOMPARE(q.value("coreflow_relay_vpn_members_admitted"), 0.0);
+        QVERIFY(!q.has("coreflow_relay_vpn_network_revision"));
+        for (auto it = q.samples.constBegin(); it != q.samples.constEnd(); ++it)
+            QVERIFY2(!it.key().startsWith(QStringLiteral("coreflow_relay_vpn_member_")), qPrintable(it.key()));
+    }
+
     // Issue 14 defect 9 (review): `--metrics` writes to the operator's terminal by default, so a string
     // the relay sent must not carry a control character (ESC, CR, BEL, DEL, C1) or a format character
     // (bidi override) into it, as §18 asks of the other terminal modes. Label values are escaped for

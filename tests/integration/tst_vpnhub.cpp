@@ -320,6 +320,51 @@ private slots:
         QCOMPARE(f.relay->statusSnapshot().vpn.memberCount, 1);
     }
 
+    // VH-08, VH-10, issue 21: the packet path keys members by their index in the held network, so a
+    // later revision that lists the connected members in another order (a new member first) must be
+    // re-indexed when it is applied: the kept connections go on forwarding under the new revision's
+    // grants (the grant it leaves out stops at once), each packet counted under its own member.
+    void laterRevisionReorderingMembersKeepsForwardingUnderItsGrants_VH08_VH10()
+    {
+        RelayFixture f;
+        QVERIFY(startRelayWithHub(f));
+        QTRY_COMPARE(f.cloudly->callCount(QStringLiteral("registerClusterRelay")), 1);
+        const Member a = member(1), b = member(2), c = member(3);
+        QCOMPARE(apply(f, networkJson(1, {a, b}, {{a.nodeId, b.nodeId}, {b.nodeId, a.nodeId}}, f.clock.nowMs()))[QStringLiteral("state")].toString(),
+                 QStringLiteral("applied"));
+        auto peerA = connectMember(f, a);
+        auto peerB = connectMember(f, b);
+        QVERIFY(peerA && peerA->isHandshakeDone() && peerB && peerB->isHandshakeDone());
+        peerA->sendPacket(packet(a, b, 200, '1'));
+        QTRY_COMPARE(peerB->receivedPackets().size(), 1);
+
+        // Revision 2: c first, then b, then a; only b -> a and b -> c granted.
+        QCOMPARE(apply(f, networkJson(2, {c, b, a}, {{b.nodeId, a.nodeId}, {b.nodeId, c.nodeId}}, f.clock.nowMs()))[QStringLiteral("state")].toString(),
+                 QStringLiteral("applied"));
+        QVERIFY(!peerA->isClosed() && !peerB->isClosed());
+        const QByteArray ba = packet(b, a, 400, '2');
+        peerB->sendPacket(ba);
+        QTRY_COMPARE(peerA->receivedPackets().size(), 1);
+        QCOMPARE(peerA->receivedPackets().first(), ba);
+        peerA->sendPacket(packet(a, b, 200, '3'));   // its grant was left out
+        peerB->sendPacket(packet(b, c, 200, '4'));   // granted, but c is not connected
+        QTRY_COMPARE(f.relay->statusSnapshot().vpn.drops.value(QStringLiteral("ungranted-pair")), 1);
+        QTRY_COMPARE(f.relay->statusSnapshot().vpn.drops.value(QStringLiteral("destination-not-connected")), 1);
+        const auto statusA = memberStatus(f, a.nodeId);
+        const auto statusB = memberStatus(f, b.nodeId);
+        QCOMPARE(statusA.drops.value(QStringLiteral("ungranted-pair")), 1);
+        QCOMPARE(statusA.drops.value(QStringLiteral("spoofed-source")), 0);
+        QCOMPARE(statusB.drops.value(QStringLiteral("destination-not-connected")), 1);
+        QCOMPARE(statusA.packetsIn, 2);
+        QCOMPARE(statusA.packetsOut, 1);
+        QCOMPARE(statusA.bytesOut, 400);
+        QCOMPARE(statusB.packetsIn, 2);
+        QCOMPARE(statusB.packetsOut, 1);
+        QCOMPARE(statusB.bytesOut, 200);
+        QCOMPARE(peerB->receivedPackets().size(), 1);
+        QCOMPARE(f.relay->statusSnapshot().vpn.membersConnected, 2);
+    }
+
     // §11.1/§11.7: a member whose expiresAt passes on the injected clock is cut with 0x102 and its
     // packets stop; the others keep going.
     void expiredMemberIsCutOnTheClock()

@@ -244,7 +244,7 @@ private slots:
     // beside the members' private keys, the transport keys of both members (before and after a
     // rekey), a stranger's key and the listener's TLS key. None appears in any log line, the status
     // snapshot, the status socket's bytes, the real coreflow-console's --text, --json and --metrics
-    // output, or any refusal text; the hub's public key does appear (the checks can see a key).
+    // output (with the hub's and the members' VPN families, issue 21), or any refusal text; the hub's public key does appear (the checks can see a key).
     void keysNeverInLogsStatusConsoleOrRefusals()
     {
         m_log.clear();
@@ -327,8 +327,16 @@ private slots:
                 QVERIFY2(out.contains(peers::PeerNoiseInitiator::publicKeyOf(hubPrivate).toBase64()), out.constData());
                 QVERIFY2(out.contains("node-1") && out.contains("node-2"), out.constData());
             }
-            if (mode == QByteArrayView("--metrics"))
-                QVERIFY2(out.contains("coreflow_relay_"), out.constData());
+            if (mode == QByteArrayView("--metrics")) {
+                // The VPN families are in what the canaries are checked against (§18.3, issue 21).
+                QVERIFY2(out.contains("coreflow_relay_vpn_hub_bound 1\n"), out.constData());
+                QVERIFY2(out.contains("coreflow_relay_vpn_members_connected 2\n"), out.constData());
+                QVERIFY2(out.contains("coreflow_relay_vpn_network_revision 2\n"), out.constData());
+                QVERIFY2(out.contains(R"(coreflow_relay_vpn_member_packets_total{member="node-1",address="100.96.0.11",direction="in"} 1)"),
+                         out.constData());
+                QVERIFY2(out.contains(R"(coreflow_relay_vpn_member_bytes_total{member="node-1",address="100.96.0.11",direction="out"} 300)"),
+                         out.constData());
+            }
             consoleOutput += out;
         }
         const QByteArray status = QJsonDocument(f.relay->statusSnapshot().toJson()).toJson(QJsonDocument::Compact);

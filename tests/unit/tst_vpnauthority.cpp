@@ -236,11 +236,13 @@ private slots:
         VpnNetworkAuthority authority(clock);
         QVERIFY(authority.admit(read(network())).ok());
         VpnPacketPolicy policy(authority);
-        const auto limit = [](const ClusterVpnNetwork::Member &) { return qsizetype(1200); };
+        const VpnPacketPolicy::DatagramLimit limit = [](int) { return qsizetype(1200); };
         using V = VpnPacketPolicy::Verdict;
-        auto judge = [&](const QString &sender, const QByteArray &packet) { return policy.judge(sender, packet, limit).verdict; };
+        // The hub names the sender by its index in the held network, resolved from its nodeId.
+        auto indexOf = [&](const QString &nodeId) { return authority.held()->indexOfNodeId(nodeId); };
+        auto judge = [&](const QString &sender, const QByteArray &packet) { return policy.judge(indexOf(sender), packet, limit).verdict; };
 
-        const auto forwarded = policy.judge("node-a", ipv4("100.96.0.2", "100.96.0.3"), limit);
+        const auto forwarded = policy.judge(indexOf("node-a"), ipv4("100.96.0.2", "100.96.0.3"), limit);
         QCOMPARE(forwarded.verdict, V::Forward);
         QCOMPARE(forwarded.destination->nodeId, QStringLiteral("node-b"));
         QCOMPARE(judge("node-b", ipv4("100.96.0.3", "100.96.0.2")), V::Forward);
@@ -279,6 +281,95 @@ private slots:
         QCOMPARE(judge("node-a", ipv4("100.96.0.2", "100.96.0.4")), V::Forward);
         clock.advance(3'600'000);
         QCOMPARE(judge("node-a", ipv4("100.96.0.2", "100.96.0.4")), V::SenderNotAdmitted);
+    }
+
+    // Issue 21: the policy's integer keys. A sender is its index into the held network's members(),
+    // addresses are looked up as quint32 and grants as index pairs; the drops by cause are those of
+    // the nodeId-keyed rule (spoofed source, ungranted pair, unknown destination, not IPv4 first), an
+    // index that names no member is sender-not-admitted, and the datagram limit is asked for the
+    // destination's index.
+    void packetPolicyJudgesByMemberIndex()
+    {
+        ManualClock clock(kStart);
+        VpnNetworkAuthority authority(clock);
+        QVERIFY(authority.admit(read(network())).ok());
+        const ClusterVpnNetwork &held = *authority.held();
+        QCOMPARE(held.indexOfNodeId("node-a"), 0);
+        QCOMPARE(held.indexOfNodeId("node-b"), 1);
+        QCOMPARE(held.indexOfNodeId("node-c"), 2);
+        QCOMPARE(held.indexOfNodeId("node-z"), -1);
+        QCOMPARE(held.indexOfAddress(*ClusterVpnNetwork::parseIpv4("100.96.0.3")), 1);
+        QCOMPARE(held.indexOfAddress(*ClusterVpnNetwork::parseIpv4("100.96.0.9")), -1);
+        QVERIFY(held.grantsByIndex(0, 1));
+        QVERIFY(held.grantsByIndex(1, 0));
+        QVERIFY(!held.grantsByIndex(0, 2));
+        QVERIFY(!held.grantsByIndex(2, 0));
+        QVERIFY(!held.grantsByIndex(-1, 1));
+        QVERIFY(!held.grantsByIndex(0, -1));
+
+        VpnPacketPolicy policy(authority);
+        QList<int> asked;
+        const VpnPacketPolicy::DatagramLimit limit = [&asked](int destination) {
+            asked.append(destination);
+            return qsizetype(1200);
+        };
+        using V = VpnPacketPolicy::Verdict;
+        const auto forwarded = policy.judge(0, ipv4("100.96.0.2", "100.96.0.3"), limit);
+        QCOMPARE(forwarded.verdict, V::Forward);
+        QCOMPARE(forwarded.destinationIndex, 1);
+        QCOMPARE(forwarded.destination->nodeId, QStringLiteral("node-b"));
+        QCOMPARE(asked, QList<int>{1});
+        auto judge = [&](int sender, const QByteArray &packet) {
+            const auto d = policy.judge(sender, packet, limit);
+            if (d.verdict != V::Forward)
+                [&] { QCOMPARE(d.destinationIndex, -1); QVERIFY(!d.destination); }();
+            return d.verdict;
+        };
+        QCOMPARE(judge(1, ipv4("100.96.0.3", "100.96.0.2")), V::Forward);
+        // Spoofed source: a's index with b's address, b's index with a's address.
+        QCOMPARE(judge(0, ipv4("100.96.0.3", "100.96.0.3")), V::SpoofedSource);
+        QCOMPARE(judge(1, ipv4("100.96.0.2", "100.96.0.3")), V::SpoofedSource);
+        // Ungranted pair, both ways.
+        QCOMPARE(judge(0, ipv4("100.96.0.2", "100.96.0.4")), V::UngrantedPair);
+        QCOMPARE(judge(2, ipv4("100.96.0.4", "100.96.0.2")), V::UngrantedPair);
+        // Unknown destination: inside the prefix, outside it.
+        QCOMPARE(judge(0, ipv4("100.96.0.2", "100.96.0.9")), V::UnknownDestination);
+        QCOMPARE(judge(0, ipv4("100.96.0.2", "8.8.8.8")), V::UnknownDestination);
+        // An index that names no member.
+        QCOMPARE(judge(-1, ipv4("100.96.0.2", "100.96.0.3")), V::SenderNotAdmitted);
+        QCOMPARE(judge(3, ipv4("100.96.0.2", "100.96.0.3")), V::SenderNotAdmitted);
+        // Not IPv4 is checked before the sender, whatever index comes with it.
+        QByteArray v6 = ipv4("100.96.0.2", "100.96.0.3");
+        v6[0] = char(0x60);
+        QCOMPARE(judge(0, v6), V::NotIpv4);
+        QCOMPARE(judge(-1, v6), V::NotIpv4);
+        QCOMPARE(judge(0, QByteArray(19, 'x')), V::NotIpv4);
+        QCOMPARE(judge(0, ipv4("100.96.0.2", "100.96.0.3", 1177)), V::DatagramTooLarge);
+        QCOMPARE(asked, (QList<int>{1, 0, 1})); // asked only for packets that passed every other check
+        QCOMPARE(policy.count(V::Forward), quint64(2));
+        QCOMPARE(policy.count(V::SpoofedSource), quint64(2));
+        QCOMPARE(policy.count(V::UngrantedPair), quint64(2));
+        QCOMPARE(policy.count(V::UnknownDestination), quint64(2));
+        QCOMPARE(policy.count(V::SenderNotAdmitted), quint64(2));
+        QCOMPARE(policy.count(V::NotIpv4), quint64(3));
+        QCOMPARE(policy.count(V::DatagramTooLarge), quint64(1));
+
+        // c's credential ends: as a destination it is unknown (no longer ungranted), as a sender not
+        // admitted; a and b go on.
+        clock.advance(60'000);
+        QCOMPARE(judge(0, ipv4("100.96.0.2", "100.96.0.4")), V::UnknownDestination);
+        QCOMPARE(judge(2, ipv4("100.96.0.4", "100.96.0.2")), V::SenderNotAdmitted);
+        QCOMPARE(judge(0, ipv4("100.96.0.2", "100.96.0.3")), V::Forward);
+
+        // A later revision lists the members in another order: the indices are the new network's.
+        QJsonObject next = network(2);
+        next.insert("members", QJsonArray{member("node-b", 'b', "100.96.0.3"), member("node-a", 'a', "100.96.0.2")});
+        next.insert("grants", QJsonArray{grant("node-a", "node-b")});
+        QVERIFY(authority.admit(read(next)).ok());
+        QCOMPARE(authority.held()->indexOfNodeId("node-a"), 1);
+        QCOMPARE(judge(1, ipv4("100.96.0.2", "100.96.0.3")), V::Forward);
+        QCOMPARE(judge(0, ipv4("100.96.0.2", "100.96.0.3")), V::SpoofedSource); // index 0 is b now
+        QCOMPARE(judge(0, ipv4("100.96.0.3", "100.96.0.2")), V::UngrantedPair);  // b -> a left out
     }
 
     // §11.8 Bounds, the numbers the contract states: a sixteenth of the cgroup's memory, half in
