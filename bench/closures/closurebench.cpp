@@ -3,7 +3,10 @@
 //
 // Processes (all on 127.0.0.1):
 //   this process   the loopback Cloudly (with its closure side, which hashes every byte and issues the
-//                  receipt) and the LoopbackCorestore (generated export, accepts restores);
+//                  receipt) and the LoopbackCorestore (generated export) of node-a;
+//   restore-sink   this binary again (`restore-sink`): node-r's Corestore, a StreamingRestoreSink that
+//                  reads a restore's body as it arrives (hashing, counting, at an optional rate) and
+//                  answers at once after the last byte; restores go to node-r;
 //   relay          BUILD/service/coreflow, started here with the demo environment (CLOUDLY_URL,
 //                  CREDENTIALS_DIRECTORY, --ca-file); its CPU (utime+stime of /proc/<pid>/stat) and
 //                  peak RSS (VmHWM of /proc/<pid>/status, reset through clear_refs) are the figures;
@@ -13,10 +16,15 @@
 //                  after each answer, alternating reportRuntimeAssignmentObservation (forwarded to this
 //                  process's Cloudly and back) and a method the relay refuses itself (method-not-served,
 //                  §3: the relay's own loop, without the Cloudly peer, which shares this process with the
-//                  closures' peers); it prints the round-trip percentiles of both per phase.
+//                  closures' peers); it prints the round-trip percentiles of both per phase. In an
+//                  open-loop phase it sends at a fixed rate instead (1000 requests/s, several in flight).
 //
-//   coreflow-bench-closures [--relay PATH] [sendMiB 1024] [restoreMiB 1024] [fairMiB 256]
-// A size of 0 skips that part.
+//   coreflow-bench-closures [--relay PATH] [sendMiB 1024] [restoreMiB 1024] [fairMiB 256] [slowMiB 256]
+//                           [loadMiB 1024] [slowBytesPerSecond 10000000]
+// A size of 0 skips that part. slow: a send and a restore with Corestore limited to slowBytesPerSecond,
+// the relay's VmRSS printed every second; load: 1000 node requests/s without a closure, then during a
+// loadMiB send and a loadMiB restore.
+#include "bench/closures/streamingrestoresink.h"
 #include "tests/integration/relayfixture.h"
 #include "tests/peers/closurebytegenerator.h"
 #include "tests/peers/loopbackclosurestore.h"
@@ -156,9 +164,53 @@ int runTlsSink(const QStringList &args)
     return received == bytes ? 0 : 7;
 }
 
+// --- child: node-r's Corestore restore side -------------------------------------------------------------
+// restore-sink CERT_PEM KEY_PEM TOKEN BYTES_PER_SECOND: prints "port N"; each stdin line "rate N" sets the
+// rate (0: unlimited); prints "restored BYTES HEX ACCEPTED MICROS" per restore (MICROS: last byte to answer).
+int runRestoreSink(const QStringList &args)
+{
+    QFile certFile(args.value(2)), keyFile(args.value(3));
+    if (!certFile.open(QIODevice::ReadOnly) || !keyFile.open(QIODevice::ReadOnly))
+        return 2;
+    const QByteArray keyPem = keyFile.readAll();
+    QSslKey key(keyPem, QSsl::Ec, QSsl::Pem);
+    if (key.isNull())
+        key = QSslKey(keyPem, QSsl::Rsa, QSsl::Pem);
+    QSslConfiguration config = QSslConfiguration::defaultConfiguration();
+    config.setLocalCertificateChain(QSslCertificate::fromData(certFile.readAll()));
+    config.setPrivateKey(key);
+    config.setPeerVerifyMode(QSslSocket::VerifyNone);
+    bench::StreamingRestoreSink sink(config, args.value(4).toLatin1());
+    sink.setBytesPerSecond(args.value(5).toLongLong());
+    if (!sink.listen(QHostAddress::LocalHost, 0))
+        return 3;
+    QObject::connect(&sink, &bench::StreamingRestoreSink::restoreFinished, &sink,
+                     [](qint64 bytes, const QByteArray &hex, bool accepted, qint64 micros) {
+                         std::printf("restored %lld %s %d %lld\n", (long long)bytes, hex.constData(), accepted ? 1 : 0, (long long)micros);
+                         std::fflush(stdout);
+                     });
+    std::printf("port %u\n", unsigned(sink.serverPort()));
+    std::fflush(stdout);
+    QSocketNotifier in(STDIN_FILENO, QSocketNotifier::Read);
+    QObject::connect(&in, &QSocketNotifier::activated, &sink, [&] {
+        char line[256];
+        const ssize_t n = ::read(STDIN_FILENO, line, sizeof line - 1);
+        if (n <= 0)
+            return QCoreApplication::quit();
+        line[n] = 0;
+        for (const QByteArray &command : QByteArray(line).split('\n'))
+            if (command.startsWith("rate "))
+                sink.setBytesPerSecond(command.mid(5).trimmed().toLongLong());
+    });
+    return QCoreApplication::exec();
+}
+
 // --- child: the node -------------------------------------------------------------------------------
-// node CA_PEM RELAY_PORT: registers node-a, prints "registered"; then on each stdin line "phase NAME"
-// measures round trips until the next line, and prints "latency NAME p50 p99 max count" (ms).
+// node CA_PEM RELAY_PORT: registers node-a, prints "registered"; then on each stdin line "phase NAME [PER_SECOND]"
+// measures round trips until the next line, and prints "latency NAME p50 p99 max count" (ms) for the
+// forwarded and the relay-answered requests. Without PER_SECOND one request is in flight and the next
+// follows 1 ms after each answer; with it, requests leave at that fixed rate (open loop, alternating the
+// two kinds) whatever is still in flight.
 int runNode(const QStringList &args)
 {
     peers::SimulatedPalletNode::Options options;
@@ -180,6 +232,12 @@ int runNode(const QStringList &args)
         return 2;
     }
     QString phase;
+    qint64 perSecond = 0;
+    qint64 openLoopSent = 0;
+    QElapsedTimer openLoopClock;
+    QTimer openLoopTimer;
+    openLoopTimer.setTimerType(Qt::PreciseTimer);
+    openLoopTimer.setInterval(1);
     std::vector<double> forwarded, local;
     QElapsedTimer rtt;
     bool inFlight = false;
@@ -188,7 +246,7 @@ int runNode(const QStringList &args)
     next.setSingleShot(true);
     next.setInterval(1);
     const auto send = [&] {
-        if (phase.isEmpty() || inFlight)
+        if (phase.isEmpty() || inFlight || perSecond > 0)
             return;
         inFlight = true;
         const bool forward = forwardNext;
@@ -206,6 +264,27 @@ int runNode(const QStringList &args)
             node.call(QStringLiteral("coreflowBenchRelayAnswers"), QByteArray("{}"), answered); // method-not-served, §3
     };
     QObject::connect(&next, &QTimer::timeout, &node, send);
+    // Open loop: every request times itself; as many leave per tick as the rate owes.
+    quint64 generation = 0; // answers of an earlier phase are not counted in this one
+    const auto sendOpen = [&](bool forward) {
+        auto started = std::make_shared<QElapsedTimer>();
+        started->start();
+        const quint64 sentIn = generation;
+        const auto answered = [&, forward, started, sentIn](const peers::PeerFrame &) {
+            if (sentIn == generation)
+                (forward ? forwarded : local).push_back(double(started->nsecsElapsed()) / 1e6);
+        };
+        if (forward)
+            node.callWithSession(QStringLiteral("reportRuntimeAssignmentObservation"),
+                                 QJsonObject{{"observation", QJsonObject{{"assignmentId", "a-1"}, {"state", "running"}}}}, answered);
+        else
+            node.call(QStringLiteral("coreflowBenchRelayAnswers"), QByteArray("{}"), answered);
+    };
+    QObject::connect(&openLoopTimer, &QTimer::timeout, &node, [&] {
+        const qint64 due = openLoopClock.nsecsElapsed() * perSecond / 1000000000;
+        while (openLoopSent < due)
+            sendOpen(openLoopSent++ % 2 == 0);
+    });
     QSocketNotifier in(STDIN_FILENO, QSocketNotifier::Read);
     QObject::connect(&in, &QSocketNotifier::activated, &node, [&] {
         char line[256];
@@ -223,11 +302,21 @@ int runNode(const QStringList &args)
         }
         forwarded.clear();
         local.clear();
+        ++generation;
         const QByteArray command = QByteArray(line).trimmed();
-        phase = command.startsWith("phase ") ? QString::fromLatin1(command.mid(6)) : QString();
+        const QList<QByteArray> words = command.split(' ');
+        phase = words.value(0) == "phase" ? QString::fromLatin1(words.value(1)) : QString();
+        perSecond = words.value(2).toLongLong();
+        openLoopTimer.stop();
         if (command == "quit")
             QCoreApplication::quit();
-        send();
+        if (perSecond > 0 && !phase.isEmpty()) {
+            openLoopSent = 0;
+            openLoopClock.start();
+            openLoopTimer.start();
+        } else {
+            send();
+        }
     });
     return QCoreApplication::exec();
 }
@@ -303,6 +392,8 @@ struct Transfer {
     double relayCpuPerGiB = -1;
     qint64 relayPeakGrowthKiB = -1;
     qint64 relayPeakKiB = -1;
+    qint64 rssBeforeKiB = -1;
+    qint64 rssSampledMinKiB = -1, rssSampledMaxKiB = -1; // VmRSS sampled once a second
 };
 
 } // namespace
@@ -315,6 +406,8 @@ int main(int argc, char **argv)
         return runTlsSink(args);
     if (args.value(1) == QLatin1String("node"))
         return runNode(args);
+    if (args.value(1) == QLatin1String("restore-sink"))
+        return runRestoreSink(args);
 
     QString relayBinary = QDir(app.applicationDirPath()).filePath(QStringLiteral("../../service/coreflow"));
     if (args.value(1) == QLatin1String("--relay")) {
@@ -324,6 +417,9 @@ int main(int argc, char **argv)
     const qint64 sendMiB = args.size() > 1 ? args.at(1).toLongLong() : 1024;
     const qint64 restoreMiB = args.size() > 2 ? args.at(2).toLongLong() : 1024;
     const qint64 fairMiB = args.size() > 3 ? args.at(3).toLongLong() : 256;
+    const qint64 slowMiB = args.size() > 4 ? args.at(4).toLongLong() : 256;
+    const qint64 loadMiB = args.size() > 5 ? args.at(5).toLongLong() : 1024;
+    const qint64 slowRate = args.size() > 6 ? args.at(6).toLongLong() : 10000000;
     qputenv("QT_LOGGING_RULES", "coreflow.*.info=false;peers.*.info=false");
     if (!QFile::exists(relayBinary))
         qFatal("relay binary %s is missing (--relay PATH)", qPrintable(relayBinary));
@@ -354,6 +450,26 @@ int main(int argc, char **argv)
     f.cloudly->options().clusterNodes = QJsonArray{QJsonObject{{"id", "node-a"},
                                                                {"corestore", QJsonObject{{"endpoint", corestore.endpoint().toString()}}},
                                                                {"corestoreDatabase", QJsonValue::Null}}};
+    // node-r's Corestore: the streaming restore sink, in its own process.
+    const auto sinkLeaf = f.ca.issueForHost(QStringLiteral("127.0.0.1"));
+    {
+        QFile cert(dir.filePath("sink.pem")), key(dir.filePath("sink.key"));
+        if (!cert.open(QIODevice::WriteOnly) || !key.open(QIODevice::WriteOnly))
+            qFatal("cannot write the sink's certificate");
+        cert.write(sinkLeaf.certPem);
+        key.write(sinkLeaf.keyPem);
+    }
+    QProcess sink;
+    sink.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    sink.start(app.applicationFilePath(), {QStringLiteral("restore-sink"), dir.filePath("sink.pem"), dir.filePath("sink.key"),
+                                           QString::fromLatin1(f.cloudly->corestoreRecipients().token()), QStringLiteral("0")});
+    const QByteArray sinkPort = awaitLine(sink, "port ", 20000);
+    if (sinkPort.isEmpty())
+        qFatal("the restore sink did not start");
+    const QString sinkEndpoint = QStringLiteral("https://127.0.0.1:%1/corestore").arg(QString::fromLatin1(sinkPort.mid(5)));
+    f.cloudly->options().clusterNodes.append(QJsonObject{{"id", "node-r"},
+                                                         {"corestore", QJsonObject{{"endpoint", sinkEndpoint}}},
+                                                         {"corestoreDatabase", QJsonValue::Null}});
     peers::LoopbackClosureStore store(*f.cloudly);
     QDir().mkpath(dir.filePath("creds"));
     {
@@ -389,7 +505,8 @@ int main(int argc, char **argv)
     const qint64 pid = relay.processId();
 
     const auto closure = [&](const QString &method, const QString &serviceId, const QString &backupId, bool *done, bool *ok) {
-        f.cloudly->push(method, QJsonObject{{"nodeId", "node-a"}, {"serviceId", serviceId}, {"backupId", backupId}},
+        const QString nodeId = method.startsWith(QLatin1String("restore")) ? QStringLiteral("node-r") : QStringLiteral("node-a");
+        f.cloudly->push(method, QJsonObject{{"nodeId", nodeId}, {"serviceId", serviceId}, {"backupId", backupId}},
                         [done, ok](const peers::PeerFrame &frame) {
                             *done = true;
                             *ok = !frame.hasError();
@@ -397,7 +514,8 @@ int main(int argc, char **argv)
                                 std::fprintf(stderr, "closures: refused: %s\n", frame.raw.constData());
                         });
     };
-    const auto measure = [&](const QString &method, const QString &backupId, qint64 mib) {
+    // printEverySecond: print the relay's VmRSS once a second while the closure runs.
+    const auto measure = [&](const QString &method, const QString &backupId, qint64 mib, bool printEverySecond = false) {
         Transfer t;
         QTest::qWait(300);
         resetPeak(pid);
@@ -406,9 +524,26 @@ int main(int argc, char **argv)
         QElapsedTimer timer;
         timer.start();
         bool done = false;
+        qint64 rssMin = before, rssMax = before;
+        QTimer sampler;
+        sampler.setInterval(1000);
+        QObject::connect(&sampler, &QTimer::timeout, [&] {
+            const qint64 rss = statusKiB(pid, "VmRSS:");
+            rssMin = std::min(rssMin, rss);
+            rssMax = std::max(rssMax, rss);
+            if (printEverySecond)
+                std::printf("  rss %5.1f s  VmRSS %lld KiB (%+lld KiB)\n", double(timer.elapsed()) / 1000.0, (long long)rss,
+                            (long long)(rss - before));
+            std::fflush(stdout);
+        });
+        sampler.start();
         closure(method, QStringLiteral("svc"), backupId, &done, &t.ok);
         while (!done)
             QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+        sampler.stop();
+        t.rssBeforeKiB = before;
+        t.rssSampledMinKiB = rssMin;
+        t.rssSampledMaxKiB = rssMax;
         t.mibPerSecond = double(mib) / (double(timer.nsecsElapsed()) / 1e9);
         t.relayCpuPerGiB = (cpuSeconds(pid) - cpu0) / (double(mib) * kMiB / kGiB);
         t.relayPeakKiB = statusKiB(pid, "VmHWM:");
@@ -417,9 +552,10 @@ int main(int argc, char **argv)
     };
     const auto report = [&](const char *name, qint64 mib, const Transfer &t, double plain) {
         std::printf("%-8s %5lld MiB  %s  %7.1f MiB/s = %.2fx the plain TLS copy  relay CPU %.2f s/GiB  relay peak RSS %lld KiB "
-                    "(growth %lld KiB)  (load %s)\n",
+                    "(growth %lld KiB; VmRSS each second %lld..%lld KiB, max growth %+lld KiB)  (load %s)\n",
                     name, (long long)mib, t.ok ? "ok    " : "FAILED", t.mibPerSecond, t.mibPerSecond / plain, t.relayCpuPerGiB,
-                    (long long)t.relayPeakKiB, (long long)t.relayPeakGrowthKiB, loadAverage().constData());
+                    (long long)t.relayPeakKiB, (long long)t.relayPeakGrowthKiB, (long long)t.rssSampledMinKiB,
+                    (long long)t.rssSampledMaxKiB, (long long)(t.rssSampledMaxKiB - t.rssBeforeKiB), loadAverage().constData());
         std::fflush(stdout);
     };
 
@@ -433,21 +569,51 @@ int main(int argc, char **argv)
     }
     // 4. Restore: Cloudly -> relay -> Corestore.
     if (restoreMiB > 0) {
-        store.holdClosure(QStringLiteral("svc"), QStringLiteral("bench-restore"), QStringLiteral("node-a"), restoreMiB * 1024 * 1024, 5);
+        store.holdClosure(QStringLiteral("svc"), QStringLiteral("bench-restore"), QStringLiteral("node-r"), restoreMiB * 1024 * 1024, 5);
         const Transfer t = measure(QStringLiteral("restoreServiceDatabaseClosure"), QStringLiteral("bench-restore"), restoreMiB);
         report("restore", restoreMiB, t, plainRestore);
+        const QByteArray restored = awaitLine(sink, "restored ", 5000);
+        std::printf("         the sink read %s bytes, accepted %s, answered %s us after the last byte\n",
+                    restored.split(' ').value(1).constData(), restored.split(' ').value(3).constData(), restored.split(' ').value(4).constData());
         allOk = allOk && t.ok;
     }
 
+    // 4b. Corestore limited to slowRate bytes/s: a send (the export paced) and a restore (the sink reads at
+    // that rate); the relay's VmRSS each second shows backpressure, not buffering.
+    if (slowMiB > 0) {
+        std::printf("slow Corestore (%lld bytes/s), %lld MiB each way, relay VmRSS each second:\n", (long long)slowRate, (long long)slowMiB);
+        corestore.setClosureSizeBytes(slowMiB * 1024 * 1024);
+        corestore.setClosureBytesPerSecond(slowRate);
+        const Transfer ts = measure(QStringLiteral("backupServiceDatabaseClosure"), QStringLiteral("bench-slow-send"), slowMiB, true);
+        report("slowsend", slowMiB, ts, plainSend);
+        corestore.setClosureBytesPerSecond(0);
+        sink.write(QByteArray("rate ") + QByteArray::number(slowRate) + "\n");
+        store.holdClosure(QStringLiteral("svc"), QStringLiteral("bench-slow-restore"), QStringLiteral("node-r"), slowMiB * 1024 * 1024, 6);
+        const Transfer tr = measure(QStringLiteral("restoreServiceDatabaseClosure"), QStringLiteral("bench-slow-restore"), slowMiB, true);
+        report("slowrest", slowMiB, tr, plainRestore);
+        sink.write("rate 0\n");
+        awaitLine(sink, "restored ", 5000);
+        allOk = allOk && ts.ok && tr.ok;
+    }
+
     // 5. Fairness: the node's round trips with no closure, then while two closures stream at once.
-    if (fairMiB > 0) {
-        QProcess node;
+    const auto show = [](const QByteArray &line) {
+        const QList<QByteArray> p = line.split(' ');
+        return QStringLiteral("forwarded p50 %1 p99 %2 max %3 ms (%4); relay-answered p50 %5 p99 %6 max %7 ms (%8)")
+            .arg(QString::fromLatin1(p.value(2)), QString::fromLatin1(p.value(3)), QString::fromLatin1(p.value(4)),
+                 QString::fromLatin1(p.value(5)), QString::fromLatin1(p.value(6)), QString::fromLatin1(p.value(7)),
+                 QString::fromLatin1(p.value(8)), QString::fromLatin1(p.value(9)));
+    };
+    QProcess node;
+    if (fairMiB > 0 || loadMiB > 0) {
         node.setProcessChannelMode(QProcess::ForwardedErrorChannel);
         node.start(app.applicationFilePath(), {QStringLiteral("node"), dir.filePath("ca.pem"), QString::number(f.relayPort)});
         if (awaitLine(node, "registered", 30000).isEmpty()) {
             std::fprintf(stderr, "closures: the node did not register\n");
             return 1;
         }
+    }
+    if (fairMiB > 0) {
         node.write("phase idle\n");
         QTest::qWait(8000);
         node.write("phase busy\n");
@@ -460,23 +626,46 @@ int main(int argc, char **argv)
         while (!(done1 && done2))
             QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
         const double seconds = double(timer.nsecsElapsed()) / 1e9;
-        node.write("quit\n");
+        node.write("pause\n");
         const QByteArray idle = awaitLine(node, "latency idle", 10000);
         const QByteArray busy = awaitLine(node, "latency busy", 10000);
-        node.waitForFinished(5000);
-        const auto show = [](const QByteArray &line) {
-            const QList<QByteArray> p = line.split(' ');
-            return QStringLiteral("forwarded p50 %1 p99 %2 max %3 ms (%4); relay-answered p50 %5 p99 %6 max %7 ms (%8)")
-                .arg(QString::fromLatin1(p.value(2)), QString::fromLatin1(p.value(3)), QString::fromLatin1(p.value(4)),
-                     QString::fromLatin1(p.value(5)), QString::fromLatin1(p.value(6)), QString::fromLatin1(p.value(7)),
-                     QString::fromLatin1(p.value(8)), QString::fromLatin1(p.value(9)));
-        };
         std::printf("fairness node round trips (node process, one in flight, 1 ms apart): no closure %s\n", qPrintable(show(idle)));
         std::printf("fairness during two %lld MiB sends at once (%s, %.1f MiB/s together): %s  (load %s)\n", (long long)fairMiB,
                     ok1 && ok2 ? "both ok" : "a closure FAILED", 2.0 * double(fairMiB) / seconds, qPrintable(show(busy)),
                     loadAverage().constData());
         allOk = allOk && ok1 && ok2;
     }
+
+    // 6. Node traffic at 1000 requests/s (open loop, the two kinds alternating): 10 s without a closure,
+    // then during a loadMiB send and during a loadMiB restore.
+    if (loadMiB > 0) {
+        QTest::qWait(1000);
+        node.write("phase loadidle 1000\n");
+        QTest::qWait(10000);
+        node.write("phase loadsend 1000\n");
+        corestore.setClosureSizeBytes(loadMiB * 1024 * 1024);
+        const Transfer ts = measure(QStringLiteral("backupServiceDatabaseClosure"), QStringLiteral("bench-load-send"), loadMiB);
+        node.write("phase loadrestore 1000\n");
+        store.holdClosure(QStringLiteral("svc"), QStringLiteral("bench-load-restore"), QStringLiteral("node-r"), loadMiB * 1024 * 1024, 8);
+        const Transfer tr = measure(QStringLiteral("restoreServiceDatabaseClosure"), QStringLiteral("bench-load-restore"), loadMiB);
+        node.write("pause\n");
+        awaitLine(sink, "restored ", 5000);
+        const QByteArray idle = awaitLine(node, "latency loadidle", 10000);
+        const QByteArray busySend = awaitLine(node, "latency loadsend", 10000);
+        const QByteArray busyRestore = awaitLine(node, "latency loadrestore", 10000);
+        std::printf("load 1000 req/s, no closure: %s\n", qPrintable(show(idle)));
+        report("loadsend", loadMiB, ts, plainSend);
+        std::printf("load 1000 req/s during the %lld MiB send: %s\n", (long long)loadMiB, qPrintable(show(busySend)));
+        report("loadrest", loadMiB, tr, plainRestore);
+        std::printf("load 1000 req/s during the %lld MiB restore: %s\n", (long long)loadMiB, qPrintable(show(busyRestore)));
+        allOk = allOk && ts.ok && tr.ok;
+    }
+    if (node.state() != QProcess::NotRunning) {
+        node.write("quit\n");
+        node.waitForFinished(5000);
+    }
+    sink.closeWriteChannel();
+    sink.waitForFinished(5000);
 
     ::kill(pid_t(pid), SIGTERM);
     relay.waitForFinished(15000);
