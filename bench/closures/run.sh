@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# bench/closures/run.sh BUILD_DIR [sendMiB 1024] [restoreMiB 1024] [fairMiB 256]: database closures through
-# a running BUILD_DIR/service/coreflow against a plain TLS copy of the same bytes (bench/README.md).
+# bench/closures/run.sh BUILD_DIR [sendMiB 1024] [restoreMiB 1024] [fairMiB 256] [slowMiB 256] [loadMiB 1024]
+# [slowBytesPerSecond 10000000]: database closures through a running BUILD_DIR/service/coreflow against a
+# plain TLS copy of the same bytes (bench/README.md). COREFLOW_BENCH_NICE=0 runs it at normal priority.
 set -euo pipefail
 build="$(cd "${1:?build directory}" && pwd)"
 shift

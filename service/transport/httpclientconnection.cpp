@@ -6,6 +6,8 @@
 #include "service/transport/tlsclientcontext.h"
 #include "shared/util/clock.h"
 
+#include <QTimer>
+
 #include <unistd.h>
 #include <utility>
 
@@ -262,10 +264,16 @@ void HttpClientConnection::process()
     }
     m_processing = true;
     bool noRoom = false;
+    bool turnSpent = false;
+    qint64 turnBytes = 0;
     char buffer[kReadChunkBytes];
     while (m_receiver && !m_parser->isComplete() && !m_parser->failed() && !m_eof) {
         if (m_parser->headReported() && !m_receiver->responseBodyRoom()) {
             noRoom = true;
+            break;
+        }
+        if (turnBytes >= kReadTurnBytes) {
+            turnSpent = true; // back to the event loop: other sockets are read before the next bytes
             break;
         }
         const qsizetype n = m_connection->read(buffer, kReadChunkBytes);
@@ -276,6 +284,7 @@ void HttpClientConnection::process()
             break;
         }
         m_answerBytes += n;
+        turnBytes += n;
         const qsizetype used = m_parser->feed(buffer, n);
         if (m_parser->isComplete() && used < n)
             m_leftover = true;
@@ -299,6 +308,20 @@ void HttpClientConnection::process()
         // No room: the socket is not read until resume(), so the kernel's window holds the peer.
         if (m_connection->readEnabled() == noRoom && m_connection->state() == TlsConnection::State::Open)
             m_connection->setReadEnabled(!noRoom);
+        // The turn's bytes were read: the next ones one event-loop turn later, from a posted call
+        // alone (the socket's notifier is off meanwhile, so a turn reads once; OpenSSL may also hold a
+        // decrypted record the notifier would not report).
+        if (turnSpent) {
+            if (m_connection->readEnabled())
+                m_connection->setReadEnabled(false);
+            if (!m_continuationPosted) {
+                m_continuationPosted = true;
+                QTimer::singleShot(0, this, [this] {
+                    m_continuationPosted = false;
+                    process();
+                });
+            }
+        }
         return;
     }
     HttpResponseReceiver *receiver = m_receiver;

@@ -20,7 +20,9 @@
 // room (HttpResponseReceiver::responseBodyRoom), at most kReadChunkBytes per read; without room the
 // socket is not read at all (its notifier is off), so the kernel's receive window slows the peer;
 // resume() continues when the receiver has room again. Nothing is buffered here beyond OpenSSL's one
-// record of read-ahead; body bytes reach the receiver straight out of the read buffer.
+// record of read-ahead; body bytes reach the receiver straight out of the read buffer. Turns: one
+// process() reads at most kReadTurnBytes (plus one read), then the notifier is off and the next read
+// is a posted call, so a fast streamed answer never holds the event loop (D-129).
 // Failures (HttpClientFailure): HostNotFound and ConnectionRefused from the dial
 // (TcpDialer::failure), Network for any other dial failure, TlsHandshake when the TLS handshake
 // fails (an untrusted or misnamed certificate included), RemoteClosed when the peer closes before
@@ -63,6 +65,9 @@ class HttpClientConnection : public QObject, private TlsConnection::Receiver {
     Q_OBJECT
 public:
     static constexpr qint64 kReadChunkBytes = 64 * 1024; // bytes per read from the socket
+    // An answer's bytes read in one event-loop turn, at most (plus one read): a streamed body (a
+    // database closure's export) never holds the loop while node sockets wait (D-129).
+    static constexpr qint64 kReadTurnBytes = 256 * 1024;
     // A streamed request body (HttpRequestBodyStream): pulled while less than this waits in the TLS
     // queue, kBodyPullBytes per pull.
     static constexpr qsizetype kBodyQueueBytes = 256 * 1024;
@@ -134,6 +139,7 @@ private:
     bool m_eof = false;          // the peer closed its side
     bool m_leftover = false;     // bytes after the answer's end
     bool m_processing = false;
+    bool m_continuationPosted = false; // a process() after a spent read turn is queued
     bool m_closed = false;
     bool m_awaitingRequest = false; // connectFor(): up (or connecting) for a request not yet given
 };

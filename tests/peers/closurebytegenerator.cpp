@@ -1,6 +1,7 @@
 #include "tests/peers/closurebytegenerator.h"
 
-#include <QCryptographicHash>
+#include <memory>
+#include <openssl/evp.h>
 
 namespace coreflow::peers {
 
@@ -36,15 +37,19 @@ QByteArray ClosureByteGenerator::bytes(qint64 offset, qint64 length) const
 
 QByteArray ClosureByteGenerator::sha256Hex(qint64 size) const
 {
-    QCryptographicHash hash(QCryptographicHash::Sha256);
+    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> hash(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+    EVP_DigestInit_ex(hash.get(), EVP_sha256(), nullptr);
     constexpr qint64 piece = 64 * 1024;
     QByteArray buffer(piece, Qt::Uninitialized);
     for (qint64 offset = 0; offset < size; offset += piece) {
         const qint64 n = qMin(piece, size - offset);
         fill(offset, buffer.data(), n);
-        hash.addData(QByteArrayView(buffer.constData(), n));
+        EVP_DigestUpdate(hash.get(), buffer.constData(), size_t(n));
     }
-    return hash.result().toHex();
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int digestBytes = 0;
+    EVP_DigestFinal_ex(hash.get(), digest, &digestBytes);
+    return QByteArray(reinterpret_cast<const char *>(digest), int(digestBytes)).toHex();
 }
 
 } // namespace coreflow::peers

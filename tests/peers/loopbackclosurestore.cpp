@@ -94,7 +94,8 @@ Answer LoopbackClosureStore::answerOffer(const QJsonObject &request)
     state.info.statedSize = qint64(d.value(QStringLiteral("sizeBytes")).toDouble(-1));
     state.info.statedSha256 = d.value(QStringLiteral("sha256")).toString().toLatin1();
     state.info.corestoreReceipt = d.value(QStringLiteral("corestoreReceipt")).toString().toLatin1();
-    state.hash = std::make_shared<QCryptographicHash>(QCryptographicHash::Sha256);
+    state.hash = std::shared_ptr<EVP_MD_CTX>(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+    EVP_DigestInit_ex(state.hash.get(), EVP_sha256(), nullptr);
     m_incoming.insert(streamId, std::move(state));
     return Answer::respond(QJsonObject{{QStringLiteral("permit"), QJsonObject{{QStringLiteral("streamId"), streamId},
                                                                               {QStringLiteral("maxChunkBytes"), double(m_maxChunkBytes)}}}});
@@ -119,7 +120,7 @@ void LoopbackClosureStore::onBinary(const QByteArray &payload)
         else if (data.isEmpty() || data.size() > m_maxChunkBytes)
             info.violation = QStringLiteral("payload of %1 bytes").arg(data.size());
     }
-    it->hash->addData(data);
+    EVP_DigestUpdate(it->hash.get(), data.data(), size_t(data.size()));
     info.receivedBytes += data.size();
     ++info.chunks;
     info.largestPayload = qMax<qint64>(info.largestPayload, data.size());
@@ -157,7 +158,10 @@ Answer LoopbackClosureStore::answerComplete(const QJsonObject &request)
     auto it = m_incoming.find(streamId);
     if (it == m_incoming.end() || outcome != QLatin1String("sent"))
         return Answer::refuse(refusal::notFound, QStringLiteral("no such stream"));
-    it->info.computedSha256 = it->hash->result().toHex();
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int digestBytes = 0;
+    EVP_DigestFinal_ex(it->hash.get(), digest, &digestBytes);
+    it->info.computedSha256 = QByteArray(reinterpret_cast<const char *>(digest), int(digestBytes)).toHex();
     const Incoming info = it->info;
     if (m_refuseCompletions || !info.violation.isEmpty() || size != info.receivedBytes || size != info.statedSize
         || sha != info.computedSha256 || sha != info.statedSha256) {
