@@ -23,7 +23,10 @@ while [ $# -gt 0 ]; do
 done
 dir=build-sanitize
 extra=()
-command -v ccache >/dev/null 2>&1 && extra+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+if command -v ccache >/dev/null 2>&1; then
+  extra+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime # run: build()
+fi
 # The same configuration as ./run build --sanitize (run: build()), so the two share one tree.
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE= -DCMAKE_CXX_COMPILER=clang++-14 -DCOREFLOW_SANITIZE=ON -DCOREFLOW_FUZZ=ON \
   "${extra[@]}" >/dev/null
