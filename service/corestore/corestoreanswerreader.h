@@ -26,6 +26,10 @@ public:
     };
     static Read readInventory(const QByteArray &body);
     static Read readLegacyResources(const QByteArray &body);
+    // rawServices views the body, so a temporary body would leave it dangling when the call's full
+    // expression ends (build-sanitize/ caught a test doing that, heap-use-after-free): refused at compile time.
+    static Read readInventory(QByteArray &&) = delete;
+    static Read readLegacyResources(QByteArray &&) = delete;
 };
 
 } // namespace coreflow

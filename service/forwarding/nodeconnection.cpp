@@ -53,10 +53,10 @@ void NodeConnection::send(const QByteArray &frame)
         m_session->sendText(frame);
 }
 
-void NodeConnection::close(QWebSocketProtocol::CloseCode code, const QString &reason)
+void NodeConnection::close(quint16 code, const QString &reason)
 {
     if (m_session)
-        m_session->close(quint16(code), reason.toUtf8());
+        m_session->close(code, reason.toUtf8());
 }
 
 bool NodeConnection::isOpen() const { return m_session && m_session->isOpen(); }

@@ -47,7 +47,9 @@ public:
         if (m_session)
             m_session->treatWritesAsSecret();
     }
-    void close(QWebSocketProtocol::CloseCode code, const QString &reason);
+    // The wire code, not QWebSocketProtocol::CloseCode: that enum has no fixed underlying type and
+    // ends at 1015, so the relay's own 4000 (§8.4) is no value of it (undefined behaviour to hold one).
+    void close(quint16 code, const QString &reason);
     // Leaves the relay: deleted on the next turn; a session still in its closing handshake finishes it
     // on its own (at most kCloseGraceMs) so the close frame reaches the node.
     void retire();

@@ -9,6 +9,11 @@
 
 namespace coreflow {
 
+namespace {
+// §8.4: a node registered under an older carrier count is closed with 4000 (application range).
+constexpr quint16 kRegisterAgainCloseCode = 4000;
+} // namespace
+
 ReregistrationWave::ReregistrationWave(Clock &clock, const contract::RelayTiming &timing, Lister lister, Closer closer, QObject *parent)
     : QObject(parent), m_clock(clock), m_timing(timing), m_lister(std::move(lister)), m_closer(std::move(closer))
 {
@@ -31,7 +36,7 @@ ReregistrationWave::ReregistrationWave(Clock &clock, const contract::RelayTiming
               NodeConnection *c = registry.carried(member.nodeId);
               if (!c || c->connectionId() != member.connectionId || c->registeredUnderCarrier() >= olderThan || !c->isOpen())
                   return false;
-              c->close(QWebSocketProtocol::CloseCode(4000), QStringLiteral("cloudly session changed; register again"));
+              c->close(kRegisterAgainCloseCode, QStringLiteral("cloudly session changed; register again"));
               return true;
           },
           parent)

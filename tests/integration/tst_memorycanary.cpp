@@ -16,6 +16,7 @@
 #include "tests/peers/peerframe.h"
 #include "tests/integration/relayfixture.h"
 #include "tests/support/processwait.h"
+#include "tests/support/sanitizerruntime.h"
 #include "tests/peers/loopbackingress.h"
 #ifdef COREFLOW_CORESTORE_PEER
 #include "tests/peers/loopbackcorestore.h"
@@ -92,6 +93,15 @@ QByteArray utf16Of(const QByteArray &latin1)
     return out;
 }
 
+// A mapping the kernel leaves out of a core dump (dd) and larger than this is no Secret's guarded pages
+// but a sanitizer's shadow memory (ASan and TSan reserve terabytes of address space for it with
+// MADV_DONTDUMP): reading it through /proc/<pid>/mem would fault in every page of it. Guarded pages
+// are a few pages per Secret.
+constexpr quint64 kLargestGuardedMapping = quint64(1) << 30;
+// The scan reads a mapping in windows of this size, each overlapping the previous one by the needle's
+// length, so neither side holds a copy of a whole large mapping.
+constexpr qsizetype kScanWindow = qsizetype(16) << 20;
+
 // Every place a needle lies in the process' readable, writable mappings.
 QList<Hit> find(qint64 pid, const QByteArray &needle, int *mappingsRead)
 {
@@ -100,25 +110,44 @@ QList<Hit> find(qint64 pid, const QByteArray &needle, int *mappingsRead)
     if (mem < 0)
         return hits;
     const QList<QByteArray> needles{needle, utf16Of(needle)};
+    const qsizetype overlap = utf16Of(needle).size() - 1;
     *mappingsRead = 0;
+    QByteArray window;
     for (const Mapping &m : mappingsOf(pid)) {
         if (!m.perms.startsWith("rw") || m.name == "[vvar]" || m.name == "[vsyscall]")
             continue;
-        QByteArray bytes(qsizetype(m.end - m.start), '\0');
-        qsizetype got = 0;
-        while (got < bytes.size()) {
-            const ssize_t n = ::pread(mem, bytes.data() + got, size_t(bytes.size() - got), off_t(m.start + quint64(got)));
-            if (n <= 0)
-                break;
-            got += n;
-        }
-        if (got == 0)
+        if (m.dontDump && m.end - m.start > kLargestGuardedMapping)
             continue;
-        ++*mappingsRead;
-        for (const QByteArray &n : needles) {
-            for (qsizetype at = bytes.indexOf(n); at >= 0 && at < got; at = bytes.indexOf(n, at + 1))
-                hits.append(Hit{m.start + quint64(at), m, n.size() == needle.size() ? "utf-8" : "utf-16"});
+        bool readSome = false;
+        for (quint64 from = m.start; from < m.end;) {
+            const qsizetype want = qsizetype(qMin<quint64>(quint64(kScanWindow + overlap), m.end - from));
+            window.resize(want);
+            qsizetype got = 0;
+            while (got < want) {
+                const ssize_t n = ::pread(mem, window.data() + got, size_t(want - got), off_t(from + quint64(got)));
+                if (n <= 0)
+                    break;
+                got += n;
+            }
+            if (got == 0)
+                break;
+            readSome = true;
+            window.truncate(got);
+            const bool more = got == want && from + quint64(got) < m.end;
+            for (const QByteArray &n : needles) {
+                for (qsizetype at = window.indexOf(n); at >= 0; at = window.indexOf(n, at + 1)) {
+                    // A hit starting in the overlap is found again by the next window.
+                    if (more && at + overlap >= got)
+                        break;
+                    hits.append(Hit{from + quint64(at), m, n.size() == needle.size() ? "utf-8" : "utf-16"});
+                }
+            }
+            if (!more)
+                break;
+            from += quint64(got - overlap);
         }
+        if (readSome)
+            ++*mappingsRead;
     }
     ::close(mem);
     return hits;
@@ -128,12 +157,47 @@ QString describe(const QList<Hit> &hits)
 {
     QStringList out;
     for (const Hit &h : hits)
-        out << QStringLiteral("%1 at 0x%2 in %3 %4%5")
+        out << QStringLiteral("%1 at 0x%2 in %3 %4%5 (0x%6-0x%7)")
                    .arg(QString::fromLatin1(h.encoding))
                    .arg(h.address, 0, 16)
                    .arg(QString::fromLatin1(h.mapping.name), QString::fromLatin1(h.mapping.perms),
-                        h.mapping.dontDump ? QStringLiteral(" dd") : QString());
+                        h.mapping.dontDump ? QStringLiteral(" dd") : QString())
+                   .arg(h.mapping.start, 0, 16)
+                   .arg(h.mapping.end, 0, 16);
     return out.join(QStringLiteral("; "));
+}
+
+// Under ASan or TSan the runtime reads /proc/self/environ into a buffer of its own before main() and
+// keeps it (sanitizer_common's GetEnv on Linux): a copy of the launch environment the relay never
+// sees, so it cannot wipe it (D-123). A hit is that copy when it is the value of the bearer's variable
+// in a small anonymous mapping that also holds other entries of the environment the test launched the
+// relay with. In the plain build no hit is excused.
+QList<Hit> withoutSanitizerEnvironmentCopy(qint64 pid, const QList<Hit> &hits)
+{
+#ifdef COREFLOW_SANITIZER_RUNTIME
+    QList<Hit> out;
+    const int mem = ::open(QStringLiteral("/proc/%1/mem").arg(pid).toLocal8Bit().constData(), O_RDONLY);
+    for (const Hit &h : hits) {
+        bool copy = false;
+        const quint64 size = h.mapping.end - h.mapping.start;
+        if (mem >= 0 && h.mapping.name == "[anon]" && h.encoding == "utf-8" && size <= (quint64(1) << 20)) {
+            QByteArray bytes(qsizetype(size), '\0');
+            const ssize_t got = ::pread(mem, bytes.data(), size_t(size), off_t(h.mapping.start));
+            const qsizetype at = qsizetype(h.address - h.mapping.start);
+            copy = got == ssize_t(size) && bytes.left(at).endsWith(QByteArrayLiteral("\0SERVEZONE_CLUSTER_RELAY_AUTHORIZATION="))
+                && bytes.contains(QByteArrayLiteral("\0COREFLOW_NODE_ID=node-relay\0"))
+                && bytes.contains(QByteArrayLiteral("\0COREFLOW_RELAY_BIND_HOSTNAME=127.0.0.1\0"));
+        }
+        if (!copy)
+            out.append(h);
+    }
+    if (mem >= 0)
+        ::close(mem);
+    return out;
+#else
+    Q_UNUSED(pid);
+    return hits;
+#endif
 }
 
 QList<Hit> outsideGuardedPages(const QList<Hit> &hits)
@@ -232,7 +296,7 @@ private Q_SLOTS:
         const qint64 pid = p->processId();
 
         int mappingsRead = 0;
-        const QList<Hit> bearerHits = find(pid, f.bearer, &mappingsRead);
+        const QList<Hit> bearerHits = withoutSanitizerEnvironmentCopy(pid, find(pid, f.bearer, &mappingsRead));
         QVERIFY2(mappingsRead > 5, "the relay's memory could not be read");
         const QList<Hit> tokenHits = find(pid, token, &mappingsRead);
         QFile environ(QStringLiteral("/proc/%1/environ").arg(pid));

@@ -29,8 +29,10 @@ int main(int argc, char **argv)
     if (toSend.isEmpty())
         toSend.append(R"({"type":"hello","version":1,"subscribe":false})");
 
-    QLocalSocket socket;
+    // Declared before the socket: its destructor aborts the connection and emits disconnected(),
+    // whose slot reads rc (ASan: stack-use-after-scope when rc was declared after the socket).
     int rc = 0;
+    QLocalSocket socket;
     QObject::connect(&socket, &QLocalSocket::connected, [&] {
         for (const QByteArray &line : toSend)
             socket.write(line + '\n');

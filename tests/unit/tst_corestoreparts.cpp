@@ -95,7 +95,8 @@ private Q_SLOTS:
     }
     void emptyInventoryIsReadable_CS56()
     {
-        const auto read = CorestoreAnswerReader::readInventory(R"({"services":[]})");
+        const QByteArray body = R"({"services":[]})"; // rawServices views it: it must outlive the read
+        const auto read = CorestoreAnswerReader::readInventory(body);
         QVERIFY(read.ok);
         QCOMPARE(read.rawServices.toByteArray(), QByteArray("[]"));
     }

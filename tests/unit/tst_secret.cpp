@@ -5,6 +5,8 @@
 #include <QTest>
 #include <type_traits>
 
+#include "tests/support/sanitizerruntime.h"
+
 using coreflow::Secret;
 
 namespace {
@@ -77,6 +79,11 @@ private Q_SLOTS:
         QVERIFY(s.isGuarded());
         const QList<QByteArray> flags = vmFlagsAt(s.reveal().data());
         QVERIFY2(flags.contains("dd"), flags.join(' ').constData());
+#ifdef COREFLOW_SANITIZER_RUNTIME
+        // The runtime's mlock interceptor returns success and locks nothing (ASan says so at
+        // verbosity=1): the plain build checks the lock (D-123).
+        QEXPECT_FAIL("", "the sanitizer runtime's mlock interceptor locks nothing (D-123)", Continue);
+#endif
         QVERIFY2(flags.contains("lo"), flags.join(' ').constData());
         const Secret copy = s;
         QVERIFY(copy.reveal().data() != s.reveal().data());
