@@ -3,7 +3,9 @@
 //
 // Processes (all on 127.0.0.1):
 //   this process   the loopback Cloudly (with its closure side, which hashes every byte and issues the
-//                  receipt) and the LoopbackCorestore (generated export) of node-a;
+//                  receipt) and the LoopbackCorestore (generated export) of node-a, on three threads:
+//                  the Corestore's, the closure side's hashing (ClosureHashWorker) and the main one,
+//                  which serves the Cloudly WebSocket (COREFLOW_BENCH_PEER_THREADS=0: all on one);
 //   restore-sink   this binary again (`restore-sink`): node-r's Corestore, a StreamingRestoreSink that
 //                  reads a restore's body as it arrives (hashing, counting, at an optional rate) and
 //                  answers at once after the last byte; restores go to node-r;
@@ -42,10 +44,13 @@
 #include <QSocketNotifier>
 #include <QSslSocket>
 #include <QTcpServer>
+#include <QScopeGuard>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QTest>
 #include <QTimer>
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <openssl/evp.h>
 #include <cstdio>
@@ -435,8 +440,8 @@ int main(int argc, char **argv)
 
     testing::RelayFixture f;
     QTemporaryDir dir;
-    std::printf("closures: relay %s, load average %s at start\n", qPrintable(QFileInfo(relayBinary).canonicalFilePath()),
-                loadAverage().constData());
+    std::printf("closures: relay %s, peers %s, load average %s at start\n", qPrintable(QFileInfo(relayBinary).canonicalFilePath()),
+                qgetenv("COREFLOW_BENCH_PEER_THREADS") == "0" ? "on one thread" : "on three threads", loadAverage().constData());
 
     // 1. Baselines first, before the relay runs (this process blocks on the baseline's socket).
     double plainSend = -1, plainRestore = -1;
@@ -452,9 +457,45 @@ int main(int argc, char **argv)
     std::fflush(stdout);
 
     // 2. The relay process.
-    peers::LoopbackCorestore corestore(f.ca);
-    if (!corestore.listen())
+    // COREFLOW_BENCH_PEER_THREADS=0: every peer of this process on its one thread, as before 2026-12-02
+    // (for a comparison in one run). Otherwise node-a's Corestore (the export: generated, written over
+    // TLS) runs on a thread of its own and the Cloudly side hashes the chunks it receives on another
+    // (ClosureHashWorker), so this thread serves the Cloudly WebSocket and the forwarded requests only.
+    const bool peerThreads = qgetenv("COREFLOW_BENCH_PEER_THREADS") != "0";
+    QThread corestoreThread;
+    QObject corestoreAnchor; // lives on corestoreThread: what runs there is invoked through it
+    if (peerThreads) {
+        corestoreAnchor.moveToThread(&corestoreThread);
+        corestoreThread.start();
+    }
+    const auto onCorestoreThread = [&](const std::function<void()> &run) {
+        if (peerThreads)
+            QMetaObject::invokeMethod(&corestoreAnchor, run, Qt::BlockingQueuedConnection);
+        else
+            run();
+    };
+    std::unique_ptr<peers::LoopbackCorestore> corestoreOwned;
+    bool corestoreListens = false;
+    onCorestoreThread([&] {
+        corestoreOwned = std::make_unique<peers::LoopbackCorestore>(f.ca);
+        corestoreListens = corestoreOwned->listen();
+    });
+    if (!corestoreListens)
         qFatal("loopback Corestore cannot listen");
+    const auto stopCorestore = qScopeGuard([&] {
+        onCorestoreThread([&] { corestoreOwned.reset(); });
+        corestoreThread.quit();
+        corestoreThread.wait();
+    });
+    // The setters below run on the Corestore's thread (blocking), the endpoint is fixed after listen().
+    struct CorestoreControl {
+        const std::function<void(const std::function<void()> &)> onThread;
+        peers::LoopbackCorestore &c;
+        void setAcceptedToken(const QByteArray &t) { onThread([&] { c.setAcceptedToken(t); }); }
+        void setClosureSizeBytes(qint64 b) { onThread([&] { c.setClosureSizeBytes(b); }); }
+        void setClosureBytesPerSecond(qint64 b) { onThread([&] { c.setClosureBytesPerSecond(b); }); }
+        QUrl endpoint() const { return c.endpoint(); }
+    } corestore{onCorestoreThread, *corestoreOwned};
     corestore.setAcceptedToken(f.cloudly->corestoreRecipients().token());
     f.cloudly->options().clusterNodes = QJsonArray{QJsonObject{{"id", "node-a"},
                                                                {"corestore", QJsonObject{{"endpoint", corestore.endpoint().toString()}}},
@@ -480,6 +521,7 @@ int main(int argc, char **argv)
                                                          {"corestore", QJsonObject{{"endpoint", sinkEndpoint}}},
                                                          {"corestoreDatabase", QJsonValue::Null}});
     peers::LoopbackClosureStore store(*f.cloudly);
+    store.setHashOnWorker(peerThreads);
     QDir().mkpath(dir.filePath("creds"));
     {
         QFile cred(dir.filePath("creds/SERVEZONE_CLUSTER_RELAY_AUTHORIZATION"));

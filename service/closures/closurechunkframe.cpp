@@ -2,6 +2,8 @@
 
 #include <QtEndian>
 
+#include <cstring>
+
 namespace coreflow {
 
 ClosureChunkFrame::Chunk ClosureChunkFrame::read(QByteArrayView frame)
@@ -35,6 +37,13 @@ QByteArray ClosureChunkFrame::compose(const QUuid &streamId, quint64 offset, QBy
     frame.append(be, 8);
     frame.append(payload.data(), payload.size());
     return frame;
+}
+
+void ClosureChunkFrame::writeHeader(char *out, const QUuid &streamId, quint64 offset)
+{
+    const QByteArray id = streamId.toRfc4122();
+    memcpy(out, id.constData(), 16);
+    qToBigEndian<quint64>(offset, out + 16);
 }
 
 QString ClosureChunkFrame::problemText(Problem problem)

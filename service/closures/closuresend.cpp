@@ -212,7 +212,7 @@ void ClosureSend::onPermit(const QByteArray &response)
                     QString(refusal::closureRefused));
     }
     m_maxChunkBytes = qsizetype(qMin<qint64>(maxChunk, ClosureChunkFrame::kMaxPayloadBytes));
-    m_chunk.reserve(m_maxChunkBytes);
+    startChunk();
     m_phase = Phase::Streaming;
     qCInfo(logClosures).noquote() << "closure" << ClosureDescriptor::idText(m_streamId) << "of backup" << m_backupId << "service"
                                   << m_serviceId << "on node" << m_nodeId << ":" << m_sizeBytes << "bytes to Cloudly";
@@ -261,24 +261,35 @@ void ClosureSend::take(const char *data, qsizetype size)
                     QString(refusal::closureDigestMismatch));
     m_read += size;
     while (size > 0 && !m_ended) {
-        const qsizetype take = qMin(size, m_maxChunkBytes - m_chunk.size());
+        const qsizetype take = qMin(size, m_maxChunkBytes - chunkPayloadBytes());
         m_chunk.append(data, take);
         data += take;
         size -= take;
-        if (m_chunk.size() == m_maxChunkBytes)
+        if (chunkPayloadBytes() == m_maxChunkBytes)
             sendChunk();
     }
 }
 
+void ClosureSend::startChunk()
+{
+    m_chunk = QByteArray();
+    m_chunk.reserve(ClosureChunkFrame::kHeaderBytes + m_maxChunkBytes);
+    m_chunk.resize(ClosureChunkFrame::kHeaderBytes);
+}
+
 void ClosureSend::sendChunk()
 {
-    if (m_chunk.isEmpty())
+    const qsizetype payload = chunkPayloadBytes();
+    if (payload == 0)
         return;
-    m_sha.update(m_chunk);
-    if (!m_cloudly.sendBinary(ClosureChunkFrame::compose(m_streamId, quint64(m_sent), m_chunk), m_streamId))
+    // The frame was filled in place: its header goes into the room left for it, and the frame itself
+    // (not a composed copy of it) is handed to the chunk lane (D-138).
+    ClosureChunkFrame::writeHeader(m_chunk.data(), m_streamId, quint64(m_sent));
+    m_sha.update(QByteArrayView(m_chunk).sliced(ClosureChunkFrame::kHeaderBytes));
+    if (!m_cloudly.sendBinary(std::exchange(m_chunk, QByteArray()), m_streamId))
         return sessionLost(QStringLiteral("the Cloudly session went away after %1 of %2 bytes").arg(m_sent).arg(m_sizeBytes));
-    m_sent += m_chunk.size();
-    m_chunk.resize(0); // keeps the capacity for the next chunk
+    m_sent += payload;
+    startChunk();
 }
 
 void ClosureSend::socketDrained()

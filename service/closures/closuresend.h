@@ -24,6 +24,7 @@
 // socket's backlog is what holds the export, else "node" (CS-71); Cloudly is told with an abort.
 // Every exit cancels the export (closing its connection), stops the timer and drops the chunk
 // (ClosureStream's one way out).
+#include "service/closures/closurechunkframe.h"
 #include "service/closures/closuretransfer.h"
 #include "service/closures/closurestream.h"
 #include "service/closures/streamingsha256.h"
@@ -59,7 +60,7 @@ public:
     qint64 bytesSent() const { return m_sent; }
     qint64 bytesMoved() const override { return m_sent; }
     std::optional<qint64> knownSizeBytes() const override;
-    qint64 heldBytes() const override { return m_chunk.size() + m_early.size(); }
+    qint64 heldBytes() const override { return chunkPayloadBytes() + m_early.size(); }
 
 private:
     enum class Phase { Preparing, Exporting, Offering, Streaming, Completing, Ended };
@@ -76,6 +77,10 @@ private:
     // ClosureStream
     void releaseBytes() override;
     bool holdsBytes() const override { return !m_chunk.isEmpty(); }
+    // The payload bytes in the chunk being filled (m_chunk holds the frame's 24 header bytes first).
+    qsizetype chunkPayloadBytes() const { return qMax<qsizetype>(0, m_chunk.size() - ClosureChunkFrame::kHeaderBytes); }
+    // A fresh frame for the next chunk: one allocation of header and maximal payload, the header's room.
+    void startChunk();
     void deliverRefusal(const contract::Refusal &refusal) override;
     void deliverSuccess() override;
     void quiet() override;
@@ -104,7 +109,7 @@ private:
     QByteArray m_statedSha256;
     QByteArray m_receipt;
     qsizetype m_maxChunkBytes = 0;
-    QByteArray m_chunk;   // the chunk being filled (payload only)
+    QByteArray m_chunk;   // the chunk frame being filled: 24 header bytes (written when sent), then the payload (D-138)
     QByteArray m_early;   // body bytes read with the head, before the permit (at most one read)
     qint64 m_read = 0;    // export bytes read
     qint64 m_sent = 0;    // bytes handed to the Cloudly socket as chunks

@@ -5,6 +5,8 @@
 #include <simdjson.h>
 
 #include <cstring>
+#include <limits>
+#include <utility>
 
 namespace coreflow {
 
@@ -50,10 +52,18 @@ void WebSocketFrameDecoder::stop()
         release();
 }
 
+void WebSocketFrameDecoder::setRetainBuffers(bool retain)
+{
+    m_retain = retain;
+    if (!retain)
+        m_spare = QByteArray();
+}
+
 void WebSocketFrameDecoder::release()
 {
     m_partial = QByteArray();
     m_message = QByteArray();
+    m_spare = QByteArray();
     m_inMessage = false;
 }
 
@@ -62,7 +72,11 @@ void WebSocketFrameDecoder::feed(QByteArrayView bytes, const Sink &sink)
     if (m_failure != Failure::None || m_stopped || bytes.isEmpty())
         return;
     m_feeding = true;
-    if (!m_partial.isEmpty()) {
+    if (m_retain && !m_partial.isEmpty())
+        bytes = completeRetainedFrame(bytes, sink);
+    if (m_failure != Failure::None || m_stopped) {
+        // ended inside the frame completed above
+    } else if (!m_partial.isEmpty()) {
         // Complete the partial frame first, taking only as much as it can use per round.
         m_partial.append(bytes.data(), bytes.size());
         qsizetype offset = 0;
@@ -74,7 +88,7 @@ void WebSocketFrameDecoder::feed(QByteArrayView bytes, const Sink &sink)
         }
         if (m_failure == Failure::None && !m_stopped) {
             m_partial.remove(0, offset);
-            if (m_partial.isEmpty())
+            if (m_partial.isEmpty() && (!m_retain || m_partial.capacity() > kRetainedBufferBytes))
                 m_partial = QByteArray(); // give the allocation back between frames
         }
     } else {
@@ -85,12 +99,59 @@ void WebSocketFrameDecoder::feed(QByteArrayView bytes, const Sink &sink)
                 break;
             offset += used;
         }
-        if (m_failure == Failure::None && !m_stopped && offset < bytes.size())
-            m_partial = QByteArray(bytes.data() + offset, bytes.size() - offset);
+        if (m_failure == Failure::None && !m_stopped && offset < bytes.size()) {
+            if (m_retain)
+                m_partial.append(bytes.data() + offset, bytes.size() - offset); // into the retained buffer
+            else
+                m_partial = QByteArray(bytes.data() + offset, bytes.size() - offset);
+        }
     }
     m_feeding = false;
     if (m_failure != Failure::None || m_stopped)
         release();
+}
+
+QByteArrayView WebSocketFrameDecoder::completeRetainedFrame(QByteArrayView bytes, const Sink &sink)
+{
+    // The header first, a byte at a time (at most 10), so nothing of the next frame is taken.
+    while (frameBytes(m_partial.constData(), m_partial.size()) < 0 && !bytes.isEmpty()) {
+        m_partial.append(bytes[0]);
+        bytes = bytes.sliced(1);
+    }
+    const qsizetype whole = frameBytes(m_partial.constData(), m_partial.size());
+    if (whole < 0 || whole > kRetainedBufferBytes)
+        return bytes; // header still incomplete, or a frame larger than what is retained: feed() goes on as always
+    if (m_partial.capacity() < whole)
+        m_partial.reserve(whole); // one allocation of exactly the frame's size
+    const qsizetype take = qMin(whole - m_partial.size(), bytes.size());
+    m_partial.append(bytes.data(), take);
+    bytes = bytes.sliced(take);
+    if (m_partial.size() < whole)
+        return bytes;
+    decodeOne(m_partial.constData(), m_partial.size(), sink); // all of it, or a failure
+    if (m_failure == Failure::None && !m_stopped)
+        m_partial.resize(0); // the allocation stays for the next frame
+    return bytes;
+}
+
+qsizetype WebSocketFrameDecoder::frameBytes(const char *data, qsizetype size)
+{
+    if (size < 2)
+        return -1;
+    const auto b1 = quint8(data[1]);
+    const qsizetype maskBytes = (b1 & 0x80) ? 4 : 0;
+    const quint64 length = b1 & 0x7F;
+    if (length < 126)
+        return 2 + maskBytes + qsizetype(length);
+    if (length == 126)
+        return size < 4 ? -1 : 4 + maskBytes + ((qsizetype(quint8(data[2])) << 8) | quint8(data[3]));
+    if (size < 10)
+        return -1;
+    quint64 wide = 0;
+    for (int i = 0; i < 8; ++i)
+        wide = (wide << 8) | quint8(data[2 + i]);
+    // Only whether it could be retained matters above that; decodeOne() judges the frame itself.
+    return wide > quint64(kRetainedBufferBytes) ? std::numeric_limits<qsizetype>::max() : qsizetype(10 + maskBytes + qsizetype(wide));
 }
 
 qsizetype WebSocketFrameDecoder::decodeOne(const char *data, qsizetype size, const Sink &sink)
@@ -179,6 +240,21 @@ qsizetype WebSocketFrameDecoder::decodeOne(const char *data, qsizetype size, con
     };
 
     if (opcode != quint8(Opcode::Continuation)) {
+        if (fin && m_retain && opcode == quint8(Opcode::Binary) && payloadSize <= kRetainedBufferBytes) {
+            // The retained buffer (D-137): the receiver's copies share it while it runs; once it
+            // returned, a buffer no one else holds is kept for the next binary message.
+            QByteArray body = std::exchange(m_spare, QByteArray());
+            if (body.capacity() < payloadSize) {
+                body = QByteArray();
+                body.reserve(payloadSize); // exactly: a growing allocation would round up past the bound
+            }
+            body.resize(payloadSize);
+            WebSocketMask::apply(body.data(), payload, payloadSize, key);
+            deliver(Opcode::Binary, body);
+            if (!m_stopped && m_failure == Failure::None && body.isDetached() && body.capacity() <= kRetainedBufferBytes)
+                m_spare = std::move(body);
+            return total;
+        }
         if (fin) {
             QByteArray body(payloadSize, Qt::Uninitialized);
             WebSocketMask::apply(body.data(), payload, payloadSize, key);

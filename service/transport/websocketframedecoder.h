@@ -5,7 +5,8 @@
 //
 // Pure: bytes in, whole messages and control frames out, no socket. It keeps only what a partial
 // frame or a fragmented message needs (nothing at all between messages), which is why the listener
-// does not use a framing library that holds fixed per-connection buffers (D-53).
+// does not use a framing library that holds fixed per-connection buffers (D-53). The one exception is
+// setRetainBuffers() (the relay's Cloudly session, D-137).
 //
 // Rules enforced (each a named Failure, with the close code the session then sends):
 //  - frames from a client must be masked, frames from a server must not be (RFC 6455 §5.1);
@@ -57,6 +58,19 @@ public:
     // Bytes held for a partial frame or an unfinished fragmented message (0 between messages).
     qsizetype bufferedBytes() const { return m_partial.size() + m_message.size(); }
 
+    // Retained buffers (D-137; the relay's Cloudly session, whose closure chunks are 262168-byte binary
+    // messages, docs/contract.md §13.4): a partial frame of at most kRetainedBufferBytes grows once to
+    // its whole size, and the two buffers (the partial frame's and a binary message's payload) are
+    // kept between messages, each up to kRetainedBufferBytes; a payload buffer is reused only when the
+    // receiver kept no copy of the message it carried (so a kept message is never written over). Text
+    // messages are never delivered in a reused buffer. Off by default: a listener session holds
+    // nothing between messages (D-53). stop() and a failure give everything back.
+    static constexpr qsizetype kRetainedBufferBytes = 262144 + 24 + 14; // a maximal chunk frame, header included
+    void setRetainBuffers(bool retain);
+    // Bytes allocated by the decoder's buffers (their capacity, whether or not they hold a frame now):
+    // 0 between messages unless it retains buffers, then at most 2 * kRetainedBufferBytes.
+    qsizetype allocatedBytes() const { return m_partial.capacity() + m_message.capacity() + m_spare.capacity(); }
+
     // Whether a close code received in a Close frame may be sent by a peer (RFC 6455 §7.4).
     static bool isValidReceivedCloseCode(quint16 code);
     static bool isValidUtf8(QByteArrayView bytes);
@@ -67,11 +81,19 @@ private:
     void fail(Failure failure) { m_failure = failure; }
     // Gives back the partial frame and the fragments of an unfinished message.
     void release();
+    // The whole size of the frame that starts at data (header, key, payload), or -1 while its header is
+    // incomplete.
+    static qsizetype frameBytes(const char *data, qsizetype size);
+    // Retaining, with a partial frame held: takes from bytes what completes that frame (its buffer grown
+    // once to the frame's whole size, when at most kRetainedBufferBytes) and decodes it; returns the rest.
+    QByteArrayView completeRetainedFrame(QByteArrayView bytes, const Sink &sink);
 
     qsizetype m_maxMessageBytes;
     Role m_role;
     QByteArray m_partial;       // bytes of an incomplete frame
     QByteArray m_message;       // fragments of an unfinished message
+    QByteArray m_spare;         // retained: the last binary payload's buffer, for the next one
+    bool m_retain = false;
     Opcode m_messageOpcode = Opcode::Text;
     bool m_inMessage = false;
     bool m_stopped = false;

@@ -26,6 +26,11 @@ WebSocketSession::WebSocketSession(TlsConnection *tls, QByteArray alreadyRead, q
 {
     m_tls->setParent(this);
     m_tls->setReceiver(this);
+    // The client role is the relay's one Cloudly session, which carries the closure chunks (§13.4): its
+    // decoder keeps two chunk-sized buffers instead of allocating two per chunk (D-137). A listener
+    // session holds nothing between messages (D-53).
+    if (role == WebSocketFrameDecoder::Role::Client)
+        m_decoder.setRetainBuffers(true);
     // Delivered after the owner had a chance to connect to textMessage(): the bytes that followed the
     // upgrade request, then whatever OpenSSL read ahead (the socket notifier cannot see those).
     QTimer::singleShot(0, this, [this, bytes = std::move(alreadyRead)] {

@@ -120,7 +120,10 @@ void LoopbackClosureStore::onBinary(const QByteArray &payload)
         else if (data.isEmpty() || data.size() > m_maxChunkBytes)
             info.violation = QStringLiteral("payload of %1 bytes").arg(data.size());
     }
-    EVP_DigestUpdate(it->hash.get(), data.data(), size_t(data.size()));
+    if (m_hashWorker)
+        m_hashWorker->update(it->hash, payload, kHeaderBytes);
+    else
+        EVP_DigestUpdate(it->hash.get(), data.data(), size_t(data.size()));
     info.receivedBytes += data.size();
     ++info.chunks;
     info.largestPayload = qMax<qint64>(info.largestPayload, data.size());
@@ -158,6 +161,8 @@ Answer LoopbackClosureStore::answerComplete(const QJsonObject &request)
     auto it = m_incoming.find(streamId);
     if (it == m_incoming.end() || outcome != QLatin1String("sent"))
         return Answer::refuse(refusal::notFound, QStringLiteral("no such stream"));
+    if (m_hashWorker)
+        m_hashWorker->waitIdle(); // every chunk of the stream hashed
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int digestBytes = 0;
     EVP_DigestFinal_ex(it->hash.get(), digest, &digestBytes);

@@ -23,6 +23,7 @@
 // Either direction: abortServiceDatabaseClosure from the relay -> {} (recorded, aborts());
 // sendChunk() sends any chunk frame (e.g. for a stream the relay does not hold).
 #include "tests/peers/closurebytegenerator.h"
+#include "tests/peers/closurehashworker.h"
 #include "tests/peers/answer.h"
 
 #include <QCryptographicHash>
@@ -79,6 +80,9 @@ public:
     void refuseOffers(bool refuse) { m_refuseOffers = refuse; }
     void refuseCompletions(bool refuse) { m_refuseCompletions = refuse; }
     void abortAfterBytes(qint64 bytes) { m_abortAfterBytes = bytes; }
+    // Hash the chunks the relay sends on a thread of their own (ClosureHashWorker) instead of the one
+    // that serves the Cloudly WebSocket; a completion waits for the hashing to catch up. For the bench.
+    void setHashOnWorker(bool onWorker) { m_hashWorker = onWorker ? std::make_unique<ClosureHashWorker>() : nullptr; }
 
     void holdClosure(const QString &serviceId, const QString &backupId, const QString &nodeId, qint64 size, quint64 seed,
                      const QByteArray &receipt = QByteArrayLiteral("receipt-loopback"));
@@ -123,6 +127,7 @@ private:
     qint64 m_stallAfter = -1;
     qint64 m_corruptAt = -1;
     bool m_overrun = false;
+    std::unique_ptr<ClosureHashWorker> m_hashWorker; // setHashOnWorker(true)
     QHash<QString, IncomingState> m_incoming;
     QHash<QString, Outgoing> m_outgoing;  // by stream id
     QList<Outgoing> m_held;               // closures Cloudly can send (streamId empty)

@@ -33,6 +33,11 @@ private Q_SLOTS:
         QCOMPARE(chunk.streamId, id);
         QCOMPARE(chunk.offset, 0x0102030405ull);
         QCOMPARE(chunk.payload.toByteArray(), payload);
+        // D-138: the send path fills its frame in place and writes only the header: the same 24 bytes.
+        QByteArray inPlace(24, '\xee');
+        inPlace += payload;
+        ClosureChunkFrame::writeHeader(inPlace.data(), id, 0x0102030405ull);
+        QCOMPARE(inPlace, expected);
     }
     void chunkFrameBoundsAreNamed_data()
     {

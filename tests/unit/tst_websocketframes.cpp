@@ -511,6 +511,76 @@ private Q_SLOTS:
         QVERIFY(none.messages.isEmpty());
     }
 
+    // D-137 (issue 19, contract §13.4): the relay's Cloudly session (client role) receives closure chunks,
+    // 262168-byte binary messages, without a fresh allocation per message: once it retains buffers the
+    // partial frame grows to its whole size once and a payload's buffer carries the next payload when
+    // the receiver kept no copy. A receiver that keeps its copy never sees it written over, and a
+    // listener-role decoder still holds nothing between messages (D-53).
+    void cloudlySessionReusesItsReceiveBuffersForChunks_D137()
+    {
+        const auto chunk = [](char fill, qsizetype size = 262168) {
+            QByteArray bytes(size, fill);
+            bytes[0] = char(fill + 1);
+            return bytes;
+        };
+        const QList<QByteArray> sent{chunk('a'), chunk('b'), chunk('c', 1000), chunk('d')};
+        QByteArray wire;
+        for (const QByteArray &payload : sent)
+            wire += WebSocketFrameEncoder::frame(0x2, payload);
+        WebSocketFrameDecoder client(16 * 1024 * 1024, WebSocketFrameDecoder::Role::Client);
+        client.setRetainBuffers(true);
+        QList<quintptr> buffers; // the payloads' addresses
+        QList<QByteArray> kept;
+        bool keep = false;
+        int received = 0;
+        int equal = 0;
+        WebSocketFrameDecoder::Sink sink;
+        sink.message = [&](Opcode opcode, QByteArray payload) {
+            QCOMPARE(opcode, Opcode::Binary);
+            buffers.append(quintptr(payload.constData()));
+            equal += payload == sent.at(received++ % sent.size()) ? 1 : 0;
+            if (keep)
+                kept.append(payload);
+        };
+        const auto feedInPieces = [&](WebSocketFrameDecoder &decoder, const QByteArray &bytes, qsizetype piece) {
+            for (qsizetype i = 0; i < bytes.size(); i += piece) // as TLS records cut them
+                decoder.feed(QByteArrayView(bytes).sliced(i, qMin(piece, bytes.size() - i)), sink);
+        };
+        feedInPieces(client, wire, 16384);
+        QCOMPARE(client.failure(), Failure::None);
+        QCOMPARE(received, 4);
+        QCOMPARE(equal, 4);
+        QCOMPARE(buffers.at(1), buffers.at(0)); // the first payload's buffer carried the others
+        QCOMPARE(buffers.at(2), buffers.at(0));
+        QCOMPARE(buffers.at(3), buffers.at(0));
+        QVERIFY2(client.allocatedBytes() >= 2 * 262168, qPrintable(QString::number(client.allocatedBytes())));
+        QVERIFY(client.allocatedBytes() <= 2 * WebSocketFrameDecoder::kRetainedBufferBytes);
+        QCOMPARE(client.bufferedBytes(), 0);
+
+        keep = true; // a receiver that keeps its messages: each in a buffer of its own
+        feedInPieces(client, wire, 7777);
+        QCOMPARE(received, 8);
+        QCOMPARE(equal, 8);
+        QCOMPARE(kept, sent);
+        QVERIFY(buffers.at(5) != buffers.at(4));
+        kept.clear();
+        keep = false;
+        client.stop();
+        QCOMPARE(client.allocatedBytes(), 0); // stopping gives everything back
+
+        // The listener's side (not retaining): nothing held between messages.
+        QByteArray masked;
+        for (const QByteArray &payload : sent)
+            masked += clientFrame(0x2, payload);
+        WebSocketFrameDecoder server(16 * 1024 * 1024, WebSocketFrameDecoder::Role::Server);
+        received = 0;
+        equal = 0;
+        feedInPieces(server, masked, 16384);
+        QCOMPARE(received, 4);
+        QCOMPARE(equal, 4);
+        QCOMPARE(server.allocatedBytes(), 0);
+    }
+
     void maskingIsItsOwnInverseAtEveryLength()
     {
         const unsigned char key[4] = {0x01, 0x80, 0xfe, 0x37};
