@@ -157,7 +157,6 @@ QByteArray RelayCertificate::chainPem() const
 
 Secret RelayCertificate::privateKeyPem() const
 {
-    const OpenSslWipingAllocator::Scope wipeFreedKeyCopies; // OpenSSL's encoder's DER blocks (§19.4)
     QByteArray pem = m_key.toPem();
     Secret key{QByteArrayView(pem)};
     Secret::wipe(pem);

@@ -2,11 +2,10 @@
 // OpenSslWipingAllocator: OpenSSL's heap blocks wiped when freed, while a scope that handles a private
 // key is open on the thread (docs/contract.md §19.4 "Secrets in memory").
 //
-// OpenSSL decodes a PEM private key through its provider decoders, which copy the key's DER into
-// ordinary heap blocks (the PEM body decoded, then one copy per key decoder tried) and free them
-// without wiping them; encoding a key to PEM goes through such blocks as well. A freed block keeps
-// those bytes until the allocator happens to reuse it, so a memory image could carry the key. The
-// relay cannot reach into OpenSSL's decoders, so it gives OpenSSL its own malloc/realloc/free
+// Decoding a PEM private key (PEM_read_bio_PrivateKey) leaves copies of the key's DER in heap blocks
+// OpenSSL frees without wiping them (nine for the listener key, D-133). A freed block keeps those
+// bytes until the allocator happens to reuse it, so a memory image could carry the key. The relay
+// cannot reach into OpenSSL's decoders, so it gives OpenSSL its own malloc/realloc/free
 // (CRYPTO_set_mem_functions): outside a Scope they are glibc's with one thread-local test; inside
 // one, free() first zeroes the whole block (malloc_usable_size bytes) and a realloc() that has to
 // move a block copies it and zeroes and frees the old one. The TLS paths (records, handshakes) run

@@ -1,6 +1,5 @@
 #include "service/transport/tlsservercontext.h"
 
-#include "service/transport/opensslwipingallocator.h"
 #include "shared/contract/refusalnames.h"
 
 #include <openssl/err.h>
@@ -67,8 +66,6 @@ contract::Result<std::shared_ptr<TlsServerContext>> TlsServerContext::create(con
         }
     }
 
-    // Encoding and decoding the key pass its DER through OpenSSL heap blocks: wiped when freed (§19.4).
-    const OpenSslWipingAllocator::Scope wipeFreedKeyCopies;
     QByteArray pem = configuration.privateKey().toPem();
     BIO *bio = BIO_new_mem_buf(pem.constData(), int(pem.size()));
     EVP_PKEY *key = bio ? PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr) : nullptr;
