@@ -1,5 +1,6 @@
 #include "service/app/processhardening.h"
 
+#include "service/transport/opensslwipingallocator.h"
 #include "shared/secret.h"
 
 #include <cerrno>
@@ -14,6 +15,9 @@ QString ProcessHardening::apply()
 {
     if (!Secret::initialiseSodium())
         return QStringLiteral("libsodium cannot start (sodium_init)");
+    // Before OpenSSL's first allocation: its blocks are wiped when freed inside a key-handling scope.
+    if (!OpenSslWipingAllocator::install())
+        return QStringLiteral("OpenSSL allocated memory before its allocator could be set (CRYPTO_set_mem_functions)");
     if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
         return QStringLiteral("prctl(PR_SET_DUMPABLE, 0) failed: %1").arg(QString::fromLocal8Bit(std::strerror(errno)));
     const struct rlimit none{0, 0};

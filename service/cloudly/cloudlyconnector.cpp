@@ -7,6 +7,7 @@
 #include "shared/contract/methods.h"
 #include "shared/contract/exactkeyreader.h"
 #include "shared/contract/refusalnames.h"
+#include "shared/contract/secretstringtake.h"
 
 #include <QJsonDocument>
 #include <QRandomGenerator>
@@ -17,6 +18,31 @@ using namespace contract;
 
 namespace {
 Refusal named(QLatin1StringView name, const QString &reason) { return Refusal{QString(name), reason}; }
+
+// The identity an answer carries (response.identity of exchangeClusterRelayAuthorization and
+// refreshClusterIdentity; contract §6.0). Its token goes from the answer's bytes straight into a
+// Secret; QJsonDocument reads only a copy in which the token is blanked, and that copy is wiped
+// (contract §19.4): a QJsonObject keeps its strings in a buffer it grows by realloc() and frees
+// unwiped, so the token must never enter one.
+Result<ClusterIdentity> identityOfAnswer(const Frame &answer)
+{
+    QByteArray blanked(answer.response.data(), answer.response.size());
+    std::optional<Secret> token = takeSecretString(blanked, {"identity", "token"});
+    Frame blankedAnswer;
+    blankedAnswer.response = QByteArrayView(blanked);
+    auto response = blankedAnswer.responseObject();
+    Secret::wipe(blanked);
+    if (!response)
+        return response.refusal();
+    ExactKeyReader reader(response.value(), QStringLiteral("response"));
+    const QJsonObject identityJson = reader.requiredObject(QStringLiteral("identity"));
+    if (auto refusal = reader.finish())
+        return *refusal;
+    auto identity = ClusterIdentity::read(identityJson, QStringLiteral("response.identity"));
+    if (identity && token) // read() saw the blanked token: same length, so the same emptiness check
+        identity.value().token = std::move(*token);
+    return identity;
+}
 } // namespace
 
 CloudlyConnector::CloudlyConnector(QUrl url, Secret bearer, QList<QSslCertificate> extraCaCertificates,
@@ -180,14 +206,7 @@ void CloudlyConnector::authenticate()
             return handshakeFailed(r.refusal, false);
         if (r.answer.hasError())
             return handshakeFailed(r.answer.errorRefusal(), true);
-        auto response = r.answer.responseObject();
-        if (!response)
-            return handshakeFailed(response.refusal(), true);
-        ExactKeyReader reader(response.value(), QStringLiteral("response"));
-        const QJsonObject identityJson = reader.requiredObject(QStringLiteral("identity"));
-        if (auto refusal = reader.finish())
-            return handshakeFailed(*refusal, true);
-        auto identity = ClusterIdentity::read(identityJson, QStringLiteral("response.identity"));
+        auto identity = identityOfAnswer(r.answer);
         if (!identity)
             return handshakeFailed(identity.refusal(), true);
         m_identity = std::move(identity).value();
@@ -300,24 +319,14 @@ void CloudlyConnector::renewIdentity()
         else if (r.answer.hasError())
             failure = r.answer.errorRefusal();
         if (!failure) {
-            auto response = r.answer.responseObject();
-            if (!response) {
-                failure = response.refusal();
+            auto identity = identityOfAnswer(r.answer);
+            if (!identity) {
+                failure = identity.refusal();
             } else {
-                ExactKeyReader reader(response.value(), QStringLiteral("response"));
-                const QJsonObject identityJson = reader.requiredObject(QStringLiteral("identity"));
-                failure = reader.finish();
-                if (!failure) {
-                    auto identity = ClusterIdentity::read(identityJson, QStringLiteral("response.identity"));
-                    if (!identity) {
-                        failure = identity.refusal();
-                    } else {
-                        m_identity = std::move(identity).value();
-                        m_identityIssuedAtMs = m_clock.nowMs();
-                        registerSession();
-                        return;
-                    }
-                }
+                m_identity = std::move(identity).value();
+                m_identityIssuedAtMs = m_clock.nowMs();
+                registerSession();
+                return;
             }
         }
         qCWarning(logCloudly).noquote() << "identity renewal failed:" << failure->name << "- reconnecting to authenticate afresh";

@@ -1,5 +1,6 @@
 #include "service/listener/relaycertificate.h"
 
+#include "service/transport/opensslwipingallocator.h"
 #include "shared/contract/refusalnames.h"
 
 #include <openssl/bio.h>
@@ -95,6 +96,8 @@ contract::Result<RelayCertificate> RelayCertificate::fromMaterial(const contract
     std::unique_ptr<X509, X509Free> leaf(PEM_read_bio_X509(certBio.get(), nullptr, nullptr, nullptr));
     if (!leaf)
         return invalid(domain, QStringLiteral("is incomplete: the leaf certificate does not parse"));
+    // OpenSSL's decoders copy the key's DER into heap blocks they free unwiped: wiped here (§19.4).
+    const OpenSslWipingAllocator::Scope wipeFreedKeyCopies;
     const QByteArrayView keyPem = material.privateKeyPem.reveal(); // read in place: no copy of the key
     std::unique_ptr<BIO, BioFree> keyBio(BIO_new_mem_buf(keyPem.constData(), int(keyPem.size())));
     std::unique_ptr<EVP_PKEY, PkeyFree> key(PEM_read_bio_PrivateKey(keyBio.get(), nullptr, nullptr, nullptr));

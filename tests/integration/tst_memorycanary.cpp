@@ -5,6 +5,10 @@
 // lie in a mapping the kernel marks "dd" (MADV_DONTDUMP, VmFlags in /proc/<pid>/smaps): the guarded
 // pages a Secret lives in. The bearer is searched as UTF-8 and as UTF-16 (a QString copy).
 // After an identity renewal the old token is nowhere, and after a park the bearer is nowhere.
+// A freed heap block is searched too, and is found only while nothing reused it: ASan's quarantine
+// keeps freed blocks unused in the sanitizer build; in the plain build the relay runs with
+// tests/support/freedheapquarantine.cpp preloaded, which does the same (D-134), and a scan of a relay
+// that does not have it mapped reads nothing (so fails).
 // The Corestore control token (§12.1) is used for a few inventory calls and then lies only in guarded
 // pages too: not in the parsed material, not in the Authorization header the HTTP client wrote.
 // A route table's key stays in guarded pages after Cloudly pushed it and after the bound cluster
@@ -25,11 +29,13 @@
 #include "shared/contract/envelope.h"
 
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
+#include <algorithm>
 #include <csignal>
 #include <fcntl.h>
 #include <unistd.h>
@@ -113,7 +119,16 @@ QList<Hit> find(qint64 pid, const QByteArray &needle, int *mappingsRead)
     const qsizetype overlap = utf16Of(needle).size() - 1;
     *mappingsRead = 0;
     QByteArray window;
-    for (const Mapping &m : mappingsOf(pid)) {
+    const QList<Mapping> mappings = mappingsOf(pid);
+#ifdef COREFLOW_FREED_HEAP_QUARANTINE
+    // Without the quarantine module in the relay the scan would depend on glibc's reuse: read nothing.
+    if (std::none_of(mappings.cbegin(), mappings.cend(),
+                     [](const Mapping &m) { return m.name.endsWith(QFileInfo(QStringLiteral(COREFLOW_FREED_HEAP_QUARANTINE)).fileName().toUtf8()); })) {
+        ::close(mem);
+        return hits;
+    }
+#endif
+    for (const Mapping &m : mappings) {
         if (!m.perms.startsWith("rw") || m.name == "[vvar]" || m.name == "[vsyscall]")
             continue;
         if (m.dontDump && m.end - m.start > kLargestGuardedMapping)
@@ -238,6 +253,11 @@ class TstMemoryCanary : public QObject {
         env.insert("COREFLOW_NODE_ID", "node-relay");
         env.insert("COREFLOW_RELAY_BIND_HOSTNAME", "127.0.0.1");
         env.insert("COREFLOW_RELAY_BIND_PORT", QString::number(f.relayPort));
+#ifdef COREFLOW_FREED_HEAP_QUARANTINE
+        // The plain build keeps the relay's freed heap blocks out of reuse, as ASan's quarantine does in
+        // the sanitizer build: a copy the relay freed unwiped is then found, not overwritten by luck.
+        env.insert("LD_PRELOAD", QStringLiteral(COREFLOW_FREED_HEAP_QUARANTINE));
+#endif
         auto p = std::make_unique<QProcess>();
         p->setProcessEnvironment(env);
         p->setProcessChannelMode(QProcess::SeparateChannels);
